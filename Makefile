@@ -1,0 +1,70 @@
+# clsplat: Gaussian Splatting trainer in C11 + OpenCL.  Targets: all, test, demo, check-real,
+# sanitize, clean.  `make demo` and `make test` install missing Debian packages when run as root.
+CC ?= cc
+PKGS := OpenCL libpng jansson libjpeg
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+OPT ?= -O2
+CFLAGS ?= $(OPT) -g
+CFLAGS += -std=c11 -Wall -Wextra -Werror -Wno-format-truncation -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude $(PKG_CFLAGS)
+LDLIBS += $(PKG_LIBS) -lm -ldl -lpthread
+BUILD ?= build
+
+CL_SOURCES := cl/common.h cl/project_fwd.cl cl/project_bwd.cl cl/radix_sort.cl cl/bin.cl cl/rasterize_fwd.cl \
+              cl/rasterize_bwd.cl cl/ssim.cl cl/adam.cl cl/densify.cl
+LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c))
+LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/cl_sources.o
+TEST_SRC := $(wildcard tests/*.c)
+TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC))
+
+.PHONY: all deps test demo check-real sanitize clean
+all: $(BUILD)/clsplat $(BUILD)/gen_demo
+
+deps:
+	@sh tools/install-deps.sh
+
+$(BUILD)/obj/%.o: src/%.c $(wildcard include/*.h) | $(BUILD)/obj
+	$(CC) $(CFLAGS) -c $< -o $@
+$(BUILD)/obj/tests/%.o: tests/%.c $(wildcard include/*.h tests/*.h) | $(BUILD)/obj
+	@mkdir -p $(BUILD)/obj/tests
+	$(CC) $(CFLAGS) -Itests -c $< -o $@
+$(BUILD)/embed_sources: tools/embed_sources.c | $(BUILD)/obj
+	$(CC) -O1 -o $@ $<
+$(BUILD)/cl_sources.c: $(CL_SOURCES) $(BUILD)/embed_sources
+	$(BUILD)/embed_sources $@ $(CL_SOURCES)
+$(BUILD)/obj/cl_sources.o: $(BUILD)/cl_sources.c
+	$(CC) $(CFLAGS) -c $< -o $@
+$(BUILD)/libclsplat.a: $(LIB_OBJ)
+	ar rcs $@ $^
+$(BUILD)/clsplat: $(BUILD)/obj/main.o $(BUILD)/libclsplat.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/run_tests: $(TEST_OBJ) $(BUILD)/libclsplat.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/gen_demo: tools/gen_demo.c $(BUILD)/libclsplat.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/obj:
+	mkdir -p $@
+
+# The README's test command: installs, builds, runs every test (last line "N passed, N failed").
+test: deps
+	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat
+	$(BUILD)/run_tests
+
+# The README's main job: builds, generates the demo scene and trains on it.
+demo: deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/gen_demo $(BUILD)/demo_scene
+	$(BUILD)/clsplat train -c configs/demo.json -s $(BUILD)/demo_scene -o $(BUILD)/demo_output
+
+# Real-data checks against ../shared/data (CI runs this when the folder exists).
+check-real: deps
+	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat
+	CLSPLAT_REAL_DATA=../shared/data $(BUILD)/run_tests real
+
+sanitize:
+	$(MAKE) BUILD=build-san OPT=-O1 CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	  LDLIBS="-fsanitize=address,undefined" build-san/run_tests
+	ASAN_OPTIONS=detect_leaks=0 build-san/run_tests
+
+clean:
+	rm -rf build build-san

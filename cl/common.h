@@ -1,0 +1,186 @@
+/* common.h: shared definitions for every clsplat kernel file. The host prepends it to the
+ * stage files and builds them as one program with these options:
+ *   SH_DEGREE      allocated SH degree (0..3); K = (SH_DEGREE+1)^2 coefficients per channel
+ *   SH_HALF        1: SH coefficients stored as half (vload_half / vstore_half_rte)
+ *   ANTIALIAS      0: classic (+0.3 on the 2D covariance), 1: mip-splatting 2D Mip filter
+ *   FILTER_3D      1: mip-splatting 3D smoothing filter (per-Gaussian filter_3d std)
+ *   DETERMINISTIC  1: rasterizer backward writes per-pair gradients (no global float atomics)
+ *   ATOMIC_PATH    0: compare-and-swap loop, 1: cl_ext_float_atomics, 2: NVIDIA PTX red
+ *   TILE           tile side in pixels (16)
+ * Per-Gaussian layouts:
+ *   geo  (N, 11)  means xyz | log_scales xyz | quat wxyz | logit_opacity
+ *   sh   (N, K, 3)
+ *   v_2d (N, 9)   d/d mean2d xy | d/d conic abc | d/d opacity | d/d rgb */
+#ifndef SH_DEGREE
+#define SH_DEGREE 3
+#endif
+#ifndef SH_HALF
+#define SH_HALF 0
+#endif
+#ifndef ANTIALIAS
+#define ANTIALIAS 0
+#endif
+#ifndef FILTER_3D
+#define FILTER_3D 0
+#endif
+#ifndef DETERMINISTIC
+#define DETERMINISTIC 0
+#endif
+#ifndef ATOMIC_PATH
+#define ATOMIC_PATH 0
+#endif
+#ifndef TILE
+#define TILE 16
+#endif
+
+#define SH_K ((SH_DEGREE + 1) * (SH_DEGREE + 1))
+#define GEO_W 11
+#define V2D_W 9
+#define BATCH (TILE * TILE)
+
+#if SH_HALF
+typedef half sh_t;
+#define SH_LOAD(p, i) vload_half((i), (p))
+#define SH_STORE(p, i, v) vstore_half_rte((v), (i), (p))
+#else
+typedef float sh_t;
+#define SH_LOAD(p, i) ((p)[i])
+#define SH_STORE(p, i, v) ((p)[i] = (v))
+#endif
+
+/* ---- float atomics ------------------------------------------------------------------- */
+#if ATOMIC_PATH == 1 && defined(__opencl_c_ext_fp32_global_atomic_add)
+#pragma OPENCL EXTENSION cl_ext_float_atomics : enable
+inline void atomic_add_global_f(volatile __global float *p, float v)
+{
+    atomic_fetch_add_explicit((volatile __global atomic_float *)p, v, memory_order_relaxed, memory_scope_device);
+}
+#elif ATOMIC_PATH == 2
+inline void atomic_add_global_f(volatile __global float *p, float v)
+{
+    asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
+}
+#else
+inline void atomic_add_global_f(volatile __global float *p, float v)
+{
+    union { uint u; float f; } o, n;
+    do {
+        o.f = *p;
+        n.f = o.f + v;
+    } while (atomic_cmpxchg((volatile __global uint *)p, o.u, n.u) != o.u);
+}
+#endif
+
+inline void atomic_add_local_f(volatile __local float *p, float v)
+{
+    union { uint u; float f; } o, n;
+    do {
+        o.f = *p;
+        n.f = o.f + v;
+    } while (atomic_cmpxchg((volatile __local uint *)p, o.u, n.u) != o.u);
+}
+
+/* ---- camera -------------------------------------------------------------------------- */
+/* cam: s0..s8 world-to-camera rotation (row-major), s9..sb translation, sc..se centre.
+ * intr: fx, fy, cx, cy (continuous pixel coordinates; pixel i's centre is at i + 0.5). */
+inline float3 cam_row(float16 c, int r)
+{
+    return r == 0 ? (float3)(c.s0, c.s1, c.s2) : r == 1 ? (float3)(c.s3, c.s4, c.s5) : (float3)(c.s6, c.s7, c.s8);
+}
+inline float3 world_to_cam(float16 c, float3 p)
+{
+    return (float3)(dot(cam_row(c, 0), p) + c.s9, dot(cam_row(c, 1), p) + c.sa, dot(cam_row(c, 2), p) + c.sb);
+}
+
+/* quaternion (w, x, y, z), normalised, to a row-major rotation */
+inline void quat_to_rot(float4 q, float R[9])
+{
+    float w = q.x, x = q.y, y = q.z, z = q.w;
+    R[0] = 1.f - 2.f * (y * y + z * z); R[1] = 2.f * (x * y - w * z);       R[2] = 2.f * (x * z + w * y);
+    R[3] = 2.f * (x * y + w * z);       R[4] = 1.f - 2.f * (x * x + z * z); R[5] = 2.f * (y * z - w * x);
+    R[6] = 2.f * (x * z - w * y);       R[7] = 2.f * (y * z + w * x);       R[8] = 1.f - 2.f * (x * x + y * y);
+}
+
+inline float sigmoidf(float x) { return 1.f / (1.f + exp(-x)); }
+
+/* Touched tile rectangle [rmin, rmax) (graphdeco getRect). */
+inline void tile_rect(float2 xy, int radius, int tiles_x, int tiles_y, int2 *rmin, int2 *rmax)
+{
+    rmin->x = min(tiles_x, max(0, (int)((xy.x - radius) / TILE)));
+    rmin->y = min(tiles_y, max(0, (int)((xy.y - radius) / TILE)));
+    rmax->x = min(tiles_x, max(0, (int)((xy.x + radius + TILE - 1) / TILE)));
+    rmax->y = min(tiles_y, max(0, (int)((xy.y + radius + TILE - 1) / TILE)));
+}
+
+/* ---- spherical harmonics (graphdeco constants and sign conventions) ------------------- */
+#define SH_C0 0.28209479177387814f
+#define SH_C1 0.4886025119029199f
+__constant float SH_C2[5] = {1.0925484305920792f, -1.0925484305920792f, 0.31539156525252005f,
+                             -1.0925484305920792f, 0.5462742152960396f};
+__constant float SH_C3[7] = {-0.5900435899266435f, 2.890611442640554f, -0.4570457994644658f, 0.3731763325901154f,
+                             -0.4570457994644658f, 1.445305721320277f, -0.5900435899266435f};
+
+/* Basis values b[0..15] for unit direction d; entries above the active degree are 0. */
+inline void sh_basis(float3 d, int degree, float b[16])
+{
+    float x = d.x, y = d.y, z = d.z;
+    for (int k = 0; k < 16; k++) b[k] = 0.f;
+    b[0] = SH_C0;
+    if (degree < 1) return;
+    b[1] = -SH_C1 * y; b[2] = SH_C1 * z; b[3] = -SH_C1 * x;
+    if (degree < 2) return;
+    float xx = x * x, yy = y * y, zz = z * z;
+    b[4] = SH_C2[0] * x * y; b[5] = SH_C2[1] * y * z; b[6] = SH_C2[2] * (2.f * zz - xx - yy);
+    b[7] = SH_C2[3] * x * z; b[8] = SH_C2[4] * (xx - yy);
+    if (degree < 3) return;
+    b[9] = SH_C3[0] * y * (3.f * xx - yy); b[10] = SH_C3[1] * x * y * z;
+    b[11] = SH_C3[2] * y * (4.f * zz - xx - yy); b[12] = SH_C3[3] * z * (2.f * zz - 3.f * xx - 3.f * yy);
+    b[13] = SH_C3[4] * x * (4.f * zz - xx - yy); b[14] = SH_C3[5] * z * (xx - yy);
+    b[15] = SH_C3[6] * x * (xx - 3.f * yy);
+}
+
+/* d basis_k / d (x, y, z) for k = 1..15 (treating x, y, z as independent). */
+inline float3 sh_basis_grad(float3 d, int k)
+{
+    float x = d.x, y = d.y, z = d.z;
+    switch (k) {
+    case 1: return (float3)(0.f, -SH_C1, 0.f);
+    case 2: return (float3)(0.f, 0.f, SH_C1);
+    case 3: return (float3)(-SH_C1, 0.f, 0.f);
+    case 4: return SH_C2[0] * (float3)(y, x, 0.f);
+    case 5: return SH_C2[1] * (float3)(0.f, z, y);
+    case 6: return SH_C2[2] * (float3)(-2.f * x, -2.f * y, 4.f * z);
+    case 7: return SH_C2[3] * (float3)(z, 0.f, x);
+    case 8: return SH_C2[4] * (float3)(2.f * x, -2.f * y, 0.f);
+    case 9: return SH_C3[0] * (float3)(6.f * x * y, 3.f * x * x - 3.f * y * y, 0.f);
+    case 10: return SH_C3[1] * (float3)(y * z, x * z, x * y);
+    case 11: return SH_C3[2] * (float3)(-2.f * x * y, 4.f * z * z - x * x - 3.f * y * y, 8.f * y * z);
+    case 12: return SH_C3[3] * (float3)(-6.f * x * z, -6.f * y * z, 6.f * z * z - 3.f * x * x - 3.f * y * y);
+    case 13: return SH_C3[4] * (float3)(4.f * z * z - 3.f * x * x - y * y, -2.f * x * y, 8.f * x * z);
+    case 14: return SH_C3[5] * (float3)(2.f * x * z, -2.f * y * z, x * x - y * y);
+    case 15: return SH_C3[6] * (float3)(3.f * x * x - 3.f * y * y, -6.f * x * y, 0.f);
+    default: return (float3)(0.f);
+    }
+}
+
+/* ---- counter-based random numbers (matches src/util.c cs_hash_u32) --------------------- */
+inline uint hash_u32(uint x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+inline float rand_uniform(uint seed, uint a, uint b)
+{
+    uint h = hash_u32(seed ^ hash_u32(a + 0x9e3779b9u));
+    h = hash_u32(h ^ b);
+    return ((h >> 8) + 0.5f) * (1.0f / 16777216.0f); /* (0, 1) */
+}
+inline float rand_normal(uint seed, uint a, uint b)
+{
+    float u1 = rand_uniform(seed, a, 2u * b), u2 = rand_uniform(seed, a, 2u * b + 1u);
+    return sqrt(-2.f * log(u1)) * cos(6.283185307179586f * u2);
+}

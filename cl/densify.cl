@@ -1,0 +1,171 @@
+/* densify.cl: graphdeco adaptive density control on the device: gradient statistics, clone /
+ * split classification, appending new rows, prune flags, row compaction, opacity reset, and
+ * the mip-splatting 3D filter. stats (N, 3): grad accum | views | max radius. */
+enum { D_KEEP = 0, D_CLONE = 1, D_SPLIT = 2 };
+
+/* gradient w.r.t. the NDC mean = pixel gradient * (W/2, H/2) */
+__kernel void densify_stats(int n, __global const int *radii, __global const float *v_2d, int W, int H,
+                            __global float *stats)
+{
+    int i = get_global_id(0);
+    if (i >= n || radii[i] <= 0) return;
+    float gx = v_2d[(size_t)i * V2D_W] * 0.5f * W, gy = v_2d[(size_t)i * V2D_W + 1] * 0.5f * H;
+    stats[i * 3 + 0] += sqrt(gx * gx + gy * gy);
+    stats[i * 3 + 1] += 1.f;
+    stats[i * 3 + 2] = max(stats[i * 3 + 2], (float)radii[i]);
+}
+
+/* flags: D_CLONE (count 1) for small, D_SPLIT (count 2) for large Gaussians whose mean
+ * accumulated gradient reaches the threshold */
+__kernel void densify_classify(int n, __global const float *geo, __global const float *stats, float threshold,
+                               float clone_max_scale, __global uint *flags, __global uint *counts)
+{
+    int i = get_global_id(0);
+    if (i >= n) return;
+    float denom = stats[i * 3 + 1];
+    float g = denom > 0.f ? stats[i * 3] / denom : 0.f;
+    uint f = D_KEEP, c = 0;
+    if (g >= threshold) {
+        __global const float *r = geo + (size_t)i * GEO_W;
+        float ms = exp(max(r[3], max(r[4], r[5])));
+        if (ms <= clone_max_scale) f = D_CLONE, c = 1;
+        else f = D_SPLIT, c = 2;
+    }
+    flags[i] = f;
+    counts[i] = c;
+}
+
+/* Writes the new rows at n + offsets[i]: clones copy the parent; split children sample the
+ * parent's Gaussian for the mean and take scale / 1.6. */
+__kernel void densify_append(int n, __global float *geo, __global sh_t *sh, __global float *filter3d,
+                             __global const uint *flags, __global const uint *offsets, uint seed)
+{
+    int i = get_global_id(0);
+    if (i >= n || flags[i] == D_KEEP) return;
+    int copies = flags[i] == D_CLONE ? 1 : 2;
+    __global const float *src = geo + (size_t)i * GEO_W;
+    float4 q = (float4)(src[6], src[7], src[8], src[9]);
+    q /= max(length(q), 1e-12f);
+    float R[9];
+    quat_to_rot(q, R);
+    for (int c = 0; c < copies; c++) {
+        size_t row = (size_t)n + offsets[i] + c;
+        __global float *dst = geo + row * GEO_W;
+        for (int k = 0; k < GEO_W; k++) dst[k] = src[k];
+        if (flags[i] == D_SPLIT) {
+            float3 s = exp((float3)(src[3], src[4], src[5]));
+            float3 z = (float3)(rand_normal(seed, (uint)i, (uint)(c * 3 + 0)) * s.x,
+                                rand_normal(seed, (uint)i, (uint)(c * 3 + 1)) * s.y,
+                                rand_normal(seed, (uint)i, (uint)(c * 3 + 2)) * s.z);
+            dst[0] = src[0] + R[0] * z.x + R[1] * z.y + R[2] * z.z;
+            dst[1] = src[1] + R[3] * z.x + R[4] * z.y + R[5] * z.z;
+            dst[2] = src[2] + R[6] * z.x + R[7] * z.y + R[8] * z.z;
+            const float l16 = 0.47000362924573558f; /* log(1.6) */
+            dst[3] = src[3] - l16;
+            dst[4] = src[4] - l16;
+            dst[5] = src[5] - l16;
+        }
+        for (int k = 0; k < SH_K * 3; k++) SH_STORE(sh, row * SH_K * 3 + k, SH_LOAD(sh, (size_t)i * SH_K * 3 + k));
+#if FILTER_3D
+        filter3d[row] = filter3d[i];
+#else
+        (void)filter3d;
+#endif
+    }
+}
+
+/* keep = not a split parent, opacity >= min_opacity, and (when check_size) not too large on
+ * screen or in the world */
+__kernel void densify_prune_flags(int n_total, int n_old, __global const float *geo, __global const float *stats,
+                                  __global const uint *flags, float min_opacity, int check_size, float max_screen,
+                                  float max_world, __global uint *keep)
+{
+    int i = get_global_id(0);
+    if (i >= n_total) return;
+    __global const float *r = geo + (size_t)i * GEO_W;
+    uint k = 1;
+    if (i < n_old && flags[i] == D_SPLIT) k = 0;
+    if (sigmoidf(r[10]) < min_opacity) k = 0;
+    if (check_size) {
+        float maxr = i < n_old ? stats[i * 3 + 2] : 0.f;
+        if (maxr > max_screen) k = 0;
+        if (exp(max(r[3], max(r[4], r[5]))) > max_world) k = 0;
+    }
+    keep[i] = k;
+}
+
+/* dst[offsets[i]] = src[i] for kept rows; rows are ROW_U16 16-bit words wide */
+__kernel void gather_rows(int n, __global const ushort *src, __global ushort *dst, __global const uint *keep,
+                          __global const uint *offsets, int row_u16)
+{
+    size_t t = get_global_id(0);
+    size_t i = t / (size_t)row_u16, k = t % (size_t)row_u16;
+    if (i >= (size_t)n || !keep[i]) return;
+    dst[(size_t)offsets[i] * row_u16 + k] = src[t];
+}
+
+/* opacity <- min(opacity, 0.01) (with the 3D filter: the filtered opacity), moments zeroed */
+__kernel void densify_reset_opacity(int n, __global float *geo, __global const float *filter3d, __global float *m,
+                                    __global float *v)
+{
+    int i = get_global_id(0);
+    if (i >= n) return;
+    size_t o = (size_t)i * GEO_W + 10;
+    float op = sigmoidf(geo[o]);
+    float c3 = 1.f;
+#if FILTER_3D
+    {
+        float f2 = filter3d[i] * filter3d[i];
+        float3 s2 = exp(2.f * (float3)(geo[i * GEO_W + 3], geo[i * GEO_W + 4], geo[i * GEO_W + 5]));
+        c3 = sqrt((s2.x * s2.y * s2.z) / ((s2.x + f2) * (s2.y + f2) * (s2.z + f2)));
+    }
+#else
+    (void)filter3d;
+#endif
+    float target = min(op * c3, 0.01f) / c3;
+    target = clamp(target, 1e-7f, 1.f - 1e-7f);
+    geo[o] = log(target / (1.f - target));
+    m[o] = 0.f;
+    v[o] = 0.f;
+}
+
+/* mip-splatting 3D filter, pass 1: nearest depth over training cameras that see the mean
+ * (z > 0.2 and inside the image with a 15% margin), or -1 when none; the largest such depth
+ * via atomic_max on the bits of a positive float.
+ * cams: (C, 20) R (9) | t (3) | fx fy cx cy | W H | pad */
+#define CAM_W 20
+__kernel void filter3d_depth(int n, __global const float *geo, __global const float *cams, int ncams,
+                             __global float *dist, volatile __global uint *max_bits)
+{
+    int i = get_global_id(0);
+    if (i >= n) return;
+    float3 p = (float3)(geo[(size_t)i * GEO_W], geo[(size_t)i * GEO_W + 1], geo[(size_t)i * GEO_W + 2]);
+    float best = INFINITY;
+    for (int c = 0; c < ncams; c++) {
+        __global const float *k = cams + c * CAM_W;
+        float z = k[6] * p.x + k[7] * p.y + k[8] * p.z + k[11];
+        if (z <= 0.2f) continue;
+        float x = (k[0] * p.x + k[1] * p.y + k[2] * p.z + k[9]) / z * k[12] + k[14];
+        float y = (k[3] * p.x + k[4] * p.y + k[5] * p.z + k[10]) / z * k[13] + k[15];
+        float Wc = k[16], Hc = k[17];
+        if (x < -0.15f * Wc || x > 1.15f * Wc || y < -0.15f * Hc || y > 1.15f * Hc) continue;
+        best = min(best, z);
+    }
+    if (best < INFINITY) {
+        dist[i] = best;
+        atomic_max(max_bits, as_uint(best));
+    } else {
+        dist[i] = -1.f;
+    }
+}
+
+/* pass 2: filter = depth / max focal * sqrt(0.2), unseen Gaussians take the largest depth */
+__kernel void filter3d_finish(int n, __global const float *dist, __global const uint *max_bits, float focal,
+                              __global float *filter3d)
+{
+    int i = get_global_id(0);
+    if (i >= n) return;
+    float d = dist[i];
+    if (d < 0.f) d = as_float(max_bits[0]);
+    filter3d[i] = d / focal * 0.4472135954999579f;
+}

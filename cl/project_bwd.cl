@@ -1,0 +1,169 @@
+/* project_bwd.cl: gradients of the projection, from d/d(mean2d, conic, opacity, rgb) to the
+ * parameters (means, log-scales, quaternions, logit opacity, SH). Writes every row (zeros for
+ * culled Gaussians), so no clearing is needed. */
+
+__kernel void project_bwd(int n,
+                          __global const float *geo, __global const sh_t *sh, __global const float *filter3d,
+                          float16 cam, float4 intr, int W, int H, int active_degree, float kernel_size,
+                          __global const int *radii,     /* (N) */
+                          __global const uint *clamped,  /* (N) */
+                          __global const float *v_2d,    /* (N, 9) */
+                          /* outputs */
+                          __global float *v_geo,         /* (N, 11) */
+                          __global float *v_sh)          /* (N, K, 3) */
+{
+    int i = get_global_id(0);
+    if (i >= n) return;
+    __global float *vg = v_geo + (size_t)i * GEO_W;
+    __global float *vs = v_sh + (size_t)i * SH_K * 3;
+    for (int k = 0; k < GEO_W; k++) vg[k] = 0.f;
+    for (int k = 0; k < SH_K * 3; k++) vs[k] = 0.f;
+    proj_t P;
+    if (radii[i] <= 0 || !project_gaussian(geo, filter3d, i, cam, intr, W, H, kernel_size, &P)) return;
+    __global const float *v = v_2d + (size_t)i * V2D_W;
+    float2 v_xy = (float2)(v[0], v[1]);
+    float va = v[2], vb = v[3], vc = v[4], v_op = v[5];
+    float3 v_rgb = (float3)(v[6], v[7], v[8]);
+    uint cm = clamped[i];
+    if (cm & 1u) v_rgb.x = 0.f;
+    if (cm & 2u) v_rgb.y = 0.f;
+    if (cm & 4u) v_rgb.z = 0.f;
+
+    /* ---- colour: SH coefficients and the view direction ---- */
+    float3 dvec = P.p - (float3)(cam.sc, cam.sd, cam.se);
+    float dlen = length(dvec);
+    float3 dir = dvec / dlen;
+    float b[16];
+    sh_basis(dir, active_degree, b);
+    int nk = (active_degree + 1) * (active_degree + 1);
+    float3 v_dir = (float3)(0.f);
+    for (int k = 0; k < nk; k++) {
+        size_t o = ((size_t)i * SH_K + k) * 3;
+        vs[k * 3 + 0] = b[k] * v_rgb.x;
+        vs[k * 3 + 1] = b[k] * v_rgb.y;
+        vs[k * 3 + 2] = b[k] * v_rgb.z;
+        if (k > 0) {
+            float3 c = (float3)(SH_LOAD(sh, o), SH_LOAD(sh, o + 1), SH_LOAD(sh, o + 2));
+            v_dir += dot(c, v_rgb) * sh_basis_grad(dir, k);
+        }
+    }
+    float3 v_p = (v_dir - dir * dot(dir, v_dir)) / dlen;
+
+    /* ---- opacity = sigmoid(logit) * c3 * c2 ---- */
+    float v_sig = v_op * P.c3 * P.c2;
+    vg[10] = v_sig * P.sig * (1.f - P.sig);
+    float v_c3 = v_op * P.sig * P.c2;
+    float v_c2 = v_op * P.sig * P.c3;
+
+    /* ---- conic = inverse(cov2d): dL/dcov = -K G K with G the symmetric conic gradient ---- */
+    float ka = P.c / P.det, kb = -P.b / P.det, kc = P.a / P.det;
+    float g00 = va, g01 = 0.5f * vb, g11 = vc;
+    /* (K G K) entries for symmetric K = [[ka kb][kb kc]] */
+    float m00 = ka * g00 + kb * g01, m01 = ka * g01 + kb * g11;
+    float m10 = kb * g00 + kc * g01, m11 = kb * g01 + kc * g11;
+    float vA = -(m00 * ka + m01 * kb);
+    float vB = -2.f * (m00 * kb + m01 * kc);
+    float vC = -(m10 * kb + m11 * kc);
+#if ANTIALIAS == 1
+    {
+        /* c2 = sqrt(det0 / det) with det0 of (a0,b0,c0), det of (a0+k, b0, c0+k) */
+        float det0 = P.a0 * P.c0 - P.b0 * P.b0;
+        float h = 0.5f * P.c2;
+        vA += v_c2 * h * (P.c0 / det0 - P.c / P.det);
+        vB += v_c2 * h * (-2.f * P.b0 / det0 + 2.f * P.b / P.det);
+        vC += v_c2 * h * (P.a0 / det0 - P.a / P.det);
+    }
+#else
+    (void)v_c2;
+#endif
+    /* ---- cov2d = T Sigma T^T ---- */
+    float G00 = vA, G01 = 0.5f * vB, G11 = vC;
+    float S[6];
+    {
+        const float *R = P.R;
+        float3 d = P.s2;
+        S[0] = R[0] * R[0] * d.x + R[1] * R[1] * d.y + R[2] * R[2] * d.z;
+        S[1] = R[0] * R[3] * d.x + R[1] * R[4] * d.y + R[2] * R[5] * d.z;
+        S[2] = R[0] * R[6] * d.x + R[1] * R[7] * d.y + R[2] * R[8] * d.z;
+        S[3] = R[3] * R[3] * d.x + R[4] * R[4] * d.y + R[5] * R[5] * d.z;
+        S[4] = R[3] * R[6] * d.x + R[4] * R[7] * d.y + R[5] * R[8] * d.z;
+        S[5] = R[6] * R[6] * d.x + R[7] * R[7] * d.y + R[8] * R[8] * d.z;
+    }
+    float3 T0 = P.T0, T1 = P.T1;
+    float3 ST0 = (float3)(S[0] * T0.x + S[1] * T0.y + S[2] * T0.z, S[1] * T0.x + S[3] * T0.y + S[4] * T0.z,
+                          S[2] * T0.x + S[4] * T0.y + S[5] * T0.z);
+    float3 ST1 = (float3)(S[0] * T1.x + S[1] * T1.y + S[2] * T1.z, S[1] * T1.x + S[3] * T1.y + S[4] * T1.z,
+                          S[2] * T1.x + S[4] * T1.y + S[5] * T1.z);
+    float3 vT0 = 2.f * (G00 * ST0 + G01 * ST1);
+    float3 vT1 = 2.f * (G01 * ST0 + G11 * ST1);
+    /* v_Sigma = T^T G T (symmetric 3x3) */
+    float3 GT0 = G00 * T0 + G01 * T1, GT1 = G01 * T0 + G11 * T1;
+    float VS[9];
+    float t0[3] = {T0.x, T0.y, T0.z}, t1[3] = {T1.x, T1.y, T1.z};
+    float gt0[3] = {GT0.x, GT0.y, GT0.z}, gt1[3] = {GT1.x, GT1.y, GT1.z};
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) VS[r * 3 + c] = t0[r] * gt0[c] + t1[r] * gt1[c];
+
+    /* ---- Jacobian entries -> camera-space mean ---- */
+    float3 r0 = cam_row(cam, 0), r1 = cam_row(cam, 1), r2 = cam_row(cam, 2);
+    float vJ00 = dot(vT0, r0), vJ02 = dot(vT0, r2), vJ11 = dot(vT1, r1), vJ12 = dot(vT1, r2);
+    float fx = intr.x, fy = intr.y, tz = P.t.z, tz2 = tz * tz, tz3 = tz2 * tz;
+    float3 v_t = (float3)(0.f);
+    v_t.z += -fx / tz2 * vJ00 - fy / tz2 * vJ11;
+    if (P.limx != 0.f) {
+        v_t.z += fx * P.limx / tz2 * vJ02;
+    } else {
+        v_t.x += -fx / tz2 * vJ02;
+        v_t.z += 2.f * fx * P.t.x / tz3 * vJ02;
+    }
+    if (P.limy != 0.f) {
+        v_t.z += fy * P.limy / tz2 * vJ12;
+    } else {
+        v_t.y += -fy / tz2 * vJ12;
+        v_t.z += 2.f * fy * P.t.y / tz3 * vJ12;
+    }
+    /* mean2d = f * t / tz + c - 0.5 */
+    v_t.x += v_xy.x * fx / tz;
+    v_t.y += v_xy.y * fy / tz;
+    v_t.z += -(v_xy.x * fx * P.t.x + v_xy.y * fy * P.t.y) / tz2;
+    v_p += v_t.x * r0 + v_t.y * r1 + v_t.z * r2; /* R_view^T v_t */
+    vg[0] = v_p.x;
+    vg[1] = v_p.y;
+    vg[2] = v_p.z;
+
+    /* ---- Sigma = R diag(s2) R^T ---- */
+    const float *R = P.R;
+    float s2v[3] = {P.s2.x, P.s2.y, P.s2.z}, s2r[3] = {P.s2raw.x, P.s2raw.y, P.s2raw.z};
+    float vR[9];
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) {
+            /* (v_Sigma R)_{rc} * 2 * s2_c */
+            float acc = VS[r * 3 + 0] * R[0 * 3 + c] + VS[r * 3 + 1] * R[1 * 3 + c] + VS[r * 3 + 2] * R[2 * 3 + c];
+            vR[r * 3 + c] = 2.f * acc * s2v[c];
+        }
+    for (int c = 0; c < 3; c++) {
+        /* r_c^T v_Sigma r_c */
+        float rc[3] = {R[0 * 3 + c], R[1 * 3 + c], R[2 * 3 + c]};
+        float vd = 0.f;
+        for (int a = 0; a < 3; a++)
+            for (int bb = 0; bb < 3; bb++) vd += rc[a] * VS[a * 3 + bb] * rc[bb];
+#if FILTER_3D
+        vd += v_c3 * P.c3 * 0.5f * (1.f / s2r[c] - 1.f / s2v[c]);
+#else
+        (void)v_c3;
+#endif
+        vg[3 + c] = vd * 2.f * s2r[c];
+    }
+    /* ---- rotation -> normalised quaternion -> raw quaternion ---- */
+    float w = P.qn.x, x = P.qn.y, y = P.qn.z, z = P.qn.w;
+    float4 vq;
+    vq.x = 2.f * (-z * vR[1] + y * vR[2] + z * vR[3] - x * vR[5] - y * vR[6] + x * vR[7]);
+    vq.y = 2.f * (y * vR[1] + z * vR[2] + y * vR[3] - 2.f * x * vR[4] - w * vR[5] + z * vR[6] + w * vR[7] - 2.f * x * vR[8]);
+    vq.z = 2.f * (-2.f * y * vR[0] + x * vR[1] + w * vR[2] + x * vR[3] + z * vR[5] - w * vR[6] + z * vR[7] - 2.f * y * vR[8]);
+    vq.w = 2.f * (-2.f * z * vR[0] - w * vR[1] + x * vR[2] + w * vR[3] - 2.f * z * vR[4] + y * vR[5] + x * vR[6] + y * vR[7]);
+    vq = (vq - P.qn * dot(P.qn, vq)) / P.qnorm;
+    vg[6] = vq.x;
+    vg[7] = vq.y;
+    vg[8] = vq.z;
+    vg[9] = vq.w;
+}

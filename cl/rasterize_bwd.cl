@@ -1,0 +1,109 @@
+/* rasterize_bwd.cl: back-to-front replay of the blending from the saved final transmittance
+ * and last contributor (graphdeco renderCUDA backward), giving d/d(mean2d in pixels, conic,
+ * opacity, rgb) per Gaussian. Each pixel's contribution is first summed in local memory per
+ * staged Gaussian; then one work-item per Gaussian flushes the tile's sum, either with a
+ * global float atomic (DETERMINISTIC 0) or into the pair's own row (DETERMINISTIC 1, summed
+ * later in a fixed order by bin_reduce_pairs). The alpha clamp at 0.99 has zero gradient. */
+
+__kernel void rasterize_bwd(__global const uint2 *ranges, __global const uint *sorted_pairs,
+                            __global const uint *pair_gid, __global const float2 *xy,
+                            __global const float4 *conic_opacity, __global const float *rgb, int W, int H,
+                            int tiles_x, float4 bg,
+                            __global const float *final_T,   /* (H, W) */
+                            __global const uint *n_contrib,  /* (H, W) */
+                            __global const float *v_img,     /* (3, H, W) */
+                            /* outputs */
+                            __global float *v_out)           /* (N, 9) accumulated, or (M, 9) per pair */
+{
+    __local float2 l_xy[BATCH];
+    __local float4 l_co[BATCH];
+    __local float l_rgb[BATCH * 3];
+    __local uint l_pair[BATCH];
+    __local float l_acc[BATCH * V2D_W];
+    int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TILE + lx;
+    int tx = get_group_id(0), ty = get_group_id(1);
+    int px = tx * TILE + lx, py = ty * TILE + ly;
+    int inside = px < W && py < H;
+    float2 pf = (float2)((float)px, (float)py);
+    uint2 range = ranges[ty * tiles_x + tx];
+    int total = (int)(range.y - range.x);
+    int rounds = (total + BATCH - 1) / BATCH;
+    size_t pix = (size_t)py * W + px, hw = (size_t)W * H;
+    float T_final = inside ? final_T[pix] : 0.f;
+    float T = T_final;
+    uint last = inside ? n_contrib[pix] : 0u;
+    float3 dpix = inside ? (float3)(v_img[pix], v_img[hw + pix], v_img[2 * hw + pix]) : (float3)(0.f);
+    float bg_dot = dot(bg.xyz, dpix);
+    float3 accum = (float3)(0.f), last_color = (float3)(0.f);
+    float last_alpha = 0.f;
+    uint contributor = (uint)total;
+    int todo = total;
+    for (int r = 0; r < rounds; r++, todo -= BATCH) {
+        /* stage the batch, back to front */
+        int progress = r * BATCH + lid;
+        if (progress < total) {
+            uint p = sorted_pairs[range.y - (uint)progress - 1u];
+            uint g = pair_gid[p];
+            l_pair[lid] = p;
+            l_xy[lid] = xy[g];
+            l_co[lid] = conic_opacity[g];
+            l_rgb[lid * 3 + 0] = rgb[g * 3 + 0];
+            l_rgb[lid * 3 + 1] = rgb[g * 3 + 1];
+            l_rgb[lid * 3 + 2] = rgb[g * 3 + 2];
+        }
+        for (int k = 0; k < V2D_W; k++) l_acc[lid * V2D_W + k] = 0.f;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        int cnt = min(BATCH, todo);
+        for (int j = 0; inside && j < cnt; j++) {
+            contributor--;
+            if (contributor >= last) continue;
+            float2 d = l_xy[j] - pf;
+            float4 co = l_co[j];
+            float power = -0.5f * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
+            if (power > 0.f) continue;
+            float G = exp(power);
+            float raw = co.w * G;
+            float alpha = min(0.99f, raw);
+            if (alpha < 1.f / 255.f) continue;
+            T = T / (1.f - alpha);
+            float3 c = (float3)(l_rgb[j * 3], l_rgb[j * 3 + 1], l_rgb[j * 3 + 2]);
+            float w = alpha * T;
+            accum = last_alpha * last_color + (1.f - last_alpha) * accum;
+            last_color = c;
+            float dL_dalpha = dot(c - accum, dpix) * T;
+            last_alpha = alpha;
+            dL_dalpha += (-T_final / (1.f - alpha)) * bg_dot;
+            float dL_dG = raw < 0.99f ? co.w * dL_dalpha : 0.f;
+            float dL_do = raw < 0.99f ? G * dL_dalpha : 0.f;
+            float gdx = G * d.x, gdy = G * d.y;
+            float dG_ddx = -gdx * co.x - gdy * co.y;
+            float dG_ddy = -gdy * co.z - gdx * co.y;
+            volatile __local float *acc = l_acc + j * V2D_W;
+            atomic_add_local_f(acc + 0, dL_dG * dG_ddx);
+            atomic_add_local_f(acc + 1, dL_dG * dG_ddy);
+            atomic_add_local_f(acc + 2, -0.5f * gdx * d.x * dL_dG);
+            atomic_add_local_f(acc + 3, -gdx * d.y * dL_dG);
+            atomic_add_local_f(acc + 4, -0.5f * gdy * d.y * dL_dG);
+            atomic_add_local_f(acc + 5, dL_do);
+            atomic_add_local_f(acc + 6, w * dpix.x);
+            atomic_add_local_f(acc + 7, w * dpix.y);
+            atomic_add_local_f(acc + 8, w * dpix.z);
+        }
+        /* processed items that never ran the loop (outside the image) still count down */
+        if (!inside) contributor -= (uint)cnt;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < cnt) {
+            __local const float *acc = l_acc + lid * V2D_W;
+#if DETERMINISTIC
+            __global float *dst = v_out + (size_t)l_pair[lid] * V2D_W;
+            for (int k = 0; k < V2D_W; k++) dst[k] = acc[k];
+#else
+            uint g = pair_gid[l_pair[lid]];
+            __global float *dst = v_out + (size_t)g * V2D_W;
+            for (int k = 0; k < V2D_W; k++)
+                if (acc[k] != 0.f) atomic_add_global_f(dst + k, acc[k]);
+#endif
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}

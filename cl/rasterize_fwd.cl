@@ -1,0 +1,78 @@
+/* rasterize_fwd.cl: front-to-back alpha blending per TILE x TILE tile (graphdeco renderCUDA):
+ * Gaussians are staged through local memory in batches of TILE*TILE; skip power > 0, alpha =
+ * min(0.99, o * exp(power)), skip alpha < 1/255, stop before transmittance drops below 1e-4.
+ * Saves the final transmittance and the last contributor for the backward. */
+
+__kernel void rasterize_fwd(__global const uint2 *ranges,      /* (tiles) */
+                            __global const uint *sorted_pairs,  /* (M) pair index */
+                            __global const uint *pair_gid,      /* (M) Gaussian of a pair */
+                            __global const float2 *xy,          /* (N) */
+                            __global const float4 *conic_opacity,
+                            __global const float *rgb,          /* (N, 3) */
+                            int W, int H, int tiles_x, float4 bg,
+                            /* outputs */
+                            __global float *out_img,            /* (3, H, W) */
+                            __global float *final_T,            /* (H, W) */
+                            __global uint *n_contrib)           /* (H, W) */
+{
+    __local float2 l_xy[BATCH];
+    __local float4 l_co[BATCH];
+    __local float l_rgb[BATCH * 3];
+    __local int l_done;
+    int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TILE + lx;
+    int tx = get_group_id(0), ty = get_group_id(1);
+    int px = tx * TILE + lx, py = ty * TILE + ly;
+    int inside = px < W && py < H;
+    float2 pf = (float2)((float)px, (float)py);
+    uint2 range = ranges[ty * tiles_x + tx];
+    int todo = (int)(range.y - range.x);
+    int rounds = (todo + BATCH - 1) / BATCH;
+    int done = !inside;
+    float T = 1.f;
+    float3 C = (float3)(0.f);
+    uint contributor = 0, last = 0;
+    for (int r = 0; r < rounds; r++, todo -= BATCH) {
+        if (lid == 0) l_done = 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (!done) atomic_inc(&l_done);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (l_done == 0) break;
+        uint idx = range.x + (uint)(r * BATCH + lid);
+        if (idx < range.y) {
+            uint g = pair_gid[sorted_pairs[idx]];
+            l_xy[lid] = xy[g];
+            l_co[lid] = conic_opacity[g];
+            l_rgb[lid * 3 + 0] = rgb[g * 3 + 0];
+            l_rgb[lid * 3 + 1] = rgb[g * 3 + 1];
+            l_rgb[lid * 3 + 2] = rgb[g * 3 + 2];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        int cnt = min(BATCH, todo);
+        for (int j = 0; !done && j < cnt; j++) {
+            contributor++;
+            float2 d = l_xy[j] - pf;
+            float4 co = l_co[j];
+            float power = -0.5f * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
+            if (power > 0.f) continue;
+            float alpha = min(0.99f, co.w * exp(power));
+            if (alpha < 1.f / 255.f) continue;
+            float test_T = T * (1.f - alpha);
+            if (test_T < 0.0001f) {
+                done = 1;
+                continue;
+            }
+            C += (float3)(l_rgb[j * 3], l_rgb[j * 3 + 1], l_rgb[j * 3 + 2]) * alpha * T;
+            T = test_T;
+            last = contributor;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (inside) {
+        size_t pix = (size_t)py * W + px, hw = (size_t)W * H;
+        final_T[pix] = T;
+        n_contrib[pix] = last;
+        out_img[pix] = C.x + T * bg.x;
+        out_img[hw + pix] = C.y + T * bg.y;
+        out_img[2 * hw + pix] = C.z + T * bg.z;
+    }
+}

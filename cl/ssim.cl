@@ -1,0 +1,142 @@
+/* ssim.cl: loss (1 - lambda) * L1 + lambda * (1 - SSIM) with an 11x11 Gaussian window
+ * (sigma 1.5, C1 = 0.01^2, C2 = 0.03^2, zero padding as torch conv2d), forward and analytic
+ * backward as separable blurs, plus per-image metric sums (L1, squared error, SSIM).
+ * Images: render (3, H, W) float; ground truth (H, W, 3) 8-bit at a byte offset. */
+#define SSIM_C1 0.0001f
+#define SSIM_C2 0.0009f
+__constant float GAUSS11[11] = {1.028380084e-03f, 7.598758135e-03f, 3.600077213e-02f, 1.093606895e-01f,
+                                2.130055377e-01f, 2.660117249e-01f, 2.130055377e-01f, 1.093606895e-01f,
+                                3.600077213e-02f, 7.598758135e-03f, 1.028380084e-03f};
+
+inline float load_render(__global const float *img, size_t i, int clamp01)
+{
+    float v = img[i];
+    return clamp01 ? clamp(v, 0.f, 1.f) : v;
+}
+inline float load_gt(__global const uchar *gt, uint gt_off, int W, int x, int y, int c)
+{
+    return gt[gt_off + ((size_t)y * W + x) * 3 + c] * (1.f / 255.f);
+}
+
+/* horizontal pass: h5 = (5, 3, H, W) blurred x, y, x^2, y^2, xy */
+__kernel void ssim_blur_h(__global const float *img, __global const uchar *gt, uint gt_off, int W, int H, int clamp01,
+                          __global float *h5)
+{
+    int x = get_global_id(0), y = get_global_id(1), c = get_global_id(2);
+    if (x >= W || y >= H) return;
+    float s[5] = {0.f, 0.f, 0.f, 0.f, 0.f};
+    size_t plane = (size_t)c * W * H + (size_t)y * W;
+    for (int k = -5; k <= 5; k++) {
+        int xx = x + k;
+        if (xx < 0 || xx >= W) continue;
+        float w = GAUSS11[k + 5];
+        float a = load_render(img, plane + xx, clamp01), b = load_gt(gt, gt_off, W, xx, y, c);
+        s[0] += w * a; s[1] += w * b; s[2] += w * a * a; s[3] += w * b * b; s[4] += w * a * b;
+    }
+    size_t n3 = (size_t)3 * W * H, o = plane + x;
+    for (int m = 0; m < 5; m++) h5[m * n3 + o] = s[m];
+}
+
+/* vertical pass: SSIM map, its partial derivatives (scaled by dL/dSSIM) for the backward when
+ * WANT_GRAD, and per-work-group partial sums (L1, squared error, SSIM) of the image. */
+__kernel void ssim_fwd_v(__global const float *h5, __global const float *img, __global const uchar *gt, uint gt_off,
+                         int W, int H, int clamp01, int want_grad, float dL_dssim,
+                         __global float *dmap3,      /* (3, 3, H, W): dS/dm1, dS/de11, dS/de12 */
+                         __global float4 *partials)  /* (groups) */
+{
+    __local float4 red[256];
+    int x = get_global_id(0), y = get_global_id(1), c = get_global_id(2);
+    int lid = get_local_id(1) * get_local_size(0) + get_local_id(0);
+    float4 acc = (float4)(0.f);
+    if (x < W && y < H) {
+        size_t n3 = (size_t)3 * W * H;
+        float m[5] = {0.f, 0.f, 0.f, 0.f, 0.f};
+        for (int k = -5; k <= 5; k++) {
+            int yy = y + k;
+            if (yy < 0 || yy >= H) continue;
+            float w = GAUSS11[k + 5];
+            size_t o = (size_t)c * W * H + (size_t)yy * W + x;
+            for (int q = 0; q < 5; q++) m[q] += w * h5[q * n3 + o];
+        }
+        float mu1 = m[0], mu2 = m[1];
+        float s11 = m[2] - mu1 * mu1, s22 = m[3] - mu2 * mu2, s12 = m[4] - mu1 * mu2;
+        float A1 = 2.f * mu1 * mu2 + SSIM_C1, A2 = 2.f * s12 + SSIM_C2;
+        float B1 = mu1 * mu1 + mu2 * mu2 + SSIM_C1, B2 = s11 + s22 + SSIM_C2;
+        float S = (A1 * A2) / (B1 * B2);
+        size_t o = (size_t)c * W * H + (size_t)y * W + x;
+        float a = load_render(img, o, clamp01), b = load_gt(gt, gt_off, W, x, y, c);
+        acc = (float4)(fabs(a - b), (a - b) * (a - b), S, 0.f);
+        if (want_grad) {
+            float dm1 = (2.f * mu2 * A2 - 2.f * mu2 * A1) / (B1 * B2) - S * (2.f * mu1 / B1 - 2.f * mu1 / B2);
+            float de11 = -S / B2;
+            float de12 = 2.f * A1 / (B1 * B2);
+            dmap3[o] = dL_dssim * dm1;
+            dmap3[n3 + o] = dL_dssim * de11;
+            dmap3[2 * n3 + o] = dL_dssim * de12;
+        }
+    }
+    red[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int wg = get_local_size(0) * get_local_size(1);
+    for (int s = wg / 2; s > 0; s >>= 1) {
+        if (lid < s) red[lid] += red[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        size_t g = ((size_t)get_group_id(2) * get_num_groups(1) + get_group_id(1)) * get_num_groups(0) + get_group_id(0);
+        partials[g] = red[0];
+    }
+}
+
+/* backward horizontal pass over the 3 derivative maps */
+__kernel void ssim_bwd_h(__global const float *dmap3, int W, int H, __global float *h3)
+{
+    int x = get_global_id(0), y = get_global_id(1), c = get_global_id(2);
+    if (x >= W || y >= H) return;
+    size_t n3 = (size_t)3 * W * H, plane = (size_t)c * W * H + (size_t)y * W;
+    float s[3] = {0.f, 0.f, 0.f};
+    for (int k = -5; k <= 5; k++) {
+        int xx = x + k;
+        if (xx < 0 || xx >= W) continue;
+        float w = GAUSS11[k + 5];
+        for (int q = 0; q < 3; q++) s[q] += w * dmap3[q * n3 + plane + xx];
+    }
+    for (int q = 0; q < 3; q++) h3[q * n3 + plane + x] = s[q];
+}
+
+/* backward vertical pass + L1: v_img = G*dm1 + 2 x G*de11 + y G*de12 + (1-lambda) sign(x-y) / (3HW) */
+__kernel void ssim_bwd_v(__global const float *h3, __global const float *img, __global const uchar *gt, uint gt_off,
+                         int W, int H, float dL_dl1, __global float *v_img)
+{
+    int x = get_global_id(0), y = get_global_id(1), c = get_global_id(2);
+    if (x >= W || y >= H) return;
+    size_t n3 = (size_t)3 * W * H;
+    float s[3] = {0.f, 0.f, 0.f};
+    for (int k = -5; k <= 5; k++) {
+        int yy = y + k;
+        if (yy < 0 || yy >= H) continue;
+        float w = GAUSS11[k + 5];
+        size_t o = (size_t)c * W * H + (size_t)yy * W + x;
+        for (int q = 0; q < 3; q++) s[q] += w * h3[q * n3 + o];
+    }
+    size_t o = (size_t)c * W * H + (size_t)y * W + x;
+    float a = img[o], b = load_gt(gt, gt_off, W, x, y, c);
+    float sgn = a > b ? 1.f : a < b ? -1.f : 0.f;
+    v_img[o] = s[0] + 2.f * a * s[1] + b * s[2] + dL_dl1 * sgn;
+}
+
+/* sums partials into out[slot] (one work-group) */
+__kernel void reduce_partials(__global const float4 *partials, uint n, __global float4 *out, uint slot)
+{
+    __local float4 red[256];
+    int lid = get_local_id(0);
+    float4 a = (float4)(0.f);
+    for (uint i = lid; i < n; i += get_local_size(0)) a += partials[i];
+    red[lid] = a;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = get_local_size(0) / 2; s > 0; s >>= 1) {
+        if (lid < s) red[lid] += red[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) out[slot] = red[0];
+}

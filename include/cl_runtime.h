@@ -1,0 +1,120 @@
+/* cl_runtime: OpenCL device choice, queue, program build with an on-disk binary cache,
+ * capability flags (float-atomics path), one launch helper, optional stage profiling, and
+ * the accounting allocator every device buffer goes through. No global state: each
+ * cs_cl is one device and can live beside others in one process. */
+#ifndef CS_CL_RUNTIME_H
+#define CS_CL_RUNTIME_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <stddef.h>
+#include <stdio.h>
+
+typedef enum { CS_ATOMIC_CAS = 0, CS_ATOMIC_EXT = 1, CS_ATOMIC_PTX = 2 } cs_atomic_path;
+extern const char *const cs_atomic_path_names[3];
+
+/* ---- memory accounting --------------------------------------------------------------- */
+typedef enum {
+    CS_MEM_PARAMS, CS_MEM_OPTIMIZER, CS_MEM_GRADS, CS_MEM_DENSIFY, CS_MEM_IMAGES, CS_MEM_SCRATCH, CS_MEM_OTHER,
+    CS_MEM_NCAT
+} cs_mem_cat;
+extern const char *const cs_mem_cat_names[CS_MEM_NCAT];
+
+typedef struct {
+    size_t cur[CS_MEM_NCAT], peak[CS_MEM_NCAT];
+    size_t cur_total, peak_total;
+    size_t budget;        /* bytes; allocations beyond it fail with a clear message */
+} cs_mem_stats;
+
+typedef struct {
+    cl_mem mem;
+    size_t bytes;
+    cs_mem_cat cat;
+} cs_buf;
+
+/* ---- profiling ----------------------------------------------------------------------- */
+#define CS_PROF_MAX_STAGES 16
+#define CS_PROF_MAX_EVENTS 4096
+typedef struct {
+    int enabled;
+    int n;
+    cl_event ev[CS_PROF_MAX_EVENTS];
+    int stage[CS_PROF_MAX_EVENTS];
+    double ms[CS_PROF_MAX_STAGES]; /* accumulated by cs_prof_collect */
+} cs_prof;
+
+typedef struct cs_cl {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context ctx;
+    cl_command_queue queue;
+    int platform_index, device_index;
+    char name[256], vendor[256], driver[128], device_version[128], platform_version[256];
+    cl_ulong global_mem, max_alloc, local_mem;
+    size_t max_wg;
+    int is_cpu;
+    cs_atomic_path atomics;
+    /* program build */
+    const char *kernel_dir; /* NULL: embedded sources */
+    int use_cache;
+    char cache_dir[1024];
+    int last_build_cached;  /* 1 if the last build came from the cache */
+    cs_mem_stats mem;
+    cs_prof prof;
+} cs_cl;
+
+typedef struct {
+    const char *device_spec;   /* "P:D", a name substring, or NULL/"" for the best device */
+    const char *kernel_dir;    /* or NULL */
+    int no_cache;
+    int profiling;
+    const char *cache_dir;     /* or NULL for the default */
+} cs_cl_options;
+
+/* Prints every platform and device (id P:D, name, vendor, version, memory, atomics path). */
+int cs_cl_list(FILE *out);
+/* Chooses and opens a device. -1 with a message. */
+int cs_cl_open(cs_cl *cl, const cs_cl_options *opt);
+void cs_cl_close(cs_cl *cl);
+
+/* Builds all kernels (common.h + every stage file) with OPTIONS (defines; the standard and
+ * the atomics path are added here). Uses the binary cache unless disabled. */
+int cs_cl_build(cs_cl *cl, const char *options, cl_program *out);
+/* Creates a kernel, -1 with a message naming it. */
+int cs_cl_kernel(cs_cl *cl, cl_program prog, const char *name, cl_kernel *out);
+
+/* Sets NARGS arguments given as (size_t size, const void *value) pairs and enqueues K over
+ * GLOBAL (rounded up to LOCAL) in DIMS dimensions. STAGE is a profiling bucket (or -1).
+ * -1 with a message naming the kernel and the OpenCL error. */
+int cs_cl_run(cs_cl *cl, cl_kernel k, int stage, int dims, const size_t *global, const size_t *local, int nargs, ...);
+#define CS_ARG(x) sizeof(x), (const void *)&(x)
+#define CS_LOCAL(bytes) (size_t)(bytes), (const void *)NULL
+
+/* Waits for profiled events and adds their durations (ms) into prof.ms per stage. */
+int cs_prof_collect(cs_cl *cl);
+
+const char *cs_cl_strerror(cl_int err);
+/* Checked call for the host side: on error records call, error name, file and line. */
+#define CS_CHECK(call)                                                                             \
+    do {                                                                                           \
+        cl_int cs_err_ = (call);                                                                   \
+        if (cs_err_ != CL_SUCCESS)                                                                 \
+            return cs_fail("%s failed: %s (%s:%d)", #call, cs_cl_strerror(cs_err_), __FILE__, __LINE__); \
+    } while (0)
+
+/* ---- buffers ------------------------------------------------------------------------- */
+/* Creates a buffer of BYTES (at least 4) in category CAT; WHAT names it in errors. The
+ * buffer is zero-filled (this also forces the driver to commit it, so an out-of-memory
+ * shows here and not in the hot loop). */
+int cs_buf_alloc(cs_cl *cl, cs_buf *b, cs_mem_cat cat, size_t bytes, const char *what);
+void cs_buf_free(cs_cl *cl, cs_buf *b);
+/* Grows B to at least BYTES; with KEEP the old contents are copied. No-op when big enough. */
+int cs_buf_reserve(cs_cl *cl, cs_buf *b, size_t bytes, int keep, const char *what);
+/* Resizes B to exactly BYTES (shrinking or growing), keeping the first min(old,new) bytes if KEEP. */
+int cs_buf_resize(cs_cl *cl, cs_buf *b, size_t bytes, int keep, const char *what);
+int cs_buf_write(cs_cl *cl, cs_buf *b, size_t offset, size_t bytes, const void *src);
+int cs_buf_read(cs_cl *cl, const cs_buf *b, size_t offset, size_t bytes, void *dst);
+int cs_buf_fill(cs_cl *cl, cs_buf *b, size_t offset, size_t bytes, const void *pattern, size_t pattern_size);
+void cs_mem_reset_peak(cs_cl *cl);
+
+#endif

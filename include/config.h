@@ -1,0 +1,90 @@
+/* config: the settings struct, its defaults (graphdeco 3DGS), JSON and --set parsing,
+ * validation with messages naming the key and file, and the resolved dump. */
+#ifndef CS_CONFIG_H
+#define CS_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CS_MAX_MARKS 32
+
+enum { CS_AA_CLASSIC = 0, CS_AA_MIP = 1 };
+enum { CS_DTYPE_FP32 = 0, CS_DTYPE_FP16 = 1 };
+enum { CS_RES_AUTO = 0, CS_RES_DEVICE, CS_RES_HOST, CS_RES_LAZY };
+
+typedef struct {
+    struct {
+        char path[1024];
+        char images[256];
+        int resolution;        /* 1,2,4,8, a target width >= 16, or -1 (graphdeco auto) */
+        bool eval;             /* hold out every 8th image by sorted name (COLMAP) */
+        bool white_background;
+        int image_residency;   /* CS_RES_* */
+        int host_cache_mb;
+    } data;
+    struct {
+        int sh_degree;         /* 0..3 */
+        int antialias;         /* CS_AA_* */
+        double kernel_size;    /* mip 2D filter variance */
+        bool filter_3d;        /* mip-splatting 3D smoothing filter */
+    } model;
+    struct {
+        int iterations;
+        int iterations_on_cpu; /* if > 0 and the device is a CPU, used instead */
+        double position_lr_init, position_lr_final, position_lr_delay_mult;
+        int position_lr_max_steps;
+        double feature_lr, feature_rest_lr, opacity_lr, scaling_lr, rotation_lr;
+        double lambda_dssim;
+        int sh_increase_interval;
+        int seed;
+        int random_init_points;
+        bool deterministic;    /* per-pair gradient buffers instead of global atomics */
+    } optim;
+    struct {
+        int from, until, interval;
+        double grad_threshold, percent_dense;
+        int opacity_reset_interval;
+        double min_opacity, max_screen_size;
+    } densify;
+    struct {
+        int sh_dtype;          /* CS_DTYPE_* */
+        int optimizer_dtype;   /* CS_DTYPE_* */
+        int flush_interval;    /* iterations */
+        double vram_budget_mb; /* 0 = 97% of the device's global memory */
+        int max_gaussians;     /* 0 = what the budget allows */
+    } memory;
+    struct {
+        int test_iterations[CS_MAX_MARKS];
+        int n_test_iterations;
+        bool save_renders;
+        int train_views;       /* also evaluate this many training views (0 = none) */
+    } eval;
+    struct {
+        char dir[1024];
+        int save_iterations[CS_MAX_MARKS];
+        int n_save_iterations;
+        int checkpoint_iterations[CS_MAX_MARKS];
+        int n_checkpoint_iterations;
+    } output;
+    struct {
+        char id[128];
+    } device;
+    struct {
+        int interval;
+    } log;
+} cs_config;
+
+/* Fills CFG with the built-in defaults. */
+void cs_config_defaults(cs_config *cfg);
+/* Applies a JSON config file over CFG; -1 with a message naming the file and key. */
+int cs_config_load_file(cs_config *cfg, const char *path);
+/* Applies one "key.sub=value" override; the value is read as JSON when it parses. */
+int cs_config_set(cs_config *cfg, const char *assignment);
+/* Applies a JSON text (used by tests and by model folders' saved configs). */
+int cs_config_load_string(cs_config *cfg, const char *json, const char *source_name);
+/* Returns the resolved config as a malloc'd JSON string. */
+char *cs_config_dump(const cs_config *cfg);
+/* True if ITER is in the list. */
+bool cs_config_has_mark(const int *marks, int n, int iter);
+
+#endif

@@ -1,0 +1,26 @@
+/* image: PNG (8/16-bit, gray, RGB, RGBA, palette) and JPEG decode, PNG encode, area-filter
+ * resampling and compositing over a background colour. Pixels are 8-bit, interleaved. */
+#ifndef CS_IMAGE_H
+#define CS_IMAGE_H
+
+#include <stdint.h>
+
+typedef struct {
+    int width, height, channels; /* channels: 3 (RGB) or 4 (RGBA) */
+    uint8_t *px;                 /* (H, W, channels) */
+} cs_image;
+
+/* Decodes a PNG or JPEG (chosen by content). -1 with a message naming the file. */
+int cs_image_load(const char *path, cs_image *out);
+/* Reads only the size. */
+int cs_image_size(const char *path, int *w, int *h);
+/* Writes an 8-bit RGB or RGBA PNG atomically. */
+int cs_image_save_png(const char *path, const cs_image *img);
+/* Composites RGBA over BG (0..1) as graphdeco does (float, then truncated to 8 bit);
+ * RGB images are left alone. Result has 3 channels. */
+int cs_image_composite(cs_image *img, const float bg[3]);
+/* Area-filter resample to W x H (each output pixel averages the input area it covers). */
+int cs_image_resize_area(const cs_image *in, int w, int h, cs_image *out);
+void cs_image_free(cs_image *img);
+
+#endif

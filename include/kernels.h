@@ -1,0 +1,40 @@
+/* kernels: the one OpenCL program of a configuration (SH degree and storage, antialias
+ * mode, 3D filter, deterministic backward) and its kernel handles. Launchers live in the
+ * modules that own each stage. */
+#ifndef CS_KERNELS_H
+#define CS_KERNELS_H
+
+#include "cl_runtime.h"
+
+typedef struct {
+    int sh_degree;     /* allocated */
+    int sh_half;
+    int antialias;     /* CS_AA_* */
+    int filter_3d;
+    int deterministic;
+} cs_kernel_opts;
+
+typedef struct {
+    cs_kernel_opts opts;
+    cl_program prog;
+    cl_kernel project_fwd, project_bwd;
+    cl_kernel scan_block, scan_add, scan_total, radix_count, radix_scatter;
+    cl_kernel bin_emit_pairs, bin_tile_ranges, bin_reduce_pairs;
+    cl_kernel rasterize_fwd, rasterize_bwd;
+    cl_kernel ssim_blur_h, ssim_fwd_v, ssim_bwd_h, ssim_bwd_v, reduce_partials;
+    cl_kernel adam_geo, adam_sh;
+    cl_kernel densify_stats, densify_classify, densify_append, densify_prune_flags, gather_rows,
+        densify_reset_opacity, filter3d_depth, filter3d_finish;
+} cs_kernels;
+
+int cs_kernels_build(cs_cl *cl, const cs_kernel_opts *opts, cs_kernels *k);
+void cs_kernels_release(cs_kernels *k);
+
+/* profiling stages (cs_cl_run's STAGE argument) */
+enum {
+    CS_STAGE_PROJECT, CS_STAGE_SORT, CS_STAGE_RASTER_FWD, CS_STAGE_LOSS, CS_STAGE_RASTER_BWD, CS_STAGE_PROJECT_BWD,
+    CS_STAGE_ADAM, CS_STAGE_DENSIFY, CS_STAGE_COUNT
+};
+extern const char *const cs_stage_names[CS_STAGE_COUNT];
+
+#endif

@@ -1,0 +1,46 @@
+/* render: launchers for projection, binning + sort, rasterization, forward and backward,
+ * with their per-view scratch in a pool that grows to the largest view and is trimmed on
+ * request (memory.flush_interval). */
+#ifndef CS_RENDER_H
+#define CS_RENDER_H
+
+#include "cl_runtime.h"
+#include "kernels.h"
+#include "model.h"
+#include "scene.h"
+#include "sort.h"
+
+typedef struct {
+    cl_float16 cam;  /* R (9) | t (3) | centre (3) | 0 */
+    cl_float4 intr;  /* fx fy cx cy */
+    int width, height;
+} cs_view;
+
+typedef struct {
+    cs_cl *cl;
+    const cs_kernels *k;
+    float kernel_size;
+    /* per Gaussian */
+    cs_buf xy, conic_opacity, rgb, depth, radii, touched, offsets, clamped, v_2d;
+    /* per pair */
+    cs_buf keys, pair_ids, pair_gid, v_pair;
+    /* per tile / pixel */
+    cs_buf ranges, img, final_T, n_contrib, v_img;
+    cs_buf total;
+    cs_sort_scratch sort;
+    unsigned n_pairs;
+    int tiles_x, tiles_y;
+} cs_renderer;
+
+void cs_view_from_camera(const cs_camera *c, cs_view *v);
+void cs_renderer_init(cs_renderer *r, cs_cl *cl, const cs_kernels *k, float kernel_size);
+/* Renders the model's first n Gaussians; the image is in r->img (3, H, W). */
+int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree, const float bg[3]);
+/* Backward from r->v_img (3, H, W) to m->v_geo / m->v_sh, with d/d(mean2d ...) in r->v_2d. */
+int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active_degree, const float bg[3]);
+/* Releases all scratch; the next view allocates exactly what it needs. */
+void cs_renderer_trim(cs_renderer *r);
+size_t cs_renderer_pool_bytes(const cs_renderer *r);
+void cs_renderer_free(cs_renderer *r);
+
+#endif

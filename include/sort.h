@@ -1,0 +1,24 @@
+/* sort: device exclusive scan of uint arrays and radix sort of (ulong key, uint value)
+ * pairs over the low BITS bits, with scratch from the caller's pool. */
+#ifndef CS_SORT_H
+#define CS_SORT_H
+
+#include "cl_runtime.h"
+#include "kernels.h"
+
+typedef struct {
+    cs_buf tmp;         /* scan block sums (all levels) */
+    cs_buf hist;        /* radix histograms */
+    cs_buf keys_alt, vals_alt;
+} cs_sort_scratch;
+
+#define CS_SORT_BLOCK 1024
+
+/* In-place exclusive scan of N uints. */
+int cs_scan(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *data, unsigned n, int stage);
+/* Sorts N pairs by the low BITS of the keys; result is in KEYS / VALS. */
+int cs_radix_sort(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *keys, cs_buf *vals, unsigned n, int bits,
+                  int stage);
+void cs_sort_scratch_free(cs_cl *cl, cs_sort_scratch *s);
+
+#endif

@@ -1,0 +1,30 @@
+/* splats: the host-side copy of a Gaussian scene (what PLY files and checkpoints hold). */
+#ifndef CS_SPLATS_H
+#define CS_SPLATS_H
+
+#include <stddef.h>
+
+#define CS_SH_COEFFS(deg) (((deg) + 1) * ((deg) + 1))
+
+typedef struct {
+    int n;
+    int sh_degree;        /* coefficients stored: CS_SH_COEFFS(sh_degree) per channel */
+    float *means;         /* (N, 3) */
+    float *log_scales;    /* (N, 3) */
+    float *quats;         /* (N, 4) w x y z, not necessarily normalised */
+    float *logit_opacity; /* (N) */
+    float *sh;            /* (N, K, 3): coefficient k of channel c at [i*K*3 + k*3 + c] */
+    float *filter_3d;     /* (N) mip-splatting 3D filter std, or NULL */
+} cs_splats;
+
+/* Allocates arrays for N Gaussians (zeroed); filter_3d only if WITH_FILTER. */
+int cs_splats_alloc(cs_splats *s, int n, int sh_degree, int with_filter);
+void cs_splats_free(cs_splats *s);
+
+/* Reads a graphdeco-layout PLY (any property order, ASCII or binary). -1 with a message. */
+int cs_ply_read(const char *path, cs_splats *out);
+/* Writes binary little-endian graphdeco layout atomically; with BAKE_FILTER the 3D filter is
+ * folded into scales and opacity and no filter_3D property is written. */
+int cs_ply_write(const char *path, const cs_splats *s, int bake_filter);
+
+#endif

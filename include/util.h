@@ -1,0 +1,56 @@
+/* util: error messages, atomic file output, hashing, small file helpers.
+ *
+ * Errors: recoverable failures call cs_fail() with a message naming the input and what is
+ * wrong, and return -1; only main() prints cs_last_error() and exits. The message buffer is
+ * thread-local, so two trainers on two threads do not mix their messages. */
+#ifndef CS_UTIL_H
+#define CS_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Sets the thread's last error message (printf format) and returns -1. */
+int cs_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prefixes the current message with more context ("loading X: <old message>"); returns -1. */
+int cs_fail_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *cs_last_error(void);
+
+/* ---- atomic output: every file clsplat writes goes through this ---------------------- */
+typedef struct {
+    FILE *f;
+    char path[4096];
+    char tmp[4200];
+} cs_atomic_file;
+
+/* Opens PATH.tmp.<pid> for writing; returns 0 or -1 with a message. */
+int cs_atomic_open(cs_atomic_file *af, const char *path);
+/* Flushes, fsyncs and renames onto the final name; on any earlier write error removes the
+ * temporary file instead. Returns 0 or -1 with a message. */
+int cs_atomic_commit(cs_atomic_file *af);
+/* Removes the temporary file (used on error paths). */
+void cs_atomic_abort(cs_atomic_file *af);
+/* One-shot: writes N bytes atomically. */
+int cs_write_file_atomic(const char *path, const void *data, size_t n);
+
+/* Creates a directory and its parents (mkdir -p); returns 0 or -1 with a message. */
+int cs_mkdirs(const char *path);
+/* Reads a whole file into a NUL-terminated malloc'd buffer; NULL with a message on failure. */
+char *cs_read_file(const char *path, size_t *len);
+int cs_file_exists(const char *path);
+int cs_dir_exists(const char *path);
+/* Joins two path parts into OUT (size N); returns 0 or -1 if it does not fit. */
+int cs_path_join(char *out, size_t n, const char *a, const char *b);
+
+/* 64-bit FNV-1a, chainable through SEED (use CS_HASH_SEED to start). */
+#define CS_HASH_SEED 0xcbf29ce484222325ull
+uint64_t cs_hash64(const void *data, size_t n, uint64_t seed);
+
+/* Monotonic wall clock in seconds. */
+double cs_now(void);
+
+/* Deterministic counter-based random numbers (no hidden state). */
+uint32_t cs_hash_u32(uint32_t x);
+float cs_rand_uniform(uint64_t seed, uint64_t counter);  /* [0, 1) */
+
+#endif

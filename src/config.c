@@ -1,0 +1,414 @@
+/* config: table-driven settings. Each key has one descriptor (name, type, field offset,
+ * allowed range or names); parsing, validation, suggestions and the dump all walk it. */
+#include "config.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+typedef enum { T_INT, T_FLOAT, T_BOOL, T_STRING, T_ENUM, T_INTLIST, T_FLUSH } key_type;
+
+typedef struct {
+    const char *name;
+    key_type type;
+    size_t off;
+    size_t size;        /* strings: buffer size */
+    double min, max;
+    const char *names;  /* enums: "a|b|c" (index = value) */
+    size_t count_off;   /* int lists: offset of the count */
+    const char *help;
+} key_desc;
+
+#define F(field) offsetof(cs_config, field), sizeof(((cs_config *)0)->field)
+#define L(field, n) offsetof(cs_config, field), sizeof(((cs_config *)0)->field), 0, 1e9, NULL, offsetof(cs_config, n)
+static const key_desc KEYS[] = {
+    {"data.path", T_STRING, F(data.path), 0, 0, NULL, 0, "dataset folder"},
+    {"data.images", T_STRING, F(data.images), 0, 0, NULL, 0, "image subfolder (COLMAP)"},
+    {"data.resolution", T_INT, F(data.resolution), -1, 100000, NULL, 0, "1,2,4,8, a target width, or -1"},
+    {"data.eval", T_BOOL, F(data.eval), 0, 0, NULL, 0, "hold out every 8th image"},
+    {"data.white_background", T_BOOL, F(data.white_background), 0, 0, NULL, 0, ""},
+    {"data.image_residency", T_ENUM, F(data.image_residency), 0, 0, "auto|device|host|lazy", 0, ""},
+    {"data.host_cache_mb", T_INT, F(data.host_cache_mb), 1, 1e7, NULL, 0, ""},
+    {"model.sh_degree", T_INT, F(model.sh_degree), 0, 3, NULL, 0, ""},
+    {"model.antialias", T_ENUM, F(model.antialias), 0, 0, "classic|mip", 0, ""},
+    {"model.kernel_size", T_FLOAT, F(model.kernel_size), 0, 10, NULL, 0, ""},
+    {"model.filter_3d", T_BOOL, F(model.filter_3d), 0, 0, NULL, 0, ""},
+    {"optim.iterations", T_INT, F(optim.iterations), 0, 1e8, NULL, 0, ""},
+    {"optim.iterations_on_cpu", T_INT, F(optim.iterations_on_cpu), 0, 1e8, NULL, 0, ""},
+    {"optim.position_lr_init", T_FLOAT, F(optim.position_lr_init), 0, 1, NULL, 0, ""},
+    {"optim.position_lr_final", T_FLOAT, F(optim.position_lr_final), 0, 1, NULL, 0, ""},
+    {"optim.position_lr_delay_mult", T_FLOAT, F(optim.position_lr_delay_mult), 0, 1, NULL, 0, ""},
+    {"optim.position_lr_max_steps", T_INT, F(optim.position_lr_max_steps), 1, 1e8, NULL, 0, ""},
+    {"optim.feature_lr", T_FLOAT, F(optim.feature_lr), 0, 10, NULL, 0, ""},
+    {"optim.feature_rest_lr", T_FLOAT, F(optim.feature_rest_lr), 0, 10, NULL, 0, ""},
+    {"optim.opacity_lr", T_FLOAT, F(optim.opacity_lr), 0, 10, NULL, 0, ""},
+    {"optim.scaling_lr", T_FLOAT, F(optim.scaling_lr), 0, 10, NULL, 0, ""},
+    {"optim.rotation_lr", T_FLOAT, F(optim.rotation_lr), 0, 10, NULL, 0, ""},
+    {"optim.lambda_dssim", T_FLOAT, F(optim.lambda_dssim), 0, 1, NULL, 0, ""},
+    {"optim.sh_increase_interval", T_INT, F(optim.sh_increase_interval), 1, 1e8, NULL, 0, ""},
+    {"optim.seed", T_INT, F(optim.seed), 0, 2147483647, NULL, 0, ""},
+    {"optim.random_init_points", T_INT, F(optim.random_init_points), 1, 1e8, NULL, 0, ""},
+    {"optim.deterministic", T_BOOL, F(optim.deterministic), 0, 0, NULL, 0, ""},
+    {"densify.from", T_INT, F(densify.from), 0, 1e8, NULL, 0, ""},
+    {"densify.until", T_INT, F(densify.until), 0, 1e8, NULL, 0, ""},
+    {"densify.interval", T_INT, F(densify.interval), 1, 1e8, NULL, 0, ""},
+    {"densify.grad_threshold", T_FLOAT, F(densify.grad_threshold), 0, 1e3, NULL, 0, ""},
+    {"densify.percent_dense", T_FLOAT, F(densify.percent_dense), 0, 1, NULL, 0, ""},
+    {"densify.opacity_reset_interval", T_INT, F(densify.opacity_reset_interval), 1, 1e8, NULL, 0, ""},
+    {"densify.min_opacity", T_FLOAT, F(densify.min_opacity), 0, 1, NULL, 0, ""},
+    {"densify.max_screen_size", T_FLOAT, F(densify.max_screen_size), 0, 1e6, NULL, 0, ""},
+    {"memory.sh_dtype", T_ENUM, F(memory.sh_dtype), 0, 0, "fp32|fp16", 0, ""},
+    {"memory.optimizer_dtype", T_ENUM, F(memory.optimizer_dtype), 0, 0, "fp32|fp16", 0, ""},
+    {"memory.flush_interval", T_FLUSH, F(memory.flush_interval), 1, 1e8, "aggressive|normal|minimal", 0, ""},
+    {"memory.vram_budget_mb", T_FLOAT, F(memory.vram_budget_mb), 0, 1e9, NULL, 0, "0 = 97% of device memory"},
+    {"memory.max_gaussians", T_INT, F(memory.max_gaussians), 0, 2147483647, NULL, 0, "0 = budget"},
+    {"eval.test_iterations", T_INTLIST, L(eval.test_iterations, eval.n_test_iterations), ""},
+    {"eval.save_renders", T_BOOL, F(eval.save_renders), 0, 0, NULL, 0, ""},
+    {"eval.train_views", T_INT, F(eval.train_views), 0, 1e6, NULL, 0, ""},
+    {"output.dir", T_STRING, F(output.dir), 0, 0, NULL, 0, ""},
+    {"output.save_iterations", T_INTLIST, L(output.save_iterations, output.n_save_iterations), ""},
+    {"output.checkpoint_iterations", T_INTLIST, L(output.checkpoint_iterations, output.n_checkpoint_iterations), ""},
+    {"device.id", T_STRING, F(device.id), 0, 0, NULL, 0, "P:D, a name substring, or empty"},
+    {"log.interval", T_INT, F(log.interval), 1, 1e8, NULL, 0, ""},
+};
+#undef F
+#undef L
+#define NKEYS (sizeof KEYS / sizeof KEYS[0])
+static const int FLUSH_VALUES[] = {10, 50, 100};
+
+void cs_config_defaults(cs_config *c)
+{
+    memset(c, 0, sizeof *c);
+    strcpy(c->data.images, "images");
+    c->data.resolution = -1;
+    c->data.image_residency = CS_RES_AUTO;
+    c->data.host_cache_mb = 2048;
+    c->model.sh_degree = 3;
+    c->model.antialias = CS_AA_CLASSIC;
+    c->model.kernel_size = 0.1;
+    c->optim.iterations = 30000;
+    c->optim.position_lr_init = 0.00016;
+    c->optim.position_lr_final = 0.0000016;
+    c->optim.position_lr_delay_mult = 0.01;
+    c->optim.position_lr_max_steps = 30000;
+    c->optim.feature_lr = 0.0025;
+    c->optim.feature_rest_lr = 0.0025 / 20.0;
+    c->optim.opacity_lr = 0.025;
+    c->optim.scaling_lr = 0.005;
+    c->optim.rotation_lr = 0.001;
+    c->optim.lambda_dssim = 0.2;
+    c->optim.sh_increase_interval = 1000;
+    c->optim.random_init_points = 100000;
+    c->densify.from = 500;
+    c->densify.until = 15000;
+    c->densify.interval = 100;
+    c->densify.grad_threshold = 0.0002;
+    c->densify.percent_dense = 0.01;
+    c->densify.opacity_reset_interval = 3000;
+    c->densify.min_opacity = 0.005;
+    c->densify.max_screen_size = 20;
+    c->memory.flush_interval = 50;
+    c->eval.test_iterations[0] = 7000;
+    c->eval.test_iterations[1] = 30000;
+    c->eval.n_test_iterations = 2;
+    strcpy(c->output.dir, "output");
+    c->output.save_iterations[0] = 7000;
+    c->output.save_iterations[1] = 30000;
+    c->output.n_save_iterations = 2;
+    c->log.interval = 100;
+}
+
+bool cs_config_has_mark(const int *marks, int n, int iter)
+{
+    for (int i = 0; i < n; i++)
+        if (marks[i] == iter) return true;
+    return false;
+}
+
+/* ---- key lookup and suggestions ------------------------------------------------------ */
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    size_t row[128];
+    if (lb >= 127) return 1000;
+    for (size_t j = 0; j <= lb; j++) row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t prev = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t cur = row[j];
+            size_t sub = prev + (a[i - 1] != b[j - 1]);
+            size_t m = row[j] + 1 < row[j - 1] + 1 ? row[j] + 1 : row[j - 1] + 1;
+            row[j] = m < sub ? m : sub;
+            prev = cur;
+        }
+    }
+    return row[lb];
+}
+
+static const key_desc *find_key(const char *name)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (strcmp(KEYS[i].name, name) == 0) return &KEYS[i];
+    return NULL;
+}
+
+static int unknown_key(const char *src, const char *name)
+{
+    const char *best = NULL;
+    size_t bd = (size_t)-1;
+    for (size_t i = 0; i < NKEYS; i++) {
+        size_t d = edit_distance(name, KEYS[i].name);
+        /* a bare leaf name ("iterations") should still find its group */
+        const char *dot = strchr(KEYS[i].name, '.');
+        if (dot) {
+            size_t d2 = edit_distance(name, dot + 1) + 1;
+            if (d2 < d) d = d2;
+        }
+        if (d < bd) bd = d, best = KEYS[i].name;
+    }
+    if (best && bd <= 4)
+        return cs_fail("%s: unknown key '%s' (did you mean '%s'?)", src, name, best);
+    return cs_fail("%s: unknown key '%s'", src, name);
+}
+
+static int enum_index(const char *names, const char *s)
+{
+    int idx = 0;
+    const char *p = names;
+    size_t n = strlen(s);
+    while (*p) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncmp(p, s, n) == 0) return idx;
+        idx++;
+        if (!bar) break;
+        p = bar + 1;
+    }
+    return -1;
+}
+
+static void enum_name(const char *names, int idx, char *out, size_t n)
+{
+    const char *p = names;
+    for (int i = 0; i < idx && p; i++) {
+        p = strchr(p, '|');
+        if (p) p++;
+    }
+    if (!p) {
+        snprintf(out, n, "?");
+        return;
+    }
+    const char *bar = strchr(p, '|');
+    size_t len = bar ? (size_t)(bar - p) : strlen(p);
+    if (len >= n) len = n - 1;
+    memcpy(out, p, len);
+    out[len] = '\0';
+}
+
+/* ---- setting one key ----------------------------------------------------------------- */
+
+static int get_int(const key_desc *k, const char *src, json_t *v, int *out)
+{
+    double d;
+    if (json_is_integer(v))
+        d = (double)json_integer_value(v);
+    else if (json_is_real(v) && json_real_value(v) == floor(json_real_value(v)))
+        d = json_real_value(v);
+    else
+        return cs_fail("%s: key '%s' must be an integer in [%g, %g]", src, k->name, k->min, k->max);
+    if (d < k->min || d > k->max)
+        return cs_fail("%s: key '%s' = %g is out of range [%g, %g]", src, k->name, d, k->min, k->max);
+    *out = (int)d;
+    return 0;
+}
+
+static int set_key(cs_config *cfg, const key_desc *k, const char *src, json_t *v)
+{
+    char *base = (char *)cfg + k->off;
+    switch (k->type) {
+    case T_INT: {
+        int x;
+        if (get_int(k, src, v, &x)) return -1;
+        if (strcmp(k->name, "data.resolution") == 0 && !(x == -1 || x == 1 || x == 2 || x == 4 || x == 8 || x >= 16))
+            return cs_fail("%s: key 'data.resolution' = %d: allowed are 1, 2, 4, 8, a target width >= 16, or -1", src, x);
+        *(int *)base = x;
+        return 0;
+    }
+    case T_FLOAT: {
+        if (!json_is_number(v))
+            return cs_fail("%s: key '%s' must be a number in [%g, %g]", src, k->name, k->min, k->max);
+        double d = json_number_value(v);
+        if (!(d >= k->min && d <= k->max))
+            return cs_fail("%s: key '%s' = %g is out of range [%g, %g]", src, k->name, d, k->min, k->max);
+        *(double *)base = d;
+        return 0;
+    }
+    case T_BOOL:
+        if (!json_is_boolean(v)) return cs_fail("%s: key '%s' must be true or false", src, k->name);
+        *(bool *)base = json_is_true(v);
+        return 0;
+    case T_STRING: {
+        if (!json_is_string(v)) return cs_fail("%s: key '%s' must be a string", src, k->name);
+        const char *s = json_string_value(v);
+        if (strlen(s) >= k->size) return cs_fail("%s: key '%s' is too long (max %zu)", src, k->name, k->size - 1);
+        strcpy(base, s);
+        return 0;
+    }
+    case T_ENUM: {
+        int idx = json_is_string(v) ? enum_index(k->names, json_string_value(v)) : -1;
+        if (idx < 0) return cs_fail("%s: key '%s' must be one of %s", src, k->name, k->names);
+        *(int *)base = idx;
+        return 0;
+    }
+    case T_FLUSH: {
+        if (json_is_string(v)) {
+            int idx = enum_index(k->names, json_string_value(v));
+            if (idx < 0)
+                return cs_fail("%s: key '%s' must be a number of iterations or one of %s", src, k->name, k->names);
+            *(int *)base = FLUSH_VALUES[idx];
+            return 0;
+        }
+        int x;
+        if (get_int(k, src, v, &x))
+            return cs_fail("%s: key '%s' must be a number of iterations >= 1 or one of %s", src, k->name, k->names);
+        *(int *)base = x;
+        return 0;
+    }
+    case T_INTLIST: {
+        if (json_is_integer(v)) {
+            json_t *arr = json_array();
+            json_array_append(arr, v);
+            int r = set_key(cfg, k, src, arr);
+            json_decref(arr);
+            return r;
+        }
+        if (!json_is_array(v)) return cs_fail("%s: key '%s' must be an array of iterations", src, k->name);
+        size_t n = json_array_size(v);
+        if (n > CS_MAX_MARKS) return cs_fail("%s: key '%s' has more than %d entries", src, k->name, CS_MAX_MARKS);
+        int *arr = (int *)base;
+        for (size_t i = 0; i < n; i++) {
+            json_t *e = json_array_get(v, i);
+            if (!json_is_integer(e) || json_integer_value(e) < 0 || json_integer_value(e) > 100000000)
+                return cs_fail("%s: key '%s' entry %zu must be a non-negative iteration number", src, k->name, i);
+            arr[i] = (int)json_integer_value(e);
+        }
+        *(int *)((char *)cfg + k->count_off) = (int)n;
+        return 0;
+    }
+    }
+    return cs_fail("internal: bad key type");
+}
+
+static int apply_object(cs_config *cfg, json_t *obj, const char *prefix, const char *src)
+{
+    const char *key;
+    json_t *val;
+    json_object_foreach(obj, key, val)
+    {
+        char full[256];
+        snprintf(full, sizeof full, "%s%s%s", prefix, prefix[0] ? "." : "", key);
+        const key_desc *k = find_key(full); /* flat dotted keys work too */
+        if (k) {
+            if (set_key(cfg, k, src, val)) return -1;
+        } else if (json_is_object(val)) {
+            /* a group: accept only known group names */
+            size_t n = strlen(full);
+            int known = 0;
+            for (size_t i = 0; i < NKEYS; i++)
+                if (strncmp(KEYS[i].name, full, n) == 0 && KEYS[i].name[n] == '.') known = 1;
+            if (!known) return unknown_key(src, full);
+            if (apply_object(cfg, val, full, src)) return -1;
+        } else {
+            return unknown_key(src, full);
+        }
+    }
+    return 0;
+}
+
+int cs_config_load_string(cs_config *cfg, const char *text, const char *src)
+{
+    json_error_t err;
+    json_t *root = json_loads(text, 0, &err);
+    if (!root) return cs_fail("%s: line %d column %d: %s", src, err.line, err.column, err.text);
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return cs_fail("%s: the top level must be a JSON object", src);
+    }
+    int r = apply_object(cfg, root, "", src);
+    json_decref(root);
+    return r;
+}
+
+int cs_config_load_file(cs_config *cfg, const char *path)
+{
+    char *text = cs_read_file(path, NULL);
+    if (!text) return cs_fail_prefix("config");
+    int r = cs_config_load_string(cfg, text, path);
+    free(text);
+    return r;
+}
+
+int cs_config_set(cs_config *cfg, const char *assignment)
+{
+    const char *eq = strchr(assignment, '=');
+    if (!eq || eq == assignment) return cs_fail("--set %s: expected key.sub=value", assignment);
+    char name[256];
+    size_t n = (size_t)(eq - assignment);
+    if (n >= sizeof name) return cs_fail("--set: key too long");
+    memcpy(name, assignment, n);
+    name[n] = '\0';
+    const key_desc *k = find_key(name);
+    if (!k) return unknown_key("--set", name);
+    json_t *v = json_loads(eq + 1, JSON_DECODE_ANY, NULL);
+    if (!v) v = json_string(eq + 1);
+    int r = set_key(cfg, k, "--set", v);
+    json_decref(v);
+    return r;
+}
+
+/* ---- resolved dump ------------------------------------------------------------------- */
+
+char *cs_config_dump(const cs_config *cfg)
+{
+    json_t *root = json_object();
+    for (size_t i = 0; i < NKEYS; i++) {
+        const key_desc *k = &KEYS[i];
+        const char *base = (const char *)cfg + k->off;
+        char group[64];
+        const char *dot = strchr(k->name, '.');
+        size_t gl = (size_t)(dot - k->name);
+        memcpy(group, k->name, gl);
+        group[gl] = '\0';
+        json_t *g = json_object_get(root, group);
+        if (!g) {
+            g = json_object();
+            json_object_set_new(root, group, g);
+        }
+        json_t *v = NULL;
+        char buf[64];
+        switch (k->type) {
+        case T_INT: case T_FLUSH: v = json_integer(*(const int *)base); break;
+        case T_FLOAT: v = json_real(*(const double *)base); break;
+        case T_BOOL: v = json_boolean(*(const bool *)base); break;
+        case T_STRING: v = json_string(base); break;
+        case T_ENUM: enum_name(k->names, *(const int *)base, buf, sizeof buf); v = json_string(buf); break;
+        case T_INTLIST: {
+            v = json_array();
+            int cnt = *(const int *)((const char *)cfg + k->count_off);
+            for (int j = 0; j < cnt; j++) json_array_append_new(v, json_integer(((const int *)base)[j]));
+            break;
+        }
+        }
+        json_object_set_new(g, dot + 1, v);
+    }
+    char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    json_decref(root);
+    return s;
+}

@@ -1,0 +1,283 @@
+/* image: PNG/JPEG decode, PNG encode, area resampling, compositing. */
+#include "image.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stddef.h>
+#include <jpeglib.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+void cs_image_free(cs_image *img)
+{
+    free(img->px);
+    img->px = NULL;
+    img->width = img->height = img->channels = 0;
+}
+
+static int alloc_image(cs_image *img, int w, int h, int c)
+{
+    if (w <= 0 || h <= 0 || w > 65536 || h > 65536) return cs_fail("bad image size %dx%d", w, h);
+    img->px = malloc((size_t)w * h * c);
+    if (!img->px) return cs_fail("out of host memory for a %dx%d image", w, h);
+    img->width = w;
+    img->height = h;
+    img->channels = c;
+    return 0;
+}
+
+/* ---- PNG ------------------------------------------------------------------------------ */
+
+typedef struct {
+    jmp_buf jb;
+    char msg[256];
+} png_err_ctx;
+
+static void png_on_error(png_structp png, png_const_charp msg)
+{
+    png_err_ctx *ctx = png_get_error_ptr(png);
+    snprintf(ctx->msg, sizeof ctx->msg, "%s", msg);
+    longjmp(ctx->jb, 1);
+}
+
+static void png_on_warning(png_structp png, png_const_charp msg)
+{
+    (void)png;
+    (void)msg;
+}
+
+static int load_png(const char *path, FILE *f, cs_image *out, int header_only, int *pw, int *ph)
+{
+    png_err_ctx ctx = {0};
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &ctx, png_on_error, png_on_warning);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    png_bytep *volatile rows = NULL;
+    cs_image img = {0};
+    volatile int ok = 0;
+    if (!png || !info) {
+        cs_fail("%s: cannot initialise libpng", path);
+        goto done;
+    }
+    if (setjmp(ctx.jb)) {
+        cs_fail("%s: corrupt PNG: %s", path, ctx.msg);
+        goto done;
+    }
+    png_init_io(png, f);
+    png_read_info(png, info);
+    int w = (int)png_get_image_width(png, info), h = (int)png_get_image_height(png, info);
+    if (header_only) {
+        *pw = w;
+        *ph = h;
+        ok = 1;
+        goto done;
+    }
+    int ct = png_get_color_type(png, info);
+    if (png_get_bit_depth(png, info) == 16) png_set_scale_16(png);
+    if (ct == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+    if (ct == PNG_COLOR_TYPE_GRAY && png_get_bit_depth(png, info) < 8) png_set_expand_gray_1_2_4_to_8(png);
+    if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png);
+    if (ct == PNG_COLOR_TYPE_GRAY || ct == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
+    png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+    int c = png_get_channels(png, info);
+    if (c != 3 && c != 4) {
+        cs_fail("%s: unsupported PNG layout (%d channels)", path, c);
+        goto done;
+    }
+    if (alloc_image(&img, w, h, c)) {
+        cs_fail_prefix("%s", path);
+        goto done;
+    }
+    rows = malloc(sizeof(png_bytep) * h);
+    if (!rows) {
+        cs_fail("%s: out of host memory", path);
+        goto done;
+    }
+    for (int y = 0; y < h; y++) rows[y] = img.px + (size_t)y * w * c;
+    png_read_image(png, rows);
+    png_read_end(png, NULL);
+    ok = 1;
+done:
+    png_destroy_read_struct(png ? &png : NULL, info ? &info : NULL, NULL);
+    free(rows);
+    if (!ok || header_only) {
+        cs_image_free(&img);
+        return ok ? 0 : -1;
+    }
+    *out = img;
+    return 0;
+}
+
+int cs_image_save_png(const char *path, const cs_image *img)
+{
+    cs_atomic_file af;
+    if (cs_atomic_open(&af, path)) return -1;
+    png_err_ctx ctx = {0};
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &ctx, png_on_error, png_on_warning);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!png || !info) {
+        png_destroy_write_struct(png ? &png : NULL, info ? &info : NULL);
+        cs_atomic_abort(&af);
+        return cs_fail("%s: cannot initialise libpng", path);
+    }
+    if (setjmp(ctx.jb)) {
+        png_destroy_write_struct(&png, &info);
+        cs_atomic_abort(&af);
+        return cs_fail("%s: PNG write failed: %s", path, ctx.msg);
+    }
+    png_init_io(png, af.f);
+    png_set_IHDR(png, info, img->width, img->height, 8, img->channels == 4 ? PNG_COLOR_TYPE_RGBA : PNG_COLOR_TYPE_RGB,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_set_compression_level(png, 3);
+    png_write_info(png, info);
+    for (int y = 0; y < img->height; y++) png_write_row(png, img->px + (size_t)y * img->width * img->channels);
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    return cs_atomic_commit(&af);
+}
+
+/* ---- JPEG ----------------------------------------------------------------------------- */
+
+typedef struct {
+    struct jpeg_error_mgr mgr;
+    jmp_buf jb;
+    char msg[JMSG_LENGTH_MAX];
+} jpg_err_ctx;
+
+static void jpg_on_error(j_common_ptr cinfo)
+{
+    jpg_err_ctx *ctx = (jpg_err_ctx *)cinfo->err;
+    (*cinfo->err->format_message)(cinfo, ctx->msg);
+    longjmp(ctx->jb, 1);
+}
+
+static void jpg_on_message(j_common_ptr cinfo, int level)
+{
+    (void)cinfo;
+    (void)level;
+}
+
+static int load_jpeg(const char *path, FILE *f, cs_image *out, int header_only, int *pw, int *ph)
+{
+    struct jpeg_decompress_struct cinfo;
+    jpg_err_ctx ctx;
+    cs_image img = {0};
+    cinfo.err = jpeg_std_error(&ctx.mgr);
+    ctx.mgr.error_exit = jpg_on_error;
+    ctx.mgr.emit_message = jpg_on_message;
+    if (setjmp(ctx.jb)) {
+        jpeg_destroy_decompress(&cinfo);
+        free(img.px);
+        return cs_fail("%s: corrupt JPEG: %s", path, ctx.msg);
+    }
+    jpeg_create_decompress(&cinfo);
+    jpeg_stdio_src(&cinfo, f);
+    jpeg_read_header(&cinfo, TRUE);
+    if (header_only) {
+        *pw = (int)cinfo.image_width;
+        *ph = (int)cinfo.image_height;
+        jpeg_destroy_decompress(&cinfo);
+        return 0;
+    }
+    cinfo.out_color_space = JCS_RGB;
+    jpeg_start_decompress(&cinfo);
+    if (cinfo.output_components != 3) longjmp(ctx.jb, 1);
+    if (alloc_image(&img, (int)cinfo.output_width, (int)cinfo.output_height, 3)) {
+        jpeg_destroy_decompress(&cinfo);
+        return cs_fail_prefix("%s", path);
+    }
+    while (cinfo.output_scanline < cinfo.output_height) {
+        JSAMPROW row = img.px + (size_t)cinfo.output_scanline * img.width * 3;
+        jpeg_read_scanlines(&cinfo, &row, 1);
+    }
+    jpeg_finish_decompress(&cinfo);
+    jpeg_destroy_decompress(&cinfo);
+    *out = img;
+    return 0;
+}
+
+/* ---- dispatch ------------------------------------------------------------------------- */
+
+static int load_any(const char *path, cs_image *out, int header_only, int *w, int *h)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return cs_fail("cannot open image %s: %s", path, strerror(errno));
+    unsigned char sig[8] = {0};
+    size_t n = fread(sig, 1, 8, f);
+    rewind(f);
+    int r;
+    if (n == 8 && png_sig_cmp(sig, 0, 8) == 0)
+        r = load_png(path, f, out, header_only, w, h);
+    else if (n >= 3 && sig[0] == 0xFF && sig[1] == 0xD8 && sig[2] == 0xFF)
+        r = load_jpeg(path, f, out, header_only, w, h);
+    else
+        r = cs_fail("%s: not a PNG or JPEG file", path);
+    fclose(f);
+    return r;
+}
+
+int cs_image_load(const char *path, cs_image *out)
+{
+    memset(out, 0, sizeof *out);
+    return load_any(path, out, 0, NULL, NULL);
+}
+
+int cs_image_size(const char *path, int *w, int *h) { return load_any(path, NULL, 1, w, h); }
+
+int cs_image_composite(cs_image *img, const float bg[3])
+{
+    if (img->channels == 3) return 0;
+    size_t n = (size_t)img->width * img->height;
+    uint8_t *rgb = malloc(n * 3);
+    if (!rgb) return cs_fail("out of host memory compositing an image");
+    for (size_t i = 0; i < n; i++) {
+        float a = img->px[i * 4 + 3] / 255.0f;
+        for (int c = 0; c < 3; c++) {
+            float v = img->px[i * 4 + c] / 255.0f * a + bg[c] * (1.0f - a);
+            int q = (int)(v * 255.0f);
+            rgb[i * 3 + c] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
+        }
+    }
+    free(img->px);
+    img->px = rgb;
+    img->channels = 3;
+    return 0;
+}
+
+int cs_image_resize_area(const cs_image *in, int w, int h, cs_image *out)
+{
+    memset(out, 0, sizeof *out);
+    if (alloc_image(out, w, h, in->channels)) return -1;
+    int c = in->channels;
+    double sx = (double)in->width / w, sy = (double)in->height / h;
+    double acc[4];
+    for (int oy = 0; oy < h; oy++) {
+        double y0 = oy * sy, y1 = (oy + 1) * sy;
+        for (int ox = 0; ox < w; ox++) {
+            double x0 = ox * sx, x1 = (ox + 1) * sx;
+            double wsum = 0;
+            for (int k = 0; k < c; k++) acc[k] = 0;
+            for (int iy = (int)y0; iy < in->height && iy < y1; iy++) {
+                double wy = (iy + 1 < y1 ? iy + 1 : y1) - (iy > y0 ? iy : y0);
+                if (wy <= 0) continue;
+                for (int ix = (int)x0; ix < in->width && ix < x1; ix++) {
+                    double wx = (ix + 1 < x1 ? ix + 1 : x1) - (ix > x0 ? ix : x0);
+                    if (wx <= 0) continue;
+                    const uint8_t *p = in->px + ((size_t)iy * in->width + ix) * c;
+                    for (int k = 0; k < c; k++) acc[k] += wx * wy * p[k];
+                    wsum += wx * wy;
+                }
+            }
+            uint8_t *q = out->px + ((size_t)oy * w + ox) * c;
+            for (int k = 0; k < c; k++) {
+                double v = wsum > 0 ? acc[k] / wsum : 0;
+                q[k] = (uint8_t)(v + 0.5 > 255 ? 255 : v + 0.5);
+            }
+        }
+    }
+    return 0;
+}

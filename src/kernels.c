@@ -1,0 +1,43 @@
+/* kernels: builds the program for one configuration and creates every kernel. */
+#include "kernels.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+
+const char *const cs_stage_names[CS_STAGE_COUNT] = {"project", "bin+sort", "rasterize fwd", "loss+ssim",
+                                                    "rasterize bwd", "project bwd", "adam", "densify"};
+
+int cs_kernels_build(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
+{
+    memset(k, 0, sizeof *k);
+    k->opts = *o;
+    char opts[512];
+    snprintf(opts, sizeof opts, "-DSH_DEGREE=%d -DSH_HALF=%d -DANTIALIAS=%d -DFILTER_3D=%d -DDETERMINISTIC=%d -DTILE=16",
+             o->sh_degree, o->sh_half, o->antialias, o->filter_3d, o->deterministic);
+    if (cs_cl_build(cl, opts, &k->prog)) return -1;
+#define K(name) if (cs_cl_kernel(cl, k->prog, #name, &k->name)) return -1;
+    K(project_fwd) K(project_bwd) K(scan_block) K(scan_add) K(scan_total) K(radix_count) K(radix_scatter)
+    K(bin_emit_pairs) K(bin_tile_ranges) K(bin_reduce_pairs) K(rasterize_fwd) K(rasterize_bwd)
+    K(ssim_blur_h) K(ssim_fwd_v) K(ssim_bwd_h) K(ssim_bwd_v) K(reduce_partials) K(adam_geo) K(adam_sh)
+    K(densify_stats) K(densify_classify) K(densify_append) K(densify_prune_flags) K(gather_rows)
+    K(densify_reset_opacity) K(filter3d_depth) K(filter3d_finish)
+#undef K
+    return 0;
+}
+
+void cs_kernels_release(cs_kernels *k)
+{
+    cl_kernel *all[] = {&k->project_fwd, &k->project_bwd, &k->scan_block, &k->scan_add, &k->scan_total,
+                        &k->radix_count, &k->radix_scatter, &k->bin_emit_pairs, &k->bin_tile_ranges,
+                        &k->bin_reduce_pairs, &k->rasterize_fwd, &k->rasterize_bwd, &k->ssim_blur_h,
+                        &k->ssim_fwd_v, &k->ssim_bwd_h, &k->ssim_bwd_v, &k->reduce_partials, &k->adam_geo,
+                        &k->adam_sh, &k->densify_stats, &k->densify_classify, &k->densify_append,
+                        &k->densify_prune_flags, &k->gather_rows, &k->densify_reset_opacity,
+                        &k->filter3d_depth, &k->filter3d_finish};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (*all[i]) clReleaseKernel(*all[i]), *all[i] = NULL;
+    if (k->prog) clReleaseProgram(k->prog);
+    k->prog = NULL;
+}

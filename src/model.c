@@ -1,0 +1,225 @@
+/* model: device arrays of the Gaussians: create, download, grow, compact. */
+#include "model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+uint16_t cs_float_to_half(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    uint32_t e = (x >> 23) & 0xff, man = x & 0x7fffffu;
+    if (e == 0xff) return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0));
+    int ne = (int)e - 127 + 15;
+    if (ne >= 31) return (uint16_t)(sign | 0x7c00u);
+    if (ne <= 0) {
+        if (ne < -10) return (uint16_t)sign;
+        man |= 0x800000u;
+        int shift = 14 - ne;
+        uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (h & 1))) h++;
+        return (uint16_t)(sign | h);
+    }
+    uint32_t h = ((uint32_t)ne << 10) | (man >> 13), rem = man & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+}
+
+float cs_half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1f, man = h & 0x3ffu, x;
+    if (e == 0) {
+        if (!man) x = sign;
+        else {
+            e = 127 - 15 + 1;
+            while (!(man & 0x400u)) man <<= 1, e--;
+            x = sign | (e << 23) | ((man & 0x3ffu) << 13);
+        }
+    } else if (e == 31) {
+        x = sign | 0x7f800000u | (man << 13);
+    } else {
+        x = sign | ((e - 15 + 127) << 23) | (man << 13);
+    }
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+void cs_model_row_bytes(int deg, int sh_half, int has_filter, size_t out[4])
+{
+    size_t k3 = (size_t)CS_SH_COEFFS(deg) * 3;
+    out[0] = 11 * 4 + k3 * (sh_half ? 2 : 4) + (has_filter ? 4 : 0); /* params */
+    out[1] = (11 + k3) * 4;                                           /* grads */
+    out[2] = 2 * (11 + k3) * 4;                                       /* optimizer */
+    out[3] = 3 * 4;                                                   /* densify stats */
+}
+
+typedef struct {
+    cs_buf *buf;
+    size_t row_bytes;
+    cs_mem_cat cat;
+    const char *what;
+} array_desc;
+
+static int arrays(cs_model *m, array_desc *d)
+{
+    size_t k3 = (size_t)CS_SH_COEFFS(m->sh_degree) * 3;
+    int n = 0;
+    d[n++] = (array_desc){&m->geo, 44, CS_MEM_PARAMS, "Gaussian geometry"};
+    d[n++] = (array_desc){&m->sh, k3 * (m->sh_half ? 2 : 4), CS_MEM_PARAMS, "SH coefficients"};
+    if (m->has_filter) d[n++] = (array_desc){&m->filter3d, 4, CS_MEM_PARAMS, "3D filter"};
+    d[n++] = (array_desc){&m->v_geo, 44, CS_MEM_GRADS, "geometry gradients"};
+    d[n++] = (array_desc){&m->v_sh, k3 * 4, CS_MEM_GRADS, "SH gradients"};
+    d[n++] = (array_desc){&m->m_geo, 44, CS_MEM_OPTIMIZER, "Adam m (geometry)"};
+    d[n++] = (array_desc){&m->v2_geo, 44, CS_MEM_OPTIMIZER, "Adam v (geometry)"};
+    d[n++] = (array_desc){&m->m_sh, k3 * 4, CS_MEM_OPTIMIZER, "Adam m (SH)"};
+    d[n++] = (array_desc){&m->v2_sh, k3 * 4, CS_MEM_OPTIMIZER, "Adam v (SH)"};
+    d[n++] = (array_desc){&m->stats, 12, CS_MEM_DENSIFY, "densification statistics"};
+    return n;
+}
+
+int cs_model_create(cs_cl *cl, cs_model *m, const cs_splats *s, int deg, int sh_half, int has_filter, int capacity)
+{
+    memset(m, 0, sizeof *m);
+    if (s->sh_degree > deg)
+        return cs_fail("the model has SH degree %d but the configuration allocates %d (model.sh_degree)", s->sh_degree,
+                       deg);
+    m->sh_degree = deg;
+    m->sh_half = sh_half;
+    m->has_filter = has_filter;
+    m->capacity = capacity > s->n ? capacity : s->n;
+    if (m->capacity < 1) m->capacity = 1;
+    array_desc d[12];
+    int na = arrays(m, d);
+    for (int i = 0; i < na; i++)
+        if (cs_buf_alloc(cl, d[i].buf, d[i].cat, d[i].row_bytes * m->capacity, d[i].what)) {
+            cs_model_free(cl, m);
+            return -1;
+        }
+    m->n = s->n;
+    if (!s->n) return 0;
+    /* geometry rows */
+    float *geo = malloc((size_t)s->n * 44);
+    int K = CS_SH_COEFFS(deg), Ks = CS_SH_COEFFS(s->sh_degree);
+    size_t shsz = (size_t)s->n * K * 3 * (sh_half ? 2 : 4);
+    void *sh = calloc(1, shsz);
+    if (!geo || !sh) {
+        free(geo);
+        free(sh);
+        cs_model_free(cl, m);
+        return cs_fail("out of host memory uploading %d Gaussians", s->n);
+    }
+    for (int i = 0; i < s->n; i++) {
+        float *r = geo + (size_t)i * 11;
+        memcpy(r, s->means + i * 3, 12);
+        memcpy(r + 3, s->log_scales + i * 3, 12);
+        memcpy(r + 6, s->quats + i * 4, 16);
+        r[10] = s->logit_opacity[i];
+        for (int k = 0; k < Ks; k++)
+            for (int c = 0; c < 3; c++) {
+                float v = s->sh[((size_t)i * Ks + k) * 3 + c];
+                size_t o = ((size_t)i * K + k) * 3 + c;
+                if (sh_half) ((uint16_t *)sh)[o] = cs_float_to_half(v);
+                else ((float *)sh)[o] = v;
+            }
+    }
+    int r = cs_buf_write(cl, &m->geo, 0, (size_t)s->n * 44, geo) || cs_buf_write(cl, &m->sh, 0, shsz, sh);
+    if (!r && has_filter && s->filter_3d) r = cs_buf_write(cl, &m->filter3d, 0, (size_t)s->n * 4, s->filter_3d);
+    free(geo);
+    free(sh);
+    if (r) {
+        cs_model_free(cl, m);
+        return -1;
+    }
+    return 0;
+}
+
+void cs_model_free(cs_cl *cl, cs_model *m)
+{
+    array_desc d[12];
+    int na = arrays(m, d);
+    for (int i = 0; i < na; i++) cs_buf_free(cl, d[i].buf);
+    m->n = m->capacity = 0;
+}
+
+int cs_model_download(cs_cl *cl, const cs_model *m, cs_splats *out)
+{
+    if (cs_splats_alloc(out, m->n, m->sh_degree, m->has_filter)) return -1;
+    if (!m->n) return 0;
+    int K = CS_SH_COEFFS(m->sh_degree);
+    size_t shsz = (size_t)m->n * K * 3 * (m->sh_half ? 2 : 4);
+    float *geo = malloc((size_t)m->n * 44);
+    void *sh = malloc(shsz);
+    int r = -1;
+    if (!geo || !sh) {
+        cs_fail("out of host memory downloading %d Gaussians", m->n);
+        goto done;
+    }
+    if (cs_buf_read(cl, &m->geo, 0, (size_t)m->n * 44, geo) || cs_buf_read(cl, &m->sh, 0, shsz, sh)) goto done;
+    if (m->has_filter && cs_buf_read(cl, &m->filter3d, 0, (size_t)m->n * 4, out->filter_3d)) goto done;
+    for (int i = 0; i < m->n; i++) {
+        const float *g = geo + (size_t)i * 11;
+        memcpy(out->means + i * 3, g, 12);
+        memcpy(out->log_scales + i * 3, g + 3, 12);
+        memcpy(out->quats + i * 4, g + 6, 16);
+        out->logit_opacity[i] = g[10];
+    }
+    size_t nsh = (size_t)m->n * K * 3;
+    for (size_t j = 0; j < nsh; j++) out->sh[j] = m->sh_half ? cs_half_to_float(((uint16_t *)sh)[j]) : ((float *)sh)[j];
+    r = 0;
+done:
+    free(geo);
+    free(sh);
+    if (r) cs_splats_free(out);
+    return r;
+}
+
+static int set_capacity(cs_cl *cl, cs_model *m, int cap)
+{
+    array_desc d[12];
+    int na = arrays(m, d);
+    for (int i = 0; i < na; i++)
+        if (cs_buf_resize(cl, d[i].buf, d[i].row_bytes * (size_t)cap, 1, d[i].what)) return -1;
+    m->capacity = cap;
+    return 0;
+}
+
+int cs_model_reserve(cs_cl *cl, cs_model *m, int rows)
+{
+    if (rows <= m->capacity) return 0;
+    long cap = (long)m->capacity * 3 / 2;
+    if (cap < rows) cap = rows;
+    if (cap > 2000000000L) cap = 2000000000L;
+    return set_capacity(cl, m, (int)cap);
+}
+
+int cs_model_compact(cs_cl *cl, const cs_kernels *k, cs_model *m, cs_buf *keep, cs_buf *offsets, int new_n,
+                     cs_buf *scratch)
+{
+    array_desc d[12];
+    int na = arrays(m, d);
+    size_t maxrow = 0;
+    for (int i = 0; i < na; i++)
+        if (d[i].row_bytes > maxrow) maxrow = d[i].row_bytes;
+    if (new_n > 0 && cs_buf_reserve(cl, scratch, maxrow * (size_t)new_n, 0, "compaction scratch")) return -1;
+    int n = m->n;
+    for (int i = 0; i < na && new_n > 0; i++) {
+        int row_u16 = (int)(d[i].row_bytes / 2);
+        size_t g = (size_t)n * row_u16, l = 256;
+        if (cs_cl_run(cl, k->gather_rows, CS_STAGE_DENSIFY, 1, &g, &l, 6, CS_ARG(n), CS_ARG(d[i].buf->mem),
+                      CS_ARG(scratch->mem), CS_ARG(keep->mem), CS_ARG(offsets->mem), CS_ARG(row_u16)))
+            return -1;
+        CS_CHECK(clEnqueueCopyBuffer(cl->queue, scratch->mem, d[i].buf->mem, 0, 0, d[i].row_bytes * (size_t)new_n, 0,
+                                     NULL, NULL));
+    }
+    m->n = new_n;
+    /* shrink in place when the arrays are far larger than needed */
+    if (m->capacity > 1024 && new_n < m->capacity / 2) {
+        if (set_capacity(cl, m, new_n * 3 / 2 > 1024 ? new_n * 3 / 2 : 1024)) return -1;
+    }
+    return 0;
+}

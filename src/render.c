@@ -1,0 +1,165 @@
+/* render: forward (project -> bin -> sort -> rasterize) and backward (rasterize bwd ->
+ * [pair reduce] -> project bwd) launchers. */
+#include "render.h"
+
+#include <string.h>
+
+#include "util.h"
+
+void cs_view_from_camera(const cs_camera *c, cs_view *v)
+{
+    memset(v, 0, sizeof *v);
+    for (int i = 0; i < 9; i++) v->cam.s[i] = (float)c->R[i];
+    for (int i = 0; i < 3; i++) v->cam.s[9 + i] = (float)c->t[i];
+    double o[3];
+    cs_camera_center(c, o);
+    for (int i = 0; i < 3; i++) v->cam.s[12 + i] = (float)o[i];
+    v->intr.s[0] = (float)c->fx;
+    v->intr.s[1] = (float)c->fy;
+    v->intr.s[2] = (float)c->cx;
+    v->intr.s[3] = (float)c->cy;
+    v->width = c->width;
+    v->height = c->height;
+}
+
+void cs_renderer_init(cs_renderer *r, cs_cl *cl, const cs_kernels *k, float kernel_size)
+{
+    memset(r, 0, sizeof *r);
+    r->cl = cl;
+    r->k = k;
+    r->kernel_size = kernel_size;
+}
+
+/* every pool buffer, for trim and size queries */
+#define POOL_LIST(r) \
+    { &(r)->xy, &(r)->conic_opacity, &(r)->rgb, &(r)->depth, &(r)->radii, &(r)->touched, &(r)->offsets, \
+      &(r)->clamped, &(r)->v_2d, &(r)->keys, &(r)->pair_ids, &(r)->pair_gid, &(r)->v_pair, &(r)->ranges, \
+      &(r)->img, &(r)->final_T, &(r)->n_contrib, &(r)->v_img, &(r)->total, &(r)->sort.tmp, &(r)->sort.hist, \
+      &(r)->sort.keys_alt, &(r)->sort.vals_alt }
+
+void cs_renderer_trim(cs_renderer *r)
+{
+    cs_buf *all[] = POOL_LIST(r);
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) cs_buf_free(r->cl, all[i]);
+}
+
+size_t cs_renderer_pool_bytes(const cs_renderer *rc)
+{
+    cs_renderer *r = (cs_renderer *)rc;
+    cs_buf *all[] = POOL_LIST(r);
+    size_t s = 0;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) s += all[i]->bytes;
+    return s;
+}
+
+void cs_renderer_free(cs_renderer *r) { cs_renderer_trim(r); }
+
+static int reserve(cs_renderer *r, cs_buf *b, size_t bytes, const char *what)
+{
+    if (b->mem && b->bytes >= bytes) return 0;
+    if (b->mem) cs_buf_free(r->cl, b);
+    return cs_buf_alloc(r->cl, b, CS_MEM_SCRATCH, bytes, what);
+}
+
+static int bits_for(unsigned v)
+{
+    int b = 0;
+    while ((1u << b) < v && b < 32) b++;
+    return b;
+}
+
+int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree, const float bg[3])
+{
+    cs_cl *cl = r->cl;
+    const cs_kernels *k = r->k;
+    int n = m->n, W = v->width, H = v->height;
+    size_t N = (size_t)(m->capacity > 0 ? m->capacity : 1);
+    r->tiles_x = (W + 15) / 16;
+    r->tiles_y = (H + 15) / 16;
+    if (reserve(r, &r->xy, N * 8, "projected means") || reserve(r, &r->conic_opacity, N * 16, "conics") ||
+        reserve(r, &r->rgb, N * 12, "colours") || reserve(r, &r->depth, N * 4, "depths") ||
+        reserve(r, &r->radii, N * 4, "radii") || reserve(r, &r->touched, N * 4, "tiles touched") ||
+        reserve(r, &r->offsets, N * 4, "pair offsets") || reserve(r, &r->clamped, N * 4, "colour clamp mask") ||
+        reserve(r, &r->total, 16, "pair count") ||
+        reserve(r, &r->ranges, (size_t)r->tiles_x * r->tiles_y * 8, "tile ranges") ||
+        reserve(r, &r->img, (size_t)3 * W * H * 4, "rendered image") ||
+        reserve(r, &r->final_T, (size_t)W * H * 4, "final transmittance") ||
+        reserve(r, &r->n_contrib, (size_t)W * H * 4, "last contributor"))
+        return -1;
+    size_t l = 256, g = (size_t)n;
+    cl_mem filt = m->has_filter ? m->filter3d.mem : m->geo.mem;
+    if (cs_cl_run(cl, k->project_fwd, CS_STAGE_PROJECT, 1, &g, &l, 19, CS_ARG(n), CS_ARG(m->geo.mem),
+                  CS_ARG(m->sh.mem), CS_ARG(filt), CS_ARG(v->cam), CS_ARG(v->intr), CS_ARG(W), CS_ARG(H),
+                  CS_ARG(r->tiles_x), CS_ARG(r->tiles_y), CS_ARG(active_degree), CS_ARG(r->kernel_size),
+                  CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->rgb.mem), CS_ARG(r->depth.mem),
+                  CS_ARG(r->radii.mem), CS_ARG(r->touched.mem), CS_ARG(r->clamped.mem)))
+        return -1;
+    /* pair offsets = exclusive scan of tiles touched; one small read of the total */
+    unsigned un = (unsigned)n, total = 0;
+    if (n > 0) {
+        CS_CHECK(clEnqueueCopyBuffer(cl->queue, r->touched.mem, r->offsets.mem, 0, 0, (size_t)n * 4, 0, NULL, NULL));
+        if (cs_scan(cl, k, &r->sort, &r->offsets, un, CS_STAGE_SORT)) return -1;
+        size_t one = 1;
+        if (cs_cl_run(cl, k->scan_total, CS_STAGE_SORT, 1, &one, NULL, 4, CS_ARG(r->offsets.mem),
+                      CS_ARG(r->touched.mem), CS_ARG(un), CS_ARG(r->total.mem)) ||
+            cs_buf_read(cl, &r->total, 0, 4, &total))
+            return -1;
+    }
+    r->n_pairs = total;
+    size_t M = total > 0 ? total : 1;
+    if (reserve(r, &r->keys, M * 8, "sort keys") || reserve(r, &r->pair_ids, M * 4, "pair ids") ||
+        reserve(r, &r->pair_gid, M * 4, "pair Gaussians"))
+        return -1;
+    cl_uint zero = 0;
+    if (cs_buf_fill(cl, &r->ranges, 0, (size_t)r->tiles_x * r->tiles_y * 8, &zero, 4)) return -1;
+    if (total > 0) {
+        if (cs_cl_run(cl, k->bin_emit_pairs, CS_STAGE_SORT, 1, &g, &l, 10, CS_ARG(n), CS_ARG(r->xy.mem),
+                      CS_ARG(r->radii.mem), CS_ARG(r->depth.mem), CS_ARG(r->offsets.mem), CS_ARG(r->tiles_x),
+                      CS_ARG(r->tiles_y), CS_ARG(r->keys.mem), CS_ARG(r->pair_ids.mem), CS_ARG(r->pair_gid.mem)))
+            return -1;
+        int bits = 32 + bits_for((unsigned)(r->tiles_x * r->tiles_y));
+        if (cs_radix_sort(cl, k, &r->sort, &r->keys, &r->pair_ids, total, bits, CS_STAGE_SORT)) return -1;
+        size_t gm = total;
+        if (cs_cl_run(cl, k->bin_tile_ranges, CS_STAGE_SORT, 1, &gm, &l, 3, CS_ARG(total), CS_ARG(r->keys.mem),
+                      CS_ARG(r->ranges.mem)))
+            return -1;
+    }
+    size_t gt[2] = {(size_t)r->tiles_x * 16, (size_t)r->tiles_y * 16}, lt[2] = {16, 16};
+    cl_float4 bgv = {{bg[0], bg[1], bg[2], 0.f}};
+    return cs_cl_run(cl, k->rasterize_fwd, CS_STAGE_RASTER_FWD, 2, gt, lt, 13, CS_ARG(r->ranges.mem),
+                     CS_ARG(r->pair_ids.mem), CS_ARG(r->pair_gid.mem), CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem),
+                     CS_ARG(r->rgb.mem), CS_ARG(W), CS_ARG(H), CS_ARG(r->tiles_x), CS_ARG(bgv), CS_ARG(r->img.mem),
+                     CS_ARG(r->final_T.mem), CS_ARG(r->n_contrib.mem));
+}
+
+int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active_degree, const float bg[3])
+{
+    cs_cl *cl = r->cl;
+    const cs_kernels *k = r->k;
+    int n = m->n, W = v->width, H = v->height;
+    size_t N = (size_t)(m->capacity > 0 ? m->capacity : 1);
+    if (reserve(r, &r->v_2d, N * 9 * 4, "2D gradients")) return -1;
+    int det = k->opts.deterministic;
+    if (det && reserve(r, &r->v_pair, (size_t)(r->n_pairs ? r->n_pairs : 1) * 9 * 4, "per-pair gradients")) return -1;
+    if (!det) {
+        float zero = 0.f;
+        if (n > 0 && cs_buf_fill(cl, &r->v_2d, 0, (size_t)n * 9 * 4, &zero, 4)) return -1;
+    }
+    size_t gt[2] = {(size_t)r->tiles_x * 16, (size_t)r->tiles_y * 16}, lt[2] = {16, 16};
+    cl_float4 bgv = {{bg[0], bg[1], bg[2], 0.f}};
+    cl_mem out = det ? r->v_pair.mem : r->v_2d.mem;
+    if (cs_cl_run(cl, k->rasterize_bwd, CS_STAGE_RASTER_BWD, 2, gt, lt, 14, CS_ARG(r->ranges.mem),
+                  CS_ARG(r->pair_ids.mem), CS_ARG(r->pair_gid.mem), CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem),
+                  CS_ARG(r->rgb.mem), CS_ARG(W), CS_ARG(H), CS_ARG(r->tiles_x), CS_ARG(bgv), CS_ARG(r->final_T.mem),
+                  CS_ARG(r->n_contrib.mem), CS_ARG(r->v_img.mem), CS_ARG(out)))
+        return -1;
+    size_t l = 256, g = (size_t)n;
+    if (det && cs_cl_run(cl, k->bin_reduce_pairs, CS_STAGE_RASTER_BWD, 1, &g, &l, 5, CS_ARG(n),
+                         CS_ARG(r->offsets.mem), CS_ARG(r->touched.mem), CS_ARG(r->v_pair.mem), CS_ARG(r->v_2d.mem)))
+        return -1;
+    cl_mem filt = m->has_filter ? m->filter3d.mem : m->geo.mem;
+    return cs_cl_run(cl, k->project_bwd, CS_STAGE_PROJECT_BWD, 1, &g, &l, 15, CS_ARG(n), CS_ARG(m->geo.mem),
+                     CS_ARG(m->sh.mem), CS_ARG(filt), CS_ARG(v->cam), CS_ARG(v->intr), CS_ARG(W), CS_ARG(H),
+                     CS_ARG(active_degree), CS_ARG(r->kernel_size), CS_ARG(r->radii.mem), CS_ARG(r->clamped.mem),
+                     CS_ARG(r->v_2d.mem), CS_ARG(m->v_geo.mem), CS_ARG(m->v_sh.mem));
+}

@@ -1,0 +1,184 @@
+/* scene_blender: NeRF-synthetic transforms_{train,test}.json and nerfstudio transforms.json. */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scene.h"
+#include "util.h"
+
+static int read_matrix(json_t *frame, const char *path, size_t idx, double m[16])
+{
+    json_t *tm = json_object_get(frame, "transform_matrix");
+    if (!json_is_array(tm) || json_array_size(tm) < 3)
+        return cs_fail("%s: frame %zu: transform_matrix must be a 4x4 array", path, idx);
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 4; c++) {
+            json_t *row = json_array_get(tm, r);
+            json_t *v = row ? json_array_get(row, c) : NULL;
+            if (r == 3 && !row) {
+                m[12 + c] = c == 3;
+                continue;
+            }
+            if (!json_is_number(v)) return cs_fail("%s: frame %zu: transform_matrix[%d][%d] is not a number", path, idx, r, c);
+            m[r * 4 + c] = json_number_value(v);
+        }
+    return 0;
+}
+
+static int grow(cs_scene *s, int *cap)
+{
+    if (s->n_cams < *cap) return 0;
+    *cap = *cap ? *cap * 2 : 128;
+    cs_camera *nc = realloc(s->cams, sizeof *nc * *cap);
+    if (!nc) return cs_fail("out of host memory");
+    s->cams = nc;
+    return 0;
+}
+
+/* Resolves a frame's file path; Blender omits the extension. */
+static int resolve_image(const char *root, const char *rel, char *out, size_t n)
+{
+    if (cs_path_join(out, n, root, rel)) return -1;
+    if (cs_file_exists(out)) return 0;
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.png", out);
+    if (cs_file_exists(tmp) && strlen(tmp) < n) {
+        strcpy(out, tmp);
+        return 0;
+    }
+    return cs_fail("%s: image file does not exist (also tried .png)", out);
+}
+
+static int load_split(const cs_config *cfg, cs_scene *s, int *cap, const char *file, int is_test)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", cfg->data.path, file);
+    json_error_t err;
+    json_t *root = json_load_file(path, 0, &err);
+    if (!root) return cs_fail("%s: line %d: %s", path, err.line, err.text);
+    int ret = -1;
+    json_t *fov = json_object_get(root, "camera_angle_x");
+    json_t *frames = json_object_get(root, "frames");
+    if (!json_is_number(fov)) {
+        cs_fail("%s: missing number 'camera_angle_x'", path);
+        goto done;
+    }
+    if (!json_is_array(frames)) {
+        cs_fail("%s: missing array 'frames'", path);
+        goto done;
+    }
+    double fovx = json_number_value(fov);
+    size_t i;
+    json_t *fr;
+    json_array_foreach(frames, i, fr)
+    {
+        json_t *fp = json_object_get(fr, "file_path");
+        if (!json_is_string(fp)) {
+            cs_fail("%s: frame %zu: missing 'file_path'", path, i);
+            goto done;
+        }
+        if (grow(s, cap)) goto done;
+        cs_camera *c = &s->cams[s->n_cams];
+        memset(c, 0, sizeof *c);
+        if (resolve_image(cfg->data.path, json_string_value(fp), c->path, sizeof c->path)) goto done;
+        const char *base = strrchr(c->path, '/');
+        snprintf(c->name, sizeof c->name, "%s", base ? base + 1 : c->path);
+        double m[16];
+        if (read_matrix(fr, path, i, m)) goto done;
+        cs_camera_from_gl_c2w(c, m);
+        if (cs_image_size(c->path, &c->file_width, &c->file_height)) goto done;
+        /* graphdeco: fy from fovy = focal2fov(fov2focal(fovx, W), H), i.e. fy = fx */
+        c->fx = c->fy = c->file_width / (2.0 * tan(fovx / 2.0));
+        c->cx = c->file_width / 2.0;
+        c->cy = c->file_height / 2.0;
+        if (cs_camera_apply_resolution(c, cfg->data.resolution)) goto done;
+        c->is_test = is_test;
+        s->n_cams++;
+    }
+    ret = 0;
+done:
+    json_decref(root);
+    return ret;
+}
+
+int cs_scene_load_blender(const cs_config *cfg, cs_scene *s)
+{
+    s->kind = CS_SCENE_BLENDER;
+    int cap = 0;
+    if (load_split(cfg, s, &cap, "transforms_train.json", 0)) return -1;
+    char p[4200];
+    snprintf(p, sizeof p, "%s/transforms_test.json", cfg->data.path);
+    /* graphdeco: without eval the test views are trained on too */
+    if (cs_file_exists(p) && load_split(cfg, s, &cap, "transforms_test.json", cfg->data.eval ? 1 : 0)) return -1;
+    return 0;
+}
+
+static double num_or(json_t *o, json_t *fallback, const char *key, double def, int *found)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_number(v) && fallback) v = json_object_get(fallback, key);
+    if (json_is_number(v)) {
+        if (found) *found = 1;
+        return json_number_value(v);
+    }
+    if (found) *found = 0;
+    return def;
+}
+
+int cs_scene_load_nerfstudio(const cs_config *cfg, cs_scene *s)
+{
+    s->kind = CS_SCENE_NERFSTUDIO;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/transforms.json", cfg->data.path);
+    json_error_t err;
+    json_t *root = json_load_file(path, 0, &err);
+    if (!root) return cs_fail("%s: line %d: %s", path, err.line, err.text);
+    int ret = -1, cap = 0;
+    json_t *frames = json_object_get(root, "frames");
+    if (!json_is_array(frames)) {
+        cs_fail("%s: missing array 'frames'", path);
+        goto done;
+    }
+    size_t i;
+    json_t *fr;
+    json_array_foreach(frames, i, fr)
+    {
+        json_t *fp = json_object_get(fr, "file_path");
+        if (!json_is_string(fp)) {
+            cs_fail("%s: frame %zu: missing 'file_path'", path, i);
+            goto done;
+        }
+        if (grow(s, &cap)) goto done;
+        cs_camera *c = &s->cams[s->n_cams];
+        memset(c, 0, sizeof *c);
+        if (resolve_image(cfg->data.path, json_string_value(fp), c->path, sizeof c->path)) goto done;
+        const char *base = strrchr(c->path, '/');
+        snprintf(c->name, sizeof c->name, "%s", base ? base + 1 : c->path);
+        double m[16];
+        if (read_matrix(fr, path, i, m)) goto done;
+        cs_camera_from_gl_c2w(c, m);
+        if (cs_image_size(c->path, &c->file_width, &c->file_height)) goto done;
+        int ffx, ffy, fw, fh;
+        c->fx = num_or(fr, root, "fl_x", 0, &ffx);
+        c->fy = num_or(fr, root, "fl_y", c->fx, &ffy);
+        c->cx = num_or(fr, root, "cx", c->file_width / 2.0, NULL);
+        c->cy = num_or(fr, root, "cy", c->file_height / 2.0, NULL);
+        int w = (int)num_or(fr, root, "w", c->file_width, &fw), h = (int)num_or(fr, root, "h", c->file_height, &fh);
+        if (!ffx || c->fx <= 0) {
+            cs_fail("%s: frame %zu: missing positive 'fl_x'", path, i);
+            goto done;
+        }
+        if ((fw && w != c->file_width) || (fh && h != c->file_height)) {
+            cs_fail("%s: image is %dx%d but %s says %dx%d", c->path, c->file_width, c->file_height, path, w, h);
+            goto done;
+        }
+        if (cs_camera_apply_resolution(c, cfg->data.resolution)) goto done;
+        s->n_cams++;
+    }
+    cs_scene_split_every8(s, cfg->data.eval);
+    ret = 0;
+done:
+    json_decref(root);
+    return ret;
+}

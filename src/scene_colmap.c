@@ -1,0 +1,407 @@
+/* scene_colmap: COLMAP sparse/0 reader (cameras, images, points3D; .bin or .txt).
+ * Only undistorted pinhole models are accepted. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scene.h"
+#include "util.h"
+
+typedef struct {
+    int id;
+    int width, height;
+    double fx, fy, cx, cy;
+} colmap_cam;
+
+/* ---- a bounds-checked reader over a whole file ---------------------------------------- */
+typedef struct {
+    const unsigned char *p, *end;
+    const char *path;
+    int bad;
+} breader;
+
+static int br_get(breader *r, void *dst, size_t n)
+{
+    if (r->bad || (size_t)(r->end - r->p) < n) {
+        if (!r->bad) cs_fail("%s: truncated file (needed %zu more bytes, %zu left)", r->path, n, (size_t)(r->end - r->p));
+        r->bad = 1;
+        memset(dst, 0, n);
+        return -1;
+    }
+    memcpy(dst, r->p, n);
+    r->p += n;
+    return 0;
+}
+static uint64_t br_u64(breader *r) { uint64_t v; br_get(r, &v, 8); return v; }
+static int32_t br_i32(breader *r) { int32_t v; br_get(r, &v, 4); return v; }
+static double br_f64(breader *r) { double v; br_get(r, &v, 8); return v; }
+
+static const struct { const char *name; int nparams; } MODELS[] = {
+    {"SIMPLE_PINHOLE", 3}, {"PINHOLE", 4}, {"SIMPLE_RADIAL", 4}, {"RADIAL", 5}, {"OPENCV", 8},
+    {"OPENCV_FISHEYE", 8}, {"FULL_OPENCV", 12}, {"FOV", 5}, {"SIMPLE_RADIAL_FISHEYE", 4},
+    {"RADIAL_FISHEYE", 5}, {"THIN_PRISM_FISHEYE", 12},
+};
+#define NMODELS (int)(sizeof MODELS / sizeof MODELS[0])
+
+static int set_intrinsics(colmap_cam *c, int model, const double *p, const char *path)
+{
+    if (model == 0) {
+        c->fx = c->fy = p[0];
+        c->cx = p[1];
+        c->cy = p[2];
+    } else if (model == 1) {
+        c->fx = p[0];
+        c->fy = p[1];
+        c->cx = p[2];
+        c->cy = p[3];
+    } else {
+        return cs_fail("%s: camera %d uses the %s model; only PINHOLE and SIMPLE_PINHOLE are supported. "
+                       "Undistort the images first (colmap image_undistorter)",
+                       path, c->id, model >= 0 && model < NMODELS ? MODELS[model].name : "unknown");
+    }
+    return 0;
+}
+
+static int read_cameras_bin(const char *path, colmap_cam **out, int *n)
+{
+    size_t len;
+    unsigned char *d = (unsigned char *)cs_read_file(path, &len);
+    if (!d) return -1;
+    breader r = {d, d + len, path, 0};
+    uint64_t cnt = br_u64(&r);
+    if (cnt > 1000000) {
+        free(d);
+        return cs_fail("%s: implausible camera count %llu", path, (unsigned long long)cnt);
+    }
+    colmap_cam *cams = calloc(cnt ? cnt : 1, sizeof *cams);
+    for (uint64_t i = 0; i < cnt && !r.bad; i++) {
+        cams[i].id = br_i32(&r);
+        int model = br_i32(&r);
+        cams[i].width = (int)br_u64(&r);
+        cams[i].height = (int)br_u64(&r);
+        if (r.bad) break;
+        if (model < 0 || model >= NMODELS) {
+            free(d);
+            free(cams);
+            return cs_fail("%s: camera %d has unknown model id %d", path, cams[i].id, model);
+        }
+        double p[12];
+        for (int k = 0; k < MODELS[model].nparams; k++) p[k] = br_f64(&r);
+        if (r.bad) break;
+        if (set_intrinsics(&cams[i], model, p, path)) {
+            free(d);
+            free(cams);
+            return -1;
+        }
+    }
+    free(d);
+    if (r.bad) {
+        free(cams);
+        return -1;
+    }
+    *out = cams;
+    *n = (int)cnt;
+    return 0;
+}
+
+/* Returns the next line that is not a comment (may be empty), or NULL at the end. */
+static char *next_line(char **cur, int *line_no)
+{
+    while (**cur) {
+        char *s = *cur;
+        char *nl = strchr(s, '\n');
+        if (nl) {
+            *nl = '\0';
+            *cur = nl + 1;
+        } else {
+            *cur = s + strlen(s);
+        }
+        (*line_no)++;
+        while (isspace((unsigned char)*s)) s++;
+        if (*s == '#') continue;
+        return s; /* may be empty: images.txt uses empty POINTS2D lines */
+    }
+    return NULL;
+}
+
+static int read_cameras_txt(const char *path, colmap_cam **out, int *n)
+{
+    char *text = cs_read_file(path, NULL);
+    if (!text) return -1;
+    int cap = 16, cnt = 0, ln = 0;
+    colmap_cam *cams = malloc(sizeof *cams * cap);
+    char *cur = text, *line;
+    while ((line = next_line(&cur, &ln))) {
+        if (!*line) continue;
+        char model[64];
+        colmap_cam c = {0};
+        int used = 0;
+        if (sscanf(line, "%d %63s %d %d%n", &c.id, model, &c.width, &c.height, &used) != 4) {
+            free(text);
+            free(cams);
+            return cs_fail("%s: line %d: expected CAMERA_ID MODEL WIDTH HEIGHT PARAMS...", path, ln);
+        }
+        int m = -1;
+        for (int k = 0; k < NMODELS; k++)
+            if (strcmp(MODELS[k].name, model) == 0) m = k;
+        double p[12] = {0};
+        char *s = line + used;
+        for (int k = 0; m >= 0 && k < MODELS[m].nparams; k++) {
+            char *e;
+            p[k] = strtod(s, &e);
+            if (e == s) {
+                free(text);
+                free(cams);
+                return cs_fail("%s: line %d: camera %d needs %d parameters", path, ln, c.id, MODELS[m].nparams);
+            }
+            s = e;
+        }
+        if (m < 0 || set_intrinsics(&c, m, p, path)) {
+            if (m < 0) cs_fail("%s: line %d: unknown camera model '%s'", path, ln, model);
+            free(text);
+            free(cams);
+            return -1;
+        }
+        if (cnt == cap) cams = realloc(cams, sizeof *cams * (cap *= 2));
+        cams[cnt++] = c;
+    }
+    free(text);
+    *out = cams;
+    *n = cnt;
+    return 0;
+}
+
+static const colmap_cam *find_cam(const colmap_cam *cams, int n, int id)
+{
+    for (int i = 0; i < n; i++)
+        if (cams[i].id == id) return &cams[i];
+    return NULL;
+}
+
+static int add_image(cs_scene *s, int *cap, const char *path, const colmap_cam *cams, int ncams, int cam_id,
+                     const double q[4], const double t[3], const char *name)
+{
+    const colmap_cam *cc = find_cam(cams, ncams, cam_id);
+    if (!cc) return cs_fail("%s: image '%s' refers to camera %d, which does not exist", path, name, cam_id);
+    if (s->n_cams == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        cs_camera *nc = realloc(s->cams, sizeof *nc * *cap);
+        if (!nc) return cs_fail("out of host memory");
+        s->cams = nc;
+    }
+    cs_camera *c = &s->cams[s->n_cams++];
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "%s", name);
+    cs_quat_to_rot(q, c->R);
+    memcpy(c->t, t, sizeof c->t);
+    c->file_width = cc->width;
+    c->file_height = cc->height;
+    c->fx = cc->fx;
+    c->fy = cc->fy;
+    c->cx = cc->cx;
+    c->cy = cc->cy;
+    return 0;
+}
+
+static int read_images_bin(const char *path, cs_scene *s, const colmap_cam *cams, int ncams)
+{
+    size_t len;
+    unsigned char *d = (unsigned char *)cs_read_file(path, &len);
+    if (!d) return -1;
+    breader r = {d, d + len, path, 0};
+    uint64_t cnt = br_u64(&r);
+    int cap = 0;
+    for (uint64_t i = 0; i < cnt && !r.bad; i++) {
+        br_i32(&r); /* image id */
+        double q[4], t[3];
+        for (int k = 0; k < 4; k++) q[k] = br_f64(&r);
+        for (int k = 0; k < 3; k++) t[k] = br_f64(&r);
+        int cam_id = br_i32(&r);
+        char name[256];
+        size_t nl = 0;
+        for (;;) {
+            char ch;
+            if (br_get(&r, &ch, 1)) break;
+            if (ch == '\0') break;
+            if (nl + 1 < sizeof name) name[nl++] = ch;
+        }
+        name[nl] = '\0';
+        uint64_t np = br_u64(&r);
+        if (r.bad) break;
+        if (np > (uint64_t)(r.end - r.p) / 24) {
+            cs_fail("%s: truncated file (image '%s' claims %llu 2D points)", path, name, (unsigned long long)np);
+            r.bad = 1;
+            break;
+        }
+        r.p += np * 24;
+        if (add_image(s, &cap, path, cams, ncams, cam_id, q, t, name)) {
+            free(d);
+            return -1;
+        }
+    }
+    free(d);
+    return r.bad ? -1 : 0;
+}
+
+static int read_images_txt(const char *path, cs_scene *s, const colmap_cam *cams, int ncams)
+{
+    char *text = cs_read_file(path, NULL);
+    if (!text) return -1;
+    char *cur = text, *line;
+    int ln = 0, cap = 0;
+    while ((line = next_line(&cur, &ln))) {
+        if (!*line) continue;
+        int id, cam_id;
+        double q[4], t[3];
+        char name[256];
+        if (sscanf(line, "%d %lf %lf %lf %lf %lf %lf %lf %d %255s", &id, &q[0], &q[1], &q[2], &q[3], &t[0], &t[1],
+                   &t[2], &cam_id, name) != 10) {
+            free(text);
+            return cs_fail("%s: line %d: expected IMAGE_ID QW QX QY QZ TX TY TZ CAMERA_ID NAME", path, ln);
+        }
+        if (add_image(s, &cap, path, cams, ncams, cam_id, q, t, name)) {
+            free(text);
+            return -1;
+        }
+        next_line(&cur, &ln); /* POINTS2D line */
+    }
+    free(text);
+    return 0;
+}
+
+static int push_point(cs_scene *s, int *cap, const double xyz[3], const int rgb[3])
+{
+    if (s->n_points == *cap) {
+        *cap = *cap ? *cap * 2 : 4096;
+        float *np = realloc(s->points, sizeof(float) * 3 * *cap);
+        if (!np) return cs_fail("out of host memory");
+        s->points = np;
+        uint8_t *nc = realloc(s->colors, 3 * (size_t)*cap);
+        if (!nc) return cs_fail("out of host memory");
+        s->colors = nc;
+    }
+    for (int k = 0; k < 3; k++) {
+        s->points[s->n_points * 3 + k] = (float)xyz[k];
+        s->colors[s->n_points * 3 + k] = (uint8_t)rgb[k];
+    }
+    s->n_points++;
+    return 0;
+}
+
+static int read_points_bin(const char *path, cs_scene *s)
+{
+    size_t len;
+    unsigned char *d = (unsigned char *)cs_read_file(path, &len);
+    if (!d) return -1;
+    breader r = {d, d + len, path, 0};
+    uint64_t cnt = br_u64(&r);
+    int cap = 0;
+    for (uint64_t i = 0; i < cnt && !r.bad; i++) {
+        br_u64(&r);
+        double xyz[3];
+        for (int k = 0; k < 3; k++) xyz[k] = br_f64(&r);
+        unsigned char c3[3];
+        br_get(&r, c3, 3);
+        br_f64(&r);
+        uint64_t tl = br_u64(&r);
+        if (r.bad) break;
+        if (tl > (uint64_t)(r.end - r.p) / 8) {
+            cs_fail("%s: truncated file (point %llu claims a track of %llu)", path, (unsigned long long)i,
+                    (unsigned long long)tl);
+            r.bad = 1;
+            break;
+        }
+        r.p += tl * 8;
+        int rgb[3] = {c3[0], c3[1], c3[2]};
+        if (push_point(s, &cap, xyz, rgb)) {
+            r.bad = 1;
+            break;
+        }
+    }
+    free(d);
+    return r.bad ? -1 : 0;
+}
+
+static int read_points_txt(const char *path, cs_scene *s)
+{
+    char *text = cs_read_file(path, NULL);
+    if (!text) return -1;
+    char *cur = text, *line;
+    int ln = 0, cap = 0;
+    while ((line = next_line(&cur, &ln))) {
+        if (!*line) continue;
+        long id;
+        double xyz[3], err;
+        int rgb[3];
+        if (sscanf(line, "%ld %lf %lf %lf %d %d %d %lf", &id, &xyz[0], &xyz[1], &xyz[2], &rgb[0], &rgb[1], &rgb[2],
+                   &err) != 8) {
+            free(text);
+            return cs_fail("%s: line %d: expected POINT3D_ID X Y Z R G B ERROR TRACK[]", path, ln);
+        }
+        if (push_point(s, &cap, xyz, rgb)) {
+            free(text);
+            return -1;
+        }
+    }
+    free(text);
+    return 0;
+}
+
+int cs_scene_load_colmap(const cs_config *cfg, cs_scene *s)
+{
+    s->kind = CS_SCENE_COLMAP;
+    const char *root = cfg->data.path;
+    char p[4200];
+    colmap_cam *cams = NULL;
+    int ncams = 0, r;
+    snprintf(p, sizeof p, "%s/sparse/0/cameras.bin", root);
+    int bin = cs_file_exists(p);
+    if (!bin) snprintf(p, sizeof p, "%s/sparse/0/cameras.txt", root);
+    if (!cs_file_exists(p)) return cs_fail("%s/sparse/0: neither cameras.bin nor cameras.txt exists", root);
+    r = bin ? read_cameras_bin(p, &cams, &ncams) : read_cameras_txt(p, &cams, &ncams);
+    if (r) return -1;
+    snprintf(p, sizeof p, "%s/sparse/0/images.%s", root, bin ? "bin" : "txt");
+    if (!cs_file_exists(p)) {
+        free(cams);
+        return cs_fail("%s: missing (cameras.%s exists)", p, bin ? "bin" : "txt");
+    }
+    r = bin ? read_images_bin(p, s, cams, ncams) : read_images_txt(p, s, cams, ncams);
+    free(cams);
+    if (r) return -1;
+    snprintf(p, sizeof p, "%s/sparse/0/points3D.%s", root, bin ? "bin" : "txt");
+    if (cs_file_exists(p)) {
+        if (bin ? read_points_bin(p, s) : read_points_txt(p, s)) return -1;
+    }
+    /* image folder: images_N when it exists for resolution N, else data.images */
+    int res = cfg->data.resolution, use_n = 0;
+    char dir[4200];
+    if (res == 2 || res == 4 || res == 8) {
+        snprintf(dir, sizeof dir, "%s/%s_%d", root, cfg->data.images, res);
+        use_n = cs_dir_exists(dir);
+    }
+    if (!use_n) snprintf(dir, sizeof dir, "%s/%s", root, cfg->data.images);
+    if (!cs_dir_exists(dir)) return cs_fail("%s: image folder does not exist (data.images)", dir);
+    for (int i = 0; i < s->n_cams; i++) {
+        cs_camera *c = &s->cams[i];
+        if (cs_path_join(c->path, sizeof c->path, dir, c->name)) return -1;
+        if (!cs_file_exists(c->path)) return cs_fail("%s: image listed in images.%s is missing", c->path, bin ? "bin" : "txt");
+        int w, h;
+        if (cs_image_size(c->path, &w, &h)) return -1;
+        int ew = use_n ? (int)((c->file_width + res / 2) / res) : c->file_width;
+        int eh = use_n ? (int)((c->file_height + res / 2) / res) : c->file_height;
+        if (use_n ? (abs(w - ew) > 1 || abs(h - eh) > 1) : (w != ew || h != eh))
+            return cs_fail("%s: image is %dx%d but its COLMAP camera is %dx%d%s", c->path, w, h, c->file_width,
+                           c->file_height, use_n ? " (downscaled folder)" : "");
+        if (use_n) {
+            /* the folder already holds the downscaled images: use them as they are */
+            double sx = (double)w / c->file_width, sy = (double)h / c->file_height;
+            c->fx *= sx, c->cx *= sx, c->fy *= sy, c->cy *= sy;
+            c->file_width = c->width = w;
+            c->file_height = c->height = h;
+        } else if (cs_camera_apply_resolution(c, res)) {
+            return -1;
+        }
+    }
+    cs_scene_split_every8(s, cfg->data.eval);
+    return 0;
+}

@@ -1,0 +1,77 @@
+/* sort: host launchers for scan_block / scan_add and radix_count / scan / radix_scatter. */
+#include "sort.h"
+
+#include "util.h"
+
+#define WG 256
+
+/* Scans N values at DATA + OFF; this level's block sums go to TMP + SUMS_OFF and are
+ * themselves scanned recursively after them. */
+static int scan_level(cs_cl *cl, const cs_kernels *k, cs_buf *tmp, cl_mem data, unsigned off, unsigned n,
+                      unsigned sums_off, int stage)
+{
+    unsigned nb = (n + CS_SORT_BLOCK - 1) / CS_SORT_BLOCK;
+    size_t g = (size_t)nb * WG, l = WG;
+    if (cs_cl_run(cl, k->scan_block, stage, 1, &g, &l, 5, CS_ARG(data), CS_ARG(off), CS_ARG(n), CS_ARG(tmp->mem),
+                  CS_ARG(sums_off)))
+        return -1;
+    if (nb == 1) return 0;
+    if (scan_level(cl, k, tmp, tmp->mem, sums_off, nb, sums_off + nb, stage)) return -1;
+    size_t g2 = n;
+    return cs_cl_run(cl, k->scan_add, stage, 1, &g2, &l, 5, CS_ARG(data), CS_ARG(off), CS_ARG(n), CS_ARG(tmp->mem),
+                     CS_ARG(sums_off));
+}
+
+int cs_scan(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *data, unsigned n, int stage)
+{
+    if (n == 0) return 0;
+    /* block sums of every level, one after the other */
+    size_t need = 1;
+    for (unsigned m = n;;) {
+        unsigned nb = (m + CS_SORT_BLOCK - 1) / CS_SORT_BLOCK;
+        need += nb;
+        if (nb == 1) break;
+        m = nb;
+    }
+    if (cs_buf_reserve(cl, &s->tmp, need * 4, 0, "scan block sums")) return -1;
+    return scan_level(cl, k, &s->tmp, data->mem, 0, n, 0, stage);
+}
+
+int cs_radix_sort(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *keys, cs_buf *vals, unsigned n, int bits,
+                  int stage)
+{
+    if (n <= 1) return 0;
+    unsigned nb = (n + CS_SORT_BLOCK - 1) / CS_SORT_BLOCK;
+    if (cs_buf_reserve(cl, &s->hist, (size_t)nb * 16 * 4, 0, "radix histogram") ||
+        cs_buf_reserve(cl, &s->keys_alt, (size_t)n * 8, 0, "sort keys (alt)") ||
+        cs_buf_reserve(cl, &s->vals_alt, (size_t)n * 4, 0, "sort values (alt)"))
+        return -1;
+    int passes = (bits + 3) / 4;
+    cs_buf *ki = keys, *vi = vals, *ko = &s->keys_alt, *vo = &s->vals_alt;
+    size_t g = (size_t)nb * WG, l = WG;
+    for (int p = 0; p < passes; p++) {
+        unsigned shift = (unsigned)(p * 4);
+        if (cs_cl_run(cl, k->radix_count, stage, 1, &g, &l, 4, CS_ARG(ki->mem), CS_ARG(n), CS_ARG(shift),
+                      CS_ARG(s->hist.mem)) ||
+            cs_scan(cl, k, s, &s->hist, nb * 16, stage) ||
+            cs_cl_run(cl, k->radix_scatter, stage, 1, &g, &l, 7, CS_ARG(ki->mem), CS_ARG(vi->mem), CS_ARG(ko->mem),
+                      CS_ARG(vo->mem), CS_ARG(n), CS_ARG(shift), CS_ARG(s->hist.mem)))
+            return -1;
+        cs_buf *t = ki; ki = ko; ko = t;
+        t = vi; vi = vo; vo = t;
+    }
+    if (ki != keys) {
+        /* odd number of passes: swap the buffers themselves (no copy) */
+        cs_buf t = *keys; *keys = s->keys_alt; s->keys_alt = t;
+        t = *vals; *vals = s->vals_alt; s->vals_alt = t;
+    }
+    return 0;
+}
+
+void cs_sort_scratch_free(cs_cl *cl, cs_sort_scratch *s)
+{
+    cs_buf_free(cl, &s->tmp);
+    cs_buf_free(cl, &s->hist);
+    cs_buf_free(cl, &s->keys_alt);
+    cs_buf_free(cl, &s->vals_alt);
+}

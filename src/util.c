@@ -1,0 +1,215 @@
+/* util: error messages, atomic file output, hashing, small file helpers. */
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static _Thread_local char g_errmsg[4096];
+
+int cs_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_errmsg, sizeof g_errmsg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int cs_fail_prefix(const char *fmt, ...)
+{
+    char old[sizeof g_errmsg];
+    char pre[1024];
+    memcpy(old, g_errmsg, sizeof old);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    snprintf(g_errmsg, sizeof g_errmsg, "%s: %s", pre, old);
+    return -1;
+}
+
+const char *cs_last_error(void) { return g_errmsg[0] ? g_errmsg : "unknown error"; }
+
+/* ---- atomic output ------------------------------------------------------------------ */
+
+int cs_atomic_open(cs_atomic_file *af, const char *path)
+{
+    memset(af, 0, sizeof *af);
+    if (strlen(path) >= sizeof af->path) return cs_fail("output path too long: %s", path);
+    strcpy(af->path, path);
+    snprintf(af->tmp, sizeof af->tmp, "%s.tmp.%ld", path, (long)getpid());
+    af->f = fopen(af->tmp, "wb");
+    if (!af->f) return cs_fail("cannot create %s: %s", af->tmp, strerror(errno));
+    return 0;
+}
+
+int cs_atomic_commit(cs_atomic_file *af)
+{
+    if (!af->f) return cs_fail("cs_atomic_commit: %s is not open", af->path);
+    int bad = ferror(af->f);
+    if (fflush(af->f) != 0) bad = 1;
+    if (!bad && fsync(fileno(af->f)) != 0) bad = 1;
+    int err = errno;
+    if (fclose(af->f) != 0) bad = 1;
+    af->f = NULL;
+    if (bad) {
+        unlink(af->tmp);
+        return cs_fail("writing %s failed: %s", af->path, strerror(err ? err : EIO));
+    }
+    if (rename(af->tmp, af->path) != 0) {
+        err = errno;
+        unlink(af->tmp);
+        return cs_fail("renaming %s to %s failed: %s", af->tmp, af->path, strerror(err));
+    }
+    return 0;
+}
+
+void cs_atomic_abort(cs_atomic_file *af)
+{
+    if (af->f) fclose(af->f);
+    af->f = NULL;
+    if (af->tmp[0]) unlink(af->tmp);
+}
+
+int cs_write_file_atomic(const char *path, const void *data, size_t n)
+{
+    cs_atomic_file af;
+    if (cs_atomic_open(&af, path)) return -1;
+    if (n && fwrite(data, 1, n, af.f) != n) {
+        cs_atomic_abort(&af);
+        return cs_fail("writing %s failed: %s", path, strerror(errno));
+    }
+    return cs_atomic_commit(&af);
+}
+
+/* ---- files and paths ---------------------------------------------------------------- */
+
+int cs_mkdirs(const char *path)
+{
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n == 0) return 0;
+    if (n >= sizeof buf) return cs_fail("path too long: %s", path);
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] == '/' || buf[i] == '\0') {
+            char c = buf[i];
+            buf[i] = '\0';
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                return cs_fail("cannot create directory %s: %s", buf, strerror(errno));
+            buf[i] = c;
+        }
+    }
+    if (!cs_dir_exists(path)) return cs_fail("%s exists and is not a directory", path);
+    return 0;
+}
+
+char *cs_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        cs_fail("cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf) {
+        fclose(f);
+        cs_fail("out of host memory reading %s", path);
+        return NULL;
+    }
+    for (;;) {
+        if (n == cap) {
+            char *nb = realloc(buf, cap * 2 + 1);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                cs_fail("out of host memory reading %s", path);
+                return NULL;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        cs_fail("error reading %s", path);
+        return NULL;
+    }
+    buf[n] = '\0';
+    if (len) *len = n;
+    return buf;
+}
+
+int cs_file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int cs_dir_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int cs_path_join(char *out, size_t n, const char *a, const char *b)
+{
+    int w;
+    if (!a || !a[0] || b[0] == '/')
+        w = snprintf(out, n, "%s", b);
+    else
+        w = snprintf(out, n, "%s%s%s", a, a[strlen(a) - 1] == '/' ? "" : "/", b);
+    if (w < 0 || (size_t)w >= n) return cs_fail("path too long: %s/%s", a, b);
+    return 0;
+}
+
+/* ---- hashing, time, random ---------------------------------------------------------- */
+
+uint64_t cs_hash64(const void *data, size_t n, uint64_t seed)
+{
+    const unsigned char *p = data;
+    uint64_t h = seed;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+double cs_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Must match cl/common.h hash_u32 so host and device draw the same streams. */
+uint32_t cs_hash_u32(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+
+float cs_rand_uniform(uint64_t seed, uint64_t counter)
+{
+    uint32_t h = cs_hash_u32((uint32_t)seed ^ cs_hash_u32((uint32_t)(seed >> 32) + 0x9e3779b9u));
+    h = cs_hash_u32(h ^ (uint32_t)counter);
+    h = cs_hash_u32(h ^ (uint32_t)(counter >> 32) ^ 0x85ebca6bu);
+    return (h >> 8) * (1.0f / 16777216.0f);
+}

@@ -1,0 +1,80 @@
+/* main: runs every registered test; prints "N passed, N failed" last.
+ * usage: run_tests [group|name-substring] */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "util.h"
+
+#define X(name, group) int name(void);
+#include "test_list.h"
+#undef X
+static const cs_test TESTS[] = {
+#define X(name, group) {#name, group, name},
+#include "test_list.h"
+#undef X
+};
+
+static char g_tmp[512];
+static uint64_t g_seed;
+
+const char *test_tmpdir(void) { return g_tmp; }
+uint64_t test_seed(void) { return g_seed; }
+
+double test_rand(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(*s >> 11) * (1.0 / 9007199254740992.0);
+}
+
+double test_randn(uint64_t *s)
+{
+    double u1 = test_rand(s), u2 = test_rand(s);
+    if (u1 < 1e-300) u1 = 1e-300;
+    return sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+int test_open_cl(cs_cl *cl)
+{
+    char cache[600];
+    snprintf(cache, sizeof cache, "%s/kcache", g_tmp);
+    const char *dev = getenv("CLSPLAT_TEST_DEVICE");
+    cs_cl_options o = {dev, NULL, 0, 0, cache};
+    return cs_cl_open(cl, &o);
+}
+
+int main(int argc, char **argv)
+{
+    const char *filter = argc > 1 ? argv[1] : NULL;
+    const char *se = getenv("CLSPLAT_TEST_SEED");
+    g_seed = se ? strtoull(se, NULL, 0) : ((uint64_t)time(NULL) * 2654435761u) ^ (uint64_t)getpid();
+    snprintf(g_tmp, sizeof g_tmp, "/tmp/clsplat-test-%ld", (long)getpid());
+    if (cs_mkdirs(g_tmp)) {
+        fprintf(stderr, "%s\n", cs_last_error());
+        return 1;
+    }
+    printf("seed %llu (set CLSPLAT_TEST_SEED to repeat), scratch %s\n", (unsigned long long)g_seed, g_tmp);
+    int passed = 0, failed = 0;
+    for (size_t i = 0; i < sizeof TESTS / sizeof TESTS[0]; i++) {
+        const cs_test *t = &TESTS[i];
+        int is_real = strcmp(t->group, "real") == 0;
+        if (filter ? (strcmp(t->group, filter) != 0 && !strstr(t->name, filter)) : is_real) continue;
+        double t0 = cs_now();
+        fflush(stdout);
+        int r = t->fn();
+        printf("%-4s %-40s %6.2fs\n", r ? "FAIL" : "ok", t->name, cs_now() - t0);
+        fflush(stdout);
+        if (r) failed++;
+        else passed++;
+    }
+    if (!failed) {
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
+        if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_tmp);
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,23 @@
+/* ref_raster: double-precision CPU reference of the projection and rasterizer forward, with
+ * a per-pixel flag for pixels whose result sits within rounding of a discrete decision
+ * (alpha threshold, saturation, transmittance cut-off, tile rectangle, radius). Gradients in
+ * the tests are central finite differences of this reference. */
+#ifndef CS_REF_RASTER_H
+#define CS_REF_RASTER_H
+
+#include "render.h"
+#include "splats.h"
+
+typedef struct {
+    int active_degree;
+    int antialias;      /* CS_AA_* */
+    double kernel_size;
+    int filter_3d;
+    int sh_half;        /* SH values are rounded to half first, as the device stores them */
+    double bg[3];
+} ref_opts;
+
+/* img: (3, H, W); ambiguous: (H, W) or NULL */
+void ref_render(const cs_splats *s, const cs_view *v, const ref_opts *o, double *img, unsigned char *ambiguous);
+
+#endif

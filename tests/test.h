@@ -1,0 +1,37 @@
+/* test.h: the plain-C test runner's registration and check macros. */
+#ifndef CS_TEST_H
+#define CS_TEST_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cl_runtime.h"
+
+typedef int (*cs_test_fn)(void);
+typedef struct {
+    const char *name;
+    const char *group; /* "unit", "cl" (needs an OpenCL device), "real" (needs ../shared/data) */
+    cs_test_fn fn;
+} cs_test;
+
+#define CHECK(cond, ...)                                                                      \
+    do {                                                                                      \
+        if (!(cond)) {                                                                        \
+            fprintf(stderr, "  check failed at %s:%d: %s: ", __FILE__, __LINE__, #cond);      \
+            fprintf(stderr, __VA_ARGS__);                                                     \
+            fprintf(stderr, "\n");                                                            \
+            return 1;                                                                         \
+        }                                                                                     \
+    } while (0)
+#define CHECK_OK(call) CHECK((call) == 0, "%s", cs_last_error())
+
+/* shared fixtures */
+const char *test_tmpdir(void);          /* a fresh folder for this run */
+uint64_t test_seed(void);               /* fresh per run, printed at start; CLSPLAT_TEST_SEED overrides */
+double test_rand(uint64_t *state);      /* [0, 1) */
+double test_randn(uint64_t *state);
+/* Opens the default test device (PoCL in CI) with a private kernel cache. */
+int test_open_cl(cs_cl *cl);
+
+#endif

@@ -1,0 +1,411 @@
+/* test_raster: OpenCL projection + rasterizer against the double reference (forward),
+ * gradients against central finite differences of the reference, scan and sort. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ref_raster.h"
+#include "render.h"
+#include "test.h"
+#include "util.h"
+
+/* ---- scene and camera generation --------------------------------------------------- */
+
+static void look_at(const double eye[3], const double at[3], double R[9], double t[3])
+{
+    double f[3] = {at[0] - eye[0], at[1] - eye[1], at[2] - eye[2]};
+    double n = sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
+    for (int k = 0; k < 3; k++) f[k] /= n;
+    double up[3] = {0, 0, 1};
+    double r[3] = {f[1] * up[2] - f[2] * up[1], f[2] * up[0] - f[0] * up[2], f[0] * up[1] - f[1] * up[0]};
+    n = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+    for (int k = 0; k < 3; k++) r[k] /= n;
+    double d[3] = {f[1] * r[2] - f[2] * r[1], f[2] * r[0] - f[0] * r[2], f[0] * r[1] - f[1] * r[0]};
+    for (int k = 0; k < 3; k++) R[k] = r[k], R[3 + k] = d[k], R[6 + k] = f[k];
+    for (int k = 0; k < 3; k++) t[k] = -(R[k * 3] * eye[0] + R[k * 3 + 1] * eye[1] + R[k * 3 + 2] * eye[2]);
+}
+
+static void random_camera(uint64_t *rs, int W, int H, int centred, cs_camera *c)
+{
+    memset(c, 0, sizeof *c);
+    double th = test_rand(rs) * 6.283, ph = 0.3 + test_rand(rs) * 0.8, rad = 3.5 + test_rand(rs);
+    double eye[3] = {rad * cos(th) * cos(ph), rad * sin(th) * cos(ph), rad * sin(ph)}, at[3] = {0, 0, 0};
+    look_at(eye, at, c->R, c->t);
+    c->width = c->file_width = W;
+    c->height = c->file_height = H;
+    c->fx = W * (0.9 + 0.4 * test_rand(rs));
+    c->fy = c->fx * (0.9 + 0.2 * test_rand(rs));
+    c->cx = centred ? W / 2.0 : W * (0.3 + 0.4 * test_rand(rs));
+    c->cy = centred ? H / 2.0 : H * (0.3 + 0.4 * test_rand(rs));
+}
+
+/* kinds: a mix of ordinary, behind-camera, near-plane, off-frustum, huge, tiny, degenerate */
+static void random_splats(uint64_t *rs, int n, int deg, int with_filter, const cs_camera *cam, int overlap, cs_splats *s)
+{
+    cs_splats_alloc(s, n, deg, with_filter);
+    int K = CS_SH_COEFFS(deg);
+    double cc[3];
+    cs_camera_center(cam, cc);
+    for (int i = 0; i < n; i++) {
+        int kind = overlap ? 0 : (int)(test_rand(rs) * 10);
+        double p[3];
+        for (int k = 0; k < 3; k++) p[k] = (test_rand(rs) * 2 - 1) * 0.9;
+        double ls = -3.5 + 2.0 * test_rand(rs);
+        if (kind == 1) { /* behind the camera */
+            for (int k = 0; k < 3; k++) p[k] = cc[k] + (cc[k] - 0) * 0.3 + 0.1 * test_randn(rs);
+        } else if (kind == 2) { /* straddling the near plane */
+            double f[3] = {cam->R[6], cam->R[7], cam->R[8]}, d = 0.15 + 0.15 * test_rand(rs);
+            for (int k = 0; k < 3; k++) p[k] = cc[k] + f[k] * d + 0.05 * test_randn(rs);
+        } else if (kind == 3) { /* outside the frustum */
+            p[0] += 6 * (test_rand(rs) < 0.5 ? -1 : 1);
+        } else if (kind == 4) { /* huge */
+            ls = 0.0 + test_rand(rs);
+        } else if (kind == 5) { /* tiny */
+            ls = -9;
+        }
+        if (overlap) {
+            p[0] = 0.01 * test_randn(rs), p[1] = 0.01 * test_randn(rs), p[2] = 0.01 * test_randn(rs);
+            ls = -4.0;
+        }
+        for (int k = 0; k < 3; k++) {
+            s->means[i * 3 + k] = (float)p[k];
+            s->log_scales[i * 3 + k] = (float)(ls + 0.5 * test_randn(rs));
+        }
+        if (kind == 6) s->log_scales[i * 3 + 2] = -20.f; /* degenerate: flat */
+        for (int k = 0; k < 4; k++) s->quats[i * 4 + k] = (float)test_randn(rs);
+        s->logit_opacity[i] = (float)(-1.0 + 4.0 * test_rand(rs));
+        for (int k = 0; k < K * 3; k++) s->sh[(size_t)i * K * 3 + k] = (float)(k < 3 ? 0.8 * test_randn(rs) : 0.3 * test_randn(rs));
+        if (with_filter) s->filter_3d[i] = (float)(0.005 + 0.02 * test_rand(rs));
+    }
+}
+
+/* ---- device helpers ------------------------------------------------------------------ */
+
+typedef struct {
+    cs_cl cl;
+    cs_kernels k;
+    int open;
+} dev_ctx;
+
+static int dev_open(dev_ctx *d, int deg, int sh_half, int aa, int filter, int det, int atomics)
+{
+    memset(d, 0, sizeof *d);
+    if (test_open_cl(&d->cl)) return -1;
+    if (atomics >= 0) d->cl.atomics = (cs_atomic_path)atomics;
+    cs_kernel_opts o = {deg, sh_half, aa, filter, det};
+    if (cs_kernels_build(&d->cl, &o, &d->k)) {
+        cs_cl_close(&d->cl);
+        return -1;
+    }
+    d->open = 1;
+    return 0;
+}
+
+static void dev_close(dev_ctx *d)
+{
+    if (!d->open) return;
+    cs_kernels_release(&d->k);
+    cs_cl_close(&d->cl);
+    d->open = 0;
+}
+
+static int render_cl(dev_ctx *d, const cs_splats *s, const cs_view *v, int active, const float bg[3], float ks,
+                     float *img, cs_model *keep_model, cs_renderer *keep_r)
+{
+    cs_model m;
+    cs_renderer r;
+    if (cs_model_create(&d->cl, &m, s, d->k.opts.sh_degree, d->k.opts.sh_half, d->k.opts.filter_3d, s->n)) return -1;
+    cs_renderer_init(&r, &d->cl, &d->k, ks);
+    int rc = cs_render_forward(&r, &m, v, active, bg);
+    if (!rc && img) rc = cs_buf_read(&d->cl, &r.img, 0, (size_t)3 * v->width * v->height * 4, img);
+    if (keep_model && !rc) {
+        *keep_model = m;
+        *keep_r = r;
+        return 0;
+    }
+    cs_renderer_free(&r);
+    cs_model_free(&d->cl, &m);
+    return rc;
+}
+
+static int compare_forward(dev_ctx *d, const cs_splats *s, const cs_camera *cam, int active, int aa, int filter,
+                           int sh_half, const char *what)
+{
+    cs_view v;
+    cs_view_from_camera(cam, &v);
+    int W = v.width, H = v.height;
+    float bg[3] = {0.2f, 0.5f, 1.0f};
+    ref_opts o = {active, aa, 0.1, filter, sh_half, {bg[0], bg[1], bg[2]}};
+    float *img = malloc(sizeof(float) * 3 * W * H);
+    double *ref = malloc(sizeof(double) * 3 * W * H);
+    unsigned char *amb = malloc((size_t)W * H);
+    for (int i = 0; i < 3 * W * H; i++) img[i] = NAN; /* poison */
+    int rc = render_cl(d, s, &v, active, bg, 0.1f, img, NULL, NULL);
+    if (rc) {
+        fprintf(stderr, "  %s: %s\n", what, cs_last_error());
+        free(img), free(ref), free(amb);
+        return 1;
+    }
+    ref_render(s, &v, &o, ref, amb);
+    double maxerr = 0;
+    int bad = 0, namb = 0, worst = -1;
+    for (int p = 0; p < W * H; p++) {
+        if (amb[p]) {
+            namb++;
+            continue;
+        }
+        for (int c = 0; c < 3; c++) {
+            double e = fabs(img[c * W * H + p] - ref[c * W * H + p]);
+            if (!(e <= 1e-4)) bad++;
+            if (!(e <= maxerr)) maxerr = e, worst = p;
+        }
+    }
+    if (!bad && namb > W * H / 2) {
+        free(img), free(ref), free(amb);
+        return 2; /* inconclusive: most pixels sit on a rounding edge; the caller draws again */
+    }
+    if (bad)
+        fprintf(stderr, "  %s (%dx%d, %d Gaussians): max abs err %.3g at pixel (%d,%d): cl %.6f ref %.6f; %d bad, %d ambiguous px\n",
+                what, W, H, s->n, maxerr, worst % W, worst / W, worst >= 0 ? img[worst] : 0, worst >= 0 ? ref[worst] : 0, bad,
+                namb);
+    free(img), free(ref), free(amb);
+    return bad ? 1 : 0;
+}
+
+/* ---- forward ------------------------------------------------------------------------ */
+
+int test_raster_forward_random(void)
+{
+    uint64_t rs = test_seed() ^ 0x1234;
+    int fails = 0;
+    for (int aa = 0; aa < 2; aa++) {
+        dev_ctx d;
+        CHECK_OK(dev_open(&d, 3, 0, aa, aa, 0, -1));
+        int sizes[][2] = {{37, 29}, {64, 48}, {100, 75}};
+        for (int t = 0; t < 3; t++) {
+            int r = 2;
+            for (int attempt = 0; attempt < 5 && r == 2; attempt++) {
+                cs_camera cam;
+                random_camera(&rs, sizes[t][0], sizes[t][1], t == 0, &cam);
+                cs_splats s;
+                random_splats(&rs, 300, 3, aa, &cam, 0, &s);
+                char what[64];
+                snprintf(what, sizeof what, "%s scene %d", aa ? "mip" : "classic", t);
+                r = compare_forward(&d, &s, &cam, t % 4 == 0 ? 3 : t, aa, aa, 0, what);
+                cs_splats_free(&s);
+            }
+            fails += r != 0;
+        }
+        dev_close(&d);
+    }
+    CHECK(fails == 0, "%d forward comparisons failed (seed %llu)", fails, (unsigned long long)test_seed());
+    return 0;
+}
+
+int test_raster_forward_edge_cases(void)
+{
+    uint64_t rs = test_seed() ^ 0x777;
+    dev_ctx d;
+    CHECK_OK(dev_open(&d, 3, 1, 0, 0, 0, -1));
+    cs_camera cam;
+    random_camera(&rs, 50, 34, 0, &cam);
+    cs_splats s;
+    int fails = 0;
+    /* zero Gaussians: background everywhere */
+    cs_splats_alloc(&s, 0, 3, 0);
+    fails += compare_forward(&d, &s, &cam, 3, 0, 0, 1, "zero Gaussians") != 0;
+    cs_splats_free(&s);
+    /* thousands overlapping one pixel (fp16 SH) */
+    random_splats(&rs, 3000, 3, 0, &cam, 1, &s);
+    fails += compare_forward(&d, &s, &cam, 3, 0, 0, 1, "3000 overlapping") == 1;
+    cs_splats_free(&s);
+    dev_close(&d);
+    CHECK(fails == 0, "%d edge-case comparisons failed (seed %llu)", fails, (unsigned long long)test_seed());
+    return 0;
+}
+
+/* ---- gradients ------------------------------------------------------------------------ */
+
+static double ref_loss(const cs_splats *s, const cs_view *v, const ref_opts *o, const double *w, double *img)
+{
+    ref_render(s, v, o, img, NULL);
+    double L = 0;
+    for (int i = 0; i < 3 * v->width * v->height; i++) L += w[i] * img[i];
+    return L;
+}
+
+static float *param_ptr(cs_splats *s, int group, int i, int k)
+{
+    int K = CS_SH_COEFFS(s->sh_degree);
+    switch (group) {
+    case 0: return &s->means[i * 3 + k];
+    case 1: return &s->log_scales[i * 3 + k];
+    case 2: return &s->quats[i * 4 + k];
+    case 3: return &s->logit_opacity[i];
+    default: return &s->sh[(size_t)i * K * 3 + k];
+    }
+}
+
+static int grad_check(int aa, int filter, int sh_half, int det, int atomics, const char *what)
+{
+    uint64_t rs = test_seed() ^ (0xabc + aa * 7 + sh_half * 13 + det * 17 + (unsigned)atomics * 19);
+    dev_ctx d;
+    if (dev_open(&d, 3, sh_half, aa, filter, det, atomics)) {
+        fprintf(stderr, "  %s: %s\n", what, cs_last_error());
+        return 1;
+    }
+    cs_camera cam;
+    random_camera(&rs, 40, 30, 0, &cam);
+    cam.fx = cam.fy = 30;
+    cs_view v;
+    cs_view_from_camera(&cam, &v);
+    int W = v.width, H = v.height, active = 3;
+    cs_splats s;
+    cs_splats_alloc(&s, 12, 3, filter);
+    for (int i = 0; i < s.n; i++) {
+        for (int k = 0; k < 3; k++) {
+            s.means[i * 3 + k] = (float)(0.5 * test_randn(&rs));
+            s.log_scales[i * 3 + k] = (float)(-1.6 + 0.3 * test_randn(&rs));
+        }
+        for (int k = 0; k < 4; k++) s.quats[i * 4 + k] = (float)test_randn(&rs);
+        s.logit_opacity[i] = (float)(0.5 * test_randn(&rs));
+        for (int k = 0; k < 48; k++) s.sh[i * 48 + k] = (float)(k < 3 ? 0.5 * test_randn(&rs) : 0.2 * test_randn(&rs));
+        if (filter) s.filter_3d[i] = (float)(0.02 + 0.03 * test_rand(&rs));
+        if (sh_half)
+            for (int k = 0; k < 48; k++) s.sh[i * 48 + k] = cs_half_to_float(cs_float_to_half(s.sh[i * 48 + k]));
+    }
+    float bg[3] = {0.3f, 0.6f, 0.9f};
+    ref_opts o = {active, aa, 0.1, filter, sh_half, {bg[0], bg[1], bg[2]}};
+    size_t npx = (size_t)3 * W * H;
+    double *w = malloc(sizeof(double) * npx), *img = malloc(sizeof(double) * npx);
+    float *wf = malloc(sizeof(float) * npx);
+    for (size_t i = 0; i < npx; i++) w[i] = test_randn(&rs), wf[i] = (float)w[i];
+    /* device gradients */
+    cs_model m;
+    cs_renderer r;
+    float *vgeo = malloc(sizeof(float) * s.n * 11), *vsh = malloc(sizeof(float) * s.n * 48);
+    int rc = render_cl(&d, &s, &v, active, bg, 0.1f, NULL, &m, &r);
+    if (!rc) rc = cs_buf_alloc(&d.cl, &r.v_img, CS_MEM_SCRATCH, npx * 4, "v_img");
+    if (!rc) rc = cs_buf_write(&d.cl, &r.v_img, 0, npx * 4, wf);
+    float nanv = NAN;
+    if (!rc) rc = cs_buf_fill(&d.cl, &m.v_geo, 0, m.v_geo.bytes, &nanv, 4) || cs_buf_fill(&d.cl, &m.v_sh, 0, m.v_sh.bytes, &nanv, 4);
+    if (!rc) rc = cs_render_backward(&r, &m, &v, active, bg);
+    if (!rc) rc = cs_buf_read(&d.cl, &m.v_geo, 0, sizeof(float) * s.n * 11, vgeo);
+    if (!rc) rc = cs_buf_read(&d.cl, &m.v_sh, 0, sizeof(float) * s.n * 48, vsh);
+    if (rc) fprintf(stderr, "  %s: %s\n", what, cs_last_error());
+    if (!rc) {
+        cs_renderer_free(&r);
+        cs_model_free(&d.cl, &m);
+    }
+    const char *gname[5] = {"means", "log_scales", "quats", "logit_opacity", "sh"};
+    int gw[5] = {3, 3, 4, 1, 48}, goff[5] = {0, 3, 6, 10, 0};
+    int fails = rc;
+    for (int gidx = 0; gidx < 5 && !rc; gidx++) {
+        double sum_err = 0, sum_ref = 0, worst = 0;
+        int skipped = 0, nchk = 0, wi = -1, wk = -1;
+        for (int i = 0; i < s.n; i++)
+            for (int k = 0; k < gw[gidx]; k++) {
+                if (gidx == 4 && sh_half) continue; /* perturbations are below half precision; checked in fp32 */
+                float *pp = param_ptr(&s, gidx, i, k);
+                float p0 = *pp;
+                double fd[2];
+                for (int h = 0; h < 2; h++) {
+                    double step = (h ? 2.5e-4 : 1e-3) * (gidx == 2 ? fmax(1.0, fabs(p0)) : 1.0);
+                    float hi = (float)(p0 + step), lo = (float)(p0 - step);
+                    *pp = hi;
+                    double Lh = ref_loss(&s, &v, &o, w, img);
+                    *pp = lo;
+                    double Ll = ref_loss(&s, &v, &o, w, img);
+                    *pp = p0;
+                    fd[h] = (Lh - Ll) / ((double)hi - (double)lo);
+                }
+                /* a discrete event inside the step (threshold, tile edge) makes the two differ */
+                if (fabs(fd[0] - fd[1]) > 2e-3 * (fabs(fd[1]) + 1e-2)) {
+                    skipped++;
+                    continue;
+                }
+                double a = gidx == 4 ? vsh[i * 48 + k] : vgeo[i * 11 + goff[gidx] + k];
+                double e = fabs(a - fd[1]);
+                if (!(e <= worst)) worst = e, wi = i, wk = k;
+                sum_err += isnan(e) ? 1e30 : e;
+                sum_ref += fabs(fd[1]);
+                nchk++;
+            }
+        if (gidx == 4 && sh_half) continue;
+        double rel = sum_err / (sum_ref + 1e-12);
+        if (!(rel < 1e-3) || nchk == 0) {
+            fprintf(stderr, "  %s: d/d%s: relative error of sums %.3g over %d elements (%d skipped as non-smooth); worst "
+                    "abs err %.3g at Gaussian %d element %d (seed %llu)\n",
+                    what, gname[gidx], rel, nchk, skipped, worst, wi, wk, (unsigned long long)test_seed());
+            fails++;
+        }
+    }
+    free(w), free(img), free(wf), free(vgeo), free(vsh);
+    cs_splats_free(&s);
+    dev_close(&d);
+    return fails;
+}
+
+int test_grad_classic(void) { return grad_check(0, 0, 0, 0, -1, "classic"); }
+int test_grad_mip(void) { return grad_check(1, 1, 0, 0, -1, "mip + 3D filter"); }
+int test_grad_fp16_sh(void) { return grad_check(0, 0, 1, 0, -1, "fp16 SH"); }
+int test_grad_deterministic(void) { return grad_check(1, 0, 0, 1, -1, "deterministic (per-pair) backward"); }
+int test_grad_cas_atomics(void) { return grad_check(0, 0, 0, 0, CS_ATOMIC_CAS, "CAS-loop atomics"); }
+
+/* ---- scan and sort ------------------------------------------------------------------- */
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+int test_scan_and_sort(void)
+{
+    uint64_t rs = test_seed() ^ 0x5157;
+    dev_ctx d;
+    CHECK_OK(dev_open(&d, 0, 0, 0, 0, 0, -1));
+    unsigned sizes[] = {0, 1, 7, 1023, 1024, 1025, 4097, 300001};
+    cs_sort_scratch sc = {0};
+    for (size_t t = 0; t < sizeof sizes / sizeof sizes[0]; t++) {
+        unsigned n = sizes[t];
+        int bits = t % 2 ? 44 : 37;
+        uint64_t *keys = malloc(sizeof(uint64_t) * (n + 1)), *pairs = malloc(sizeof(uint64_t) * 2 * (n + 1));
+        uint32_t *vals = malloc(sizeof(uint32_t) * (n + 1)), *u = malloc(sizeof(uint32_t) * (n + 1));
+        for (unsigned i = 0; i < n; i++) {
+            /* few distinct high parts so equal keys occur and stability matters */
+            keys[i] = ((uint64_t)(test_rand(&rs) * 37) << 32 | (uint64_t)(test_rand(&rs) * 4096)) & ((1ull << bits) - 1);
+            vals[i] = i;
+            u[i] = (uint32_t)(test_rand(&rs) * 100);
+        }
+        cs_buf kb, vb, ub;
+        CHECK_OK(cs_buf_alloc(&d.cl, &kb, CS_MEM_SCRATCH, (size_t)(n + 1) * 8, "keys"));
+        CHECK_OK(cs_buf_alloc(&d.cl, &vb, CS_MEM_SCRATCH, (size_t)(n + 1) * 4, "vals"));
+        CHECK_OK(cs_buf_alloc(&d.cl, &ub, CS_MEM_SCRATCH, (size_t)(n + 1) * 4, "scan"));
+        CHECK_OK(cs_buf_write(&d.cl, &kb, 0, (size_t)n * 8, keys));
+        CHECK_OK(cs_buf_write(&d.cl, &vb, 0, (size_t)n * 4, vals));
+        CHECK_OK(cs_buf_write(&d.cl, &ub, 0, (size_t)n * 4, u));
+        CHECK_OK(cs_radix_sort(&d.cl, &d.k, &sc, &kb, &vb, n, bits, -1));
+        CHECK_OK(cs_scan(&d.cl, &d.k, &sc, &ub, n, -1));
+        uint64_t *gk = malloc(sizeof(uint64_t) * (n + 1));
+        uint32_t *gv = malloc(sizeof(uint32_t) * (n + 1)), *gu = malloc(sizeof(uint32_t) * (n + 1));
+        CHECK_OK(cs_buf_read(&d.cl, &kb, 0, (size_t)n * 8, gk));
+        CHECK_OK(cs_buf_read(&d.cl, &vb, 0, (size_t)n * 4, gv));
+        CHECK_OK(cs_buf_read(&d.cl, &ub, 0, (size_t)n * 4, gu));
+        for (unsigned i = 0; i < n; i++) pairs[2 * i] = keys[i], pairs[2 * i + 1] = vals[i];
+        qsort(pairs, n, 16, cmp_pair);
+        uint32_t run = 0;
+        for (unsigned i = 0; i < n; i++) {
+            CHECK(gk[i] == pairs[2 * i] && gv[i] == pairs[2 * i + 1], "sort n=%u: element %u is (%llx,%u), expected (%llx,%llu)",
+                  n, i, (unsigned long long)gk[i], gv[i], (unsigned long long)pairs[2 * i], (unsigned long long)pairs[2 * i + 1]);
+            CHECK(gu[i] == run, "scan n=%u: element %u is %u, expected %u", n, i, gu[i], run);
+            run += u[i];
+        }
+        cs_buf_free(&d.cl, &kb), cs_buf_free(&d.cl, &vb), cs_buf_free(&d.cl, &ub);
+        free(keys), free(pairs), free(vals), free(u), free(gk), free(gv), free(gu);
+    }
+    cs_sort_scratch_free(&d.cl, &sc);
+    dev_close(&d);
+    return 0;
+}
