@@ -1,1 +1,419 @@
-int main(void){return 0;}
+/* main: the clsplat command line: devices, train, render, eval, info, bench.
+ * Only main decides to exit; every error is one clear message and a non-zero status. */
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cl_runtime.h"
+#include "config.h"
+#include "kernels.h"
+#include "loss.h"
+#include "model.h"
+#include "render.h"
+#include "scene.h"
+#include "splats.h"
+#include "trainer.h"
+#include "util.h"
+
+static volatile int g_stop; /* set by SIGINT/SIGTERM: the trainer saves a checkpoint and returns */
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+typedef struct {
+    const char *config, *data, *out, *device, *resume, *kernel_dir, *ply, *model, *split;
+    int no_cache, help, iters, view;
+    const char *sets[64];
+    int nsets;
+} args;
+
+static const char *USAGE =
+    "usage: clsplat <command> [options]\n"
+    "commands:\n"
+    "  devices                      list OpenCL platforms and devices\n"
+    "  train -c CONFIG [-s DATA] [-o OUT] [--set k=v ...] [--device P:D] [--resume CKPT]\n"
+    "  render (--ply FILE -s DATA | -m OUT) [-o DIR] [--split train|test|all] [--device P:D]\n"
+    "  eval -m OUT [--device P:D]   evaluate a trained model on its test views\n"
+    "  info FILE.ply                count, SH degree, bounds, 3D filter\n"
+    "  bench -s DATA --ply FILE [--iters N] [--view I]   per-stage timings of a training iteration\n"
+    "common options: --kernel-dir DIR (load .cl files from DIR), --no-kernel-cache, -h/--help\n";
+
+static int parse(int argc, char **argv, args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->iters = 20;
+    for (int i = 2; i < argc; i++) {
+        const char *o = argv[i];
+        const char **dst = NULL;
+        if (!strcmp(o, "-h") || !strcmp(o, "--help")) { a->help = 1; continue; }
+        if (!strcmp(o, "--no-kernel-cache")) { a->no_cache = 1; continue; }
+        if (!strcmp(o, "-c") || !strcmp(o, "--config")) dst = &a->config;
+        else if (!strcmp(o, "-s") || !strcmp(o, "--source")) dst = &a->data;
+        else if (!strcmp(o, "-o") || !strcmp(o, "--output")) dst = &a->out;
+        else if (!strcmp(o, "--device")) dst = &a->device;
+        else if (!strcmp(o, "--resume")) dst = &a->resume;
+        else if (!strcmp(o, "--kernel-dir")) dst = &a->kernel_dir;
+        else if (!strcmp(o, "--ply")) dst = &a->ply;
+        else if (!strcmp(o, "-m") || !strcmp(o, "--model")) dst = &a->model;
+        else if (!strcmp(o, "--split")) dst = &a->split;
+        else if (!strcmp(o, "--set") || !strcmp(o, "--iters") || !strcmp(o, "--view")) {
+            if (i + 1 >= argc) return cs_fail("%s needs a value", o);
+            if (!strcmp(o, "--set")) {
+                if (a->nsets == 64) return cs_fail("too many --set options");
+                a->sets[a->nsets++] = argv[++i];
+            } else if (!strcmp(o, "--iters")) a->iters = atoi(argv[++i]);
+            else a->view = atoi(argv[++i]);
+            continue;
+        } else if (!strcmp(argv[1], "info") && o[0] != '-' && !a->ply) {
+            a->ply = o;
+            continue;
+        } else
+            return cs_fail("unknown option '%s' for '%s' (see clsplat %s --help)", o, argv[1], argv[1]);
+        if (i + 1 >= argc) return cs_fail("%s needs a value", o);
+        *dst = argv[++i];
+    }
+    return 0;
+}
+
+/* config: defaults <- file <- -s/-o/--device <- --set */
+static int make_config(const args *a, cs_config *cfg)
+{
+    cs_config_defaults(cfg);
+    if (a->config && cs_config_load_file(cfg, a->config)) return -1;
+    if (a->data) snprintf(cfg->data.path, sizeof cfg->data.path, "%s", a->data);
+    if (a->out) snprintf(cfg->output.dir, sizeof cfg->output.dir, "%s", a->out);
+    if (a->device) snprintf(cfg->device.id, sizeof cfg->device.id, "%s", a->device);
+    for (int i = 0; i < a->nsets; i++)
+        if (cs_config_set(cfg, a->sets[i])) return -1;
+    return 0;
+}
+
+static int open_device(const args *a, const cs_config *cfg, cs_cl *cl, int profiling)
+{
+    cs_cl_options o = {cfg->device.id, a->kernel_dir, a->no_cache, profiling, NULL};
+    if (cs_cl_open(cl, &o)) return -1;
+    printf("device %d:%d: %s (%s, %s, %.0f MiB)\n", cl->platform_index, cl->device_index, cl->name, cl->vendor,
+           cl->device_version, cl->global_mem / 1048576.0);
+    return 0;
+}
+
+/* Latest point_cloud/iteration_N in a model folder. */
+static int latest_ply(const char *model, char *out, size_t n, int *iteration)
+{
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s/point_cloud", model);
+    DIR *d = opendir(dir);
+    if (!d) return cs_fail("%s: no point_cloud folder (is it a clsplat output folder?)", model);
+    int best = -1;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        int it;
+        if (sscanf(e->d_name, "iteration_%d", &it) == 1 && it > best) best = it;
+    }
+    closedir(d);
+    if (best < 0) return cs_fail("%s: no saved iteration", dir);
+    snprintf(out, n, "%s/iteration_%d/point_cloud.ply", dir, best);
+    *iteration = best;
+    return 0;
+}
+
+/* model folder: its saved config, then the command line on top */
+static int model_config(const args *a, cs_config *cfg)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/config.json", a->model);
+    cs_config_defaults(cfg);
+    if (cs_config_load_file(cfg, p)) return -1;
+    if (a->data) snprintf(cfg->data.path, sizeof cfg->data.path, "%s", a->data);
+    if (a->device) snprintf(cfg->device.id, sizeof cfg->device.id, "%s", a->device);
+    for (int i = 0; i < a->nsets; i++)
+        if (cs_config_set(cfg, a->sets[i])) return -1;
+    return 0;
+}
+
+static int cmd_train(const args *a)
+{
+    if (a->help) {
+        printf("usage: clsplat train -c CONFIG [-s DATA] [-o OUT] [--set key.sub=value ...] [--device P:D|NAME]\n"
+               "                     [--resume OUT/checkpoints/chkpnt_N.bin] [--kernel-dir DIR] [--no-kernel-cache]\n"
+               "Trains a Gaussian Splatting scene. See README.md for the config keys and the outputs.\n");
+        return 0;
+    }
+    cs_config cfg;
+    if (make_config(a, &cfg)) return -1;
+    cs_cl cl;
+    if (open_device(a, &cfg, &cl, 0)) return -1;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    cs_train_opts o = {a->resume, &g_stop};
+    int r = cs_train(&cl, &cfg, &o);
+    cs_cl_close(&cl);
+    return r == 2 ? 130 : r;
+}
+
+static int render_views(const args *a, cs_config *cfg, const char *ply_path, const char *out_dir)
+{
+    cs_splats s;
+    if (cs_ply_read(ply_path, &s)) return -1;
+    if (cfg->data.eval == 0 && a->split && strcmp(a->split, "test") == 0) cfg->data.eval = 1;
+    cs_scene scene;
+    if (cs_scene_load(cfg, &scene)) {
+        cs_splats_free(&s);
+        return -1;
+    }
+    cs_cl cl;
+    int rc = -1;
+    cs_kernels k;
+    cs_model m;
+    cs_renderer r;
+    memset(&k, 0, sizeof k);
+    memset(&m, 0, sizeof m);
+    if (open_device(a, cfg, &cl, 0)) goto out;
+    cs_kernel_opts ko = {s.sh_degree, 0, cfg->model.antialias, s.filter_3d != NULL, 0};
+    if (cs_kernels_build(&cl, &ko, &k) || cs_model_create(&cl, &m, &s, s.sh_degree, 0, ko.filter_3d, s.n)) goto close;
+    cs_renderer_init(&r, &cl, &k, (float)cfg->model.kernel_size);
+    if (cs_mkdirs(out_dir)) goto close;
+    const char *split = a->split ? a->split : "test";
+    int count = 0;
+    for (int i = 0; i < scene.n_cams; i++) {
+        const cs_camera *c = &scene.cams[i];
+        if (strcmp(split, "all") && (strcmp(split, "test") == 0) != (c->is_test != 0)) continue;
+        cs_view v;
+        cs_view_from_camera(c, &v);
+        size_t n = (size_t)c->width * c->height;
+        float *f = malloc(sizeof(float) * 3 * n);
+        cs_image img = {c->width, c->height, 3, malloc(3 * n)};
+        int e = !f || !img.px || cs_render_forward(&r, &m, &v, s.sh_degree, scene.background) ||
+                cs_buf_read(&cl, &r.img, 0, sizeof(float) * 3 * n, f);
+        if (!e) {
+            for (size_t j = 0; j < n; j++)
+                for (int ch = 0; ch < 3; ch++) {
+                    float x = f[ch * n + j] * 255.f + 0.5f;
+                    img.px[j * 3 + ch] = (uint8_t)(x < 0 ? 0 : x > 255 ? 255 : x);
+                }
+            char stem[256], p[1400];
+            snprintf(stem, sizeof stem, "%s", c->name);
+            char *dot = strrchr(stem, '.');
+            if (dot) *dot = '\0';
+            snprintf(p, sizeof p, "%s/%s.png", out_dir, stem);
+            e = cs_image_save_png(p, &img);
+        }
+        free(f);
+        cs_image_free(&img);
+        if (e) goto rfree;
+        count++;
+    }
+    printf("rendered %d %s views of %s (%d Gaussians) to %s\n", count, split, ply_path, s.n, out_dir);
+    rc = 0;
+rfree:
+    cs_renderer_free(&r);
+close:
+    cs_model_free(&cl, &m);
+    cs_kernels_release(&k);
+    cs_cl_close(&cl);
+out:
+    cs_scene_free(&scene);
+    cs_splats_free(&s);
+    return rc;
+}
+
+static int cmd_render(const args *a)
+{
+    if (a->help) {
+        printf("usage: clsplat render --ply FILE -s DATASET -o DIR [--split train|test|all] [--device P:D]\n"
+               "       clsplat render -m OUTDIR [-o DIR] [--split ...]   (a trained model with its saved config)\n"
+               "Writes DIR/<image stem>.png for each view of the split at the dataset's resolution setting.\n");
+        return 0;
+    }
+    cs_config cfg;
+    char ply[1400], out[1400];
+    int it = 0;
+    if (a->model) {
+        if (model_config(a, &cfg) || latest_ply(a->model, ply, sizeof ply, &it)) return -1;
+        snprintf(out, sizeof out, "%s", a->out ? a->out : "");
+        if (!a->out) snprintf(out, sizeof out, "%s/renders/%s_%d", a->model, a->split ? a->split : "test", it);
+    } else {
+        if (!a->ply || !a->data) return cs_fail("render needs --ply FILE and -s DATASET, or -m OUTDIR");
+        if (make_config(a, &cfg)) return -1;
+        snprintf(ply, sizeof ply, "%s", a->ply);
+        snprintf(out, sizeof out, "%s", a->out ? a->out : "renders");
+    }
+    return render_views(a, &cfg, ply, out);
+}
+
+static int cmd_eval(const args *a)
+{
+    if (a->help || !a->model) {
+        printf("usage: clsplat eval -m OUTDIR [--device P:D] [--set key=value]\n"
+               "Renders the test views of a trained model (forward only) and writes OUTDIR/metrics.json.\n");
+        return a->help ? 0 : cs_fail("eval needs -m OUTDIR");
+    }
+    cs_config cfg;
+    char ply[1400];
+    int it;
+    if (model_config(a, &cfg) || latest_ply(a->model, ply, sizeof ply, &it)) return -1;
+    snprintf(cfg.output.dir, sizeof cfg.output.dir, "%s", a->model);
+    cs_splats s;
+    if (cs_ply_read(ply, &s)) return -1;
+    cs_scene scene;
+    if (cs_scene_load(&cfg, &scene)) {
+        cs_splats_free(&s);
+        return -1;
+    }
+    cs_cl cl;
+    int rc = open_device(a, &cfg, &cl, 0);
+    if (!rc) {
+        rc = cs_evaluate_splats(&cl, &cfg, &scene, &s, a->model, it);
+        cs_cl_close(&cl);
+    }
+    cs_scene_free(&scene);
+    cs_splats_free(&s);
+    return rc;
+}
+
+static int cmd_info(const args *a)
+{
+    if (a->help || !a->ply) {
+        printf("usage: clsplat info FILE.ply\n");
+        return a->help ? 0 : cs_fail("info needs a PLY file");
+    }
+    cs_splats s;
+    if (cs_ply_read(a->ply, &s)) return -1;
+    float lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    for (int i = 0; i < s.n; i++)
+        for (int k = 0; k < 3; k++) {
+            float v = s.means[i * 3 + k];
+            if (i == 0 || v < lo[k]) lo[k] = v;
+            if (i == 0 || v > hi[k]) hi[k] = v;
+        }
+    printf("%s\n  Gaussians: %d\n  SH degree: %d\n  bounds: [%g %g %g] .. [%g %g %g]\n  3D filter: %s\n", a->ply, s.n,
+           s.sh_degree, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], s.filter_3d ? "yes (filter_3D)" : "no");
+    cs_splats_free(&s);
+    return 0;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* per-stage medians of a training iteration on one view (profiling events) */
+static int cmd_bench(const args *a)
+{
+    if (a->help || !a->data || !a->ply) {
+        printf("usage: clsplat bench -s DATASET --ply FILE [--iters N] [--view I] [--set key=value] [--device P:D]\n"
+               "Times forward, loss and backward of one training view N times; prints per-stage medians.\n");
+        return a->help ? 0 : cs_fail("bench needs -s DATASET and --ply FILE");
+    }
+    cs_config cfg;
+    if (make_config(a, &cfg)) return -1;
+    cs_splats s;
+    if (cs_ply_read(a->ply, &s)) return -1;
+    cs_scene scene;
+    if (cs_scene_load(&cfg, &scene)) {
+        cs_splats_free(&s);
+        return -1;
+    }
+    cs_cl cl;
+    int rc = -1;
+    if (open_device(a, &cfg, &cl, 1)) goto out;
+    cs_kernels k;
+    cs_kernel_opts ko = {s.sh_degree, cfg.memory.sh_dtype, cfg.model.antialias, s.filter_3d != NULL, cfg.optim.deterministic};
+    cs_model m;
+    if (cs_kernels_build(&cl, &ko, &k)) goto close;
+    if (cs_model_create(&cl, &m, &s, s.sh_degree, ko.sh_half, ko.filter_3d, s.n)) goto kfree;
+    cs_renderer r;
+    cs_loss loss;
+    cs_renderer_init(&r, &cl, &k, (float)cfg.model.kernel_size);
+    cs_loss_init(&loss, &cl, &k);
+    const cs_camera *c = &scene.cams[a->view % scene.n_cams];
+    cs_view v;
+    cs_view_from_camera(c, &v);
+    cs_image img;
+    cs_buf gt = {0};
+    if (cs_scene_read_image(&scene, c, &img)) goto rfree;
+    int e = cs_buf_alloc(&cl, &gt, CS_MEM_IMAGES, (size_t)c->width * c->height * 3, "ground truth") ||
+            cs_buf_write(&cl, &gt, 0, (size_t)c->width * c->height * 3, img.px);
+    cs_image_free(&img);
+    if (e) goto rfree;
+    int n = a->iters > 0 ? a->iters : 20;
+    double *ms = calloc((size_t)n * CS_STAGE_COUNT, sizeof(double)), *wall = calloc(n, sizeof(double));
+    for (int i = -2; i < n; i++) { /* two warm-up runs */
+        memset(cl.prof.ms, 0, sizeof cl.prof.ms);
+        double t0 = cs_now();
+        if (cs_render_forward(&r, &m, &v, s.sh_degree, scene.background) ||
+            cs_loss_forward_backward(&loss, &r, &gt, 0, c->width, c->height, (float)cfg.optim.lambda_dssim, 0) ||
+            cs_render_backward(&r, &m, &v, s.sh_degree, scene.background) || cs_prof_collect(&cl)) {
+            free(ms), free(wall);
+            goto gfree;
+        }
+        if (i < 0) continue;
+        wall[i] = (cs_now() - t0) * 1e3;
+        for (int st = 0; st < CS_STAGE_COUNT; st++) ms[st * n + i] = cl.prof.ms[st];
+    }
+    printf("bench: %s view %s (%dx%d), %d Gaussians, %u pairs, %d runs (medians)\n", cfg.data.path, c->name, c->width,
+           c->height, s.n, r.n_pairs, n);
+    double sum = 0;
+    for (int st = 0; st < CS_STAGE_COUNT; st++) {
+        qsort(ms + st * n, n, sizeof(double), cmp_double);
+        double med = ms[st * n + n / 2];
+        if (med == 0) continue;
+        sum += med;
+        printf("  %-16s %9.3f ms\n", cs_stage_names[st], med);
+    }
+    qsort(wall, n, sizeof(double), cmp_double);
+    printf("  %-16s %9.3f ms\n  %-16s %9.3f ms\n", "sum of stages", sum, "wall (host)", wall[n / 2]);
+    free(ms), free(wall);
+    rc = 0;
+gfree:
+    cs_buf_free(&cl, &gt);
+rfree:
+    cs_renderer_free(&r);
+    cs_loss_free(&loss);
+    cs_model_free(&cl, &m);
+kfree:
+    cs_kernels_release(&k);
+close:
+    cs_cl_close(&cl);
+out:
+    cs_scene_free(&scene);
+    cs_splats_free(&s);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        fputs(USAGE, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    args a;
+    int rc;
+    if (parse(argc, argv, &a)) {
+        fprintf(stderr, "clsplat: %s\n", cs_last_error());
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "devices")) rc = a.help ? (printf("usage: clsplat devices\n"), 0) : cs_cl_list(stdout);
+    else if (!strcmp(cmd, "train")) rc = cmd_train(&a);
+    else if (!strcmp(cmd, "render")) rc = cmd_render(&a);
+    else if (!strcmp(cmd, "eval")) rc = cmd_eval(&a);
+    else if (!strcmp(cmd, "info")) rc = cmd_info(&a);
+    else if (!strcmp(cmd, "bench")) rc = cmd_bench(&a);
+    else {
+        fprintf(stderr, "clsplat: unknown command '%s'\n%s", cmd, USAGE);
+        return 2;
+    }
+    if (rc == 130) return 130;
+    if (rc) {
+        fprintf(stderr, "clsplat: error: %s\n", cs_last_error());
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,30 @@
+/* densify: graphdeco adaptive density control on the device (statistics, clone, split,
+ * prune, opacity reset) within a Gaussian budget, and the mip-splatting 3D filter. */
+#ifndef CS_DENSIFY_H
+#define CS_DENSIFY_H
+
+#include "config.h"
+#include "model.h"
+#include "render.h"
+#include "scene.h"
+
+typedef struct {
+    cs_buf flags, counts, offsets, keep, scratch, dist, maxbits, cams;
+    int ncams;
+    float max_focal;
+} cs_densifier;
+
+/* Accumulates view-space gradient statistics of the last backward. */
+int cs_densify_stats(cs_cl *cl, const cs_kernels *k, cs_model *m, const cs_renderer *r, int W, int H);
+/* Clone / split / prune. MAX_N caps the count (highest-gradient candidates first).
+ * CHECK_SIZE enables the screen / world size prune. Stats are zeroed afterwards. */
+int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m, const cs_config *cfg, double extent,
+                    int check_size, int max_n, unsigned seed);
+int cs_densify_reset_opacity(cs_cl *cl, const cs_kernels *k, cs_model *m);
+/* Uploads the training cameras for the 3D filter. */
+int cs_filter3d_setup(cs_cl *cl, cs_densifier *d, const cs_scene *s);
+int cs_filter3d_compute(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m);
+void cs_densifier_trim(cs_cl *cl, cs_densifier *d);
+void cs_densifier_free(cs_cl *cl, cs_densifier *d);
+
+#endif

@@ -1,0 +1,31 @@
+/* loss: (1 - lambda) L1 + lambda (1 - SSIM) forward and backward into the renderer's v_img,
+ * and the evaluation metrics (L1, PSNR, SSIM) of one image, with their scratch. */
+#ifndef CS_LOSS_H
+#define CS_LOSS_H
+
+#include "render.h"
+
+typedef struct {
+    cs_cl *cl;
+    const cs_kernels *k;
+    cs_buf h5, dmap3, partials, sums; /* scratch: 5 blurred maps, 3 derivative maps, sums */
+    int n_sums;                      /* reduced slots written since the last read */
+} cs_loss;
+
+typedef struct {
+    double l1, mse, ssim, psnr;
+} cs_metrics;
+
+void cs_loss_init(cs_loss *l, cs_cl *cl, const cs_kernels *k);
+void cs_loss_free(cs_loss *l);
+/* Loss of r->img against GT (8-bit RGB at byte offset GT_OFF in GT) and its gradient into
+ * r->v_img. The image's sums go to slot SLOT of the sums buffer (read with cs_loss_read). */
+int cs_loss_forward_backward(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, int W, int H, float lambda,
+                             int slot);
+/* Metrics only (render clamped to [0, 1] as graphdeco's evaluation does), into SLOT. */
+int cs_loss_metrics(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, int W, int H, int slot);
+/* Reads slot SLOT: L1, MSE, SSIM means over the image and the loss value for LAMBDA. */
+int cs_loss_read(cs_loss *l, int slot, int W, int H, float lambda, cs_metrics *m, double *loss);
+void cs_loss_trim(cs_loss *l);
+
+#endif

@@ -1,0 +1,25 @@
+/* outputs: the files a run writes (cameras.json, metrics.json, train_log.jsonl, memory.json,
+ * PLYs, checkpoints), all through the atomic-write helper. */
+#ifndef CS_OUTPUTS_H
+#define CS_OUTPUTS_H
+
+#include <jansson.h>
+
+#include "cl_runtime.h"
+#include "model.h"
+#include "scene.h"
+
+/* graphdeco cameras.json (id, img_name, width, height, position, rotation (c2w), fx, fy) */
+int cs_write_cameras_json(const char *path, const cs_scene *s);
+/* Writes a JSON value atomically (indented). Does not steal the reference. */
+int cs_write_json(const char *path, json_t *v);
+/* Memory accounting as JSON: {"current": {...}, "peak": {"total": ..., per category}} */
+json_t *cs_mem_json(const cs_cl *cl);
+
+/* checkpoint: the model's arrays, Adam state, stats, iteration */
+int cs_checkpoint_save(cs_cl *cl, const cs_model *m, int iteration, const char *path);
+/* Reads the header (iteration, n, degree, half, filter) and creates the model with CAPACITY. */
+int cs_checkpoint_load(cs_cl *cl, cs_model *m, int *iteration, const char *path, int sh_degree, int sh_half,
+                       int has_filter);
+
+#endif

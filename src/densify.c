@@ -1,0 +1,167 @@
+/* densify: launchers for densify_* and filter3d_* kernels, and the budget rule. */
+#include "densify.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sort.h"
+#include "util.h"
+
+int cs_densify_stats(cs_cl *cl, const cs_kernels *k, cs_model *m, const cs_renderer *r, int W, int H)
+{
+    size_t g = (size_t)m->n, l = 256;
+    return cs_cl_run(cl, k->densify_stats, CS_STAGE_DENSIFY, 1, &g, &l, 6, CS_ARG(m->n), CS_ARG(r->radii.mem),
+                     CS_ARG(r->v_2d.mem), CS_ARG(W), CS_ARG(H), CS_ARG(m->stats.mem));
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x < y) - (x > y);
+}
+
+/* total of a uint array after an exclusive scan: last offset + last count */
+static int scan_and_total(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_buf *src, int n, unsigned *total)
+{
+    CS_CHECK(clEnqueueCopyBuffer(cl->queue, src->mem, d->offsets.mem, 0, 0, (size_t)n * 4, 0, NULL, NULL));
+    cs_sort_scratch sc = {0};
+    int r = cs_scan(cl, k, &sc, &d->offsets, (unsigned)n, CS_STAGE_DENSIFY);
+    cs_sort_scratch_free(cl, &sc);
+    if (r) return -1;
+    unsigned a = 0, b = 0;
+    if (cs_buf_read(cl, &d->offsets, (size_t)(n - 1) * 4, 4, &a) || cs_buf_read(cl, src, (size_t)(n - 1) * 4, 4, &b)) return -1;
+    *total = a + b;
+    return 0;
+}
+
+int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m, const cs_config *cfg, double extent,
+                    int check_size, int max_n, unsigned seed)
+{
+    int n = m->n;
+    if (n == 0) return 0;
+    size_t cap = (size_t)n * 3 + 16;
+    if (cs_buf_reserve(cl, &d->flags, cap * 4, 0, "densify flags") || cs_buf_reserve(cl, &d->counts, cap * 4, 0, "densify counts") ||
+        cs_buf_reserve(cl, &d->offsets, cap * 4, 0, "densify offsets") || cs_buf_reserve(cl, &d->keep, cap * 4, 0, "prune flags"))
+        return -1;
+    float thr = (float)cfg->densify.grad_threshold, clone_max = (float)(cfg->densify.percent_dense * extent);
+    size_t g = (size_t)n, l = 256;
+    unsigned added = 0;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (cs_cl_run(cl, k->densify_classify, CS_STAGE_DENSIFY, 1, &g, &l, 7, CS_ARG(n), CS_ARG(m->geo.mem),
+                      CS_ARG(m->stats.mem), CS_ARG(thr), CS_ARG(clone_max), CS_ARG(d->flags.mem), CS_ARG(d->counts.mem)) ||
+            scan_and_total(cl, k, d, &d->counts, n, &added))
+            return -1;
+        if ((long)n + added <= (long)max_n || attempt == 1) break;
+        /* over budget: keep only the highest-gradient candidates by raising the threshold */
+        float *st = malloc(sizeof(float) * 3 * n), *gr = malloc(sizeof(float) * n);
+        if (!st || !gr) {
+            free(st), free(gr);
+            return cs_fail("out of host memory in densification");
+        }
+        if (cs_buf_read(cl, &m->stats, 0, sizeof(float) * 3 * n, st)) {
+            free(st), free(gr);
+            return -1;
+        }
+        int c = 0;
+        for (int i = 0; i < n; i++) {
+            float v = st[i * 3 + 1] > 0 ? st[i * 3] / st[i * 3 + 1] : 0.f;
+            if (v >= thr) gr[c++] = v;
+        }
+        qsort(gr, c, sizeof(float), cmp_desc);
+        long room = (long)max_n - n; /* each candidate adds 1 or 2; assume 2 to stay under */
+        long take = room / 2;
+        thr = take <= 0 ? INFINITY : take < c ? nextafterf(gr[take], INFINITY) : thr;
+        if (take > 0 && take < c && gr[take - 1] > gr[take]) thr = gr[take - 1];
+        free(st), free(gr);
+    }
+    if (cs_model_reserve(cl, m, n + (int)added)) return -1;
+    cl_mem filt = m->has_filter ? m->filter3d.mem : m->geo.mem;
+    if (added) {
+        if (cs_cl_run(cl, k->densify_append, CS_STAGE_DENSIFY, 1, &g, &l, 7, CS_ARG(n), CS_ARG(m->geo.mem),
+                      CS_ARG(m->sh.mem), CS_ARG(filt), CS_ARG(d->flags.mem),
+                      CS_ARG(d->offsets.mem), CS_ARG(seed)))
+            return -1;
+        /* new rows start with zero moments */
+        float z = 0.f;
+        size_t k3 = (size_t)CS_SH_COEFFS(m->sh_degree) * 3;
+        if (cs_buf_fill(cl, &m->m_geo, (size_t)n * 44, (size_t)added * 44, &z, 4) ||
+            cs_buf_fill(cl, &m->v2_geo, (size_t)n * 44, (size_t)added * 44, &z, 4) ||
+            cs_buf_fill(cl, &m->m_sh, (size_t)n * k3 * 4, added * k3 * 4, &z, 4) ||
+            cs_buf_fill(cl, &m->v2_sh, (size_t)n * k3 * 4, added * k3 * 4, &z, 4))
+            return -1;
+    }
+    int total = n + (int)added;
+    float minop = (float)cfg->densify.min_opacity, maxs = (float)cfg->densify.max_screen_size,
+          maxw = (float)(0.1 * extent);
+    size_t gt = (size_t)total;
+    unsigned kept = 0;
+    if (cs_cl_run(cl, k->densify_prune_flags, CS_STAGE_DENSIFY, 1, &gt, &l, 10, CS_ARG(total), CS_ARG(n),
+                  CS_ARG(m->geo.mem), CS_ARG(m->stats.mem), CS_ARG(d->flags.mem), CS_ARG(minop), CS_ARG(check_size),
+                  CS_ARG(maxs), CS_ARG(maxw), CS_ARG(d->keep.mem)) ||
+        scan_and_total(cl, k, d, &d->keep, total, &kept))
+        return -1;
+    m->n = total;
+    if ((int)kept != total && cs_model_compact(cl, k, m, &d->keep, &d->offsets, (int)kept, &d->scratch)) return -1;
+    float z = 0.f;
+    return cs_buf_fill(cl, &m->stats, 0, (size_t)m->capacity * 12, &z, 4);
+}
+
+int cs_densify_reset_opacity(cs_cl *cl, const cs_kernels *k, cs_model *m)
+{
+    size_t g = (size_t)m->n, l = 256;
+    cl_mem filt = m->has_filter ? m->filter3d.mem : m->geo.mem;
+    return cs_cl_run(cl, k->densify_reset_opacity, CS_STAGE_DENSIFY, 1, &g, &l, 5, CS_ARG(m->n), CS_ARG(m->geo.mem),
+                     CS_ARG(filt), CS_ARG(m->m_geo.mem), CS_ARG(m->v2_geo.mem));
+}
+
+int cs_filter3d_setup(cs_cl *cl, cs_densifier *d, const cs_scene *s)
+{
+    int n = 0;
+    float *buf = calloc((size_t)s->n_cams * 20 + 20, sizeof(float));
+    if (!buf) return cs_fail("out of host memory");
+    d->max_focal = 0;
+    for (int i = 0; i < s->n_cams; i++) {
+        const cs_camera *c = &s->cams[i];
+        if (c->is_test) continue;
+        float *o = buf + n * 20;
+        for (int j = 0; j < 9; j++) o[j] = (float)c->R[j];
+        for (int j = 0; j < 3; j++) o[9 + j] = (float)c->t[j];
+        o[12] = (float)c->fx, o[13] = (float)c->fy, o[14] = (float)c->cx, o[15] = (float)c->cy;
+        o[16] = (float)c->width, o[17] = (float)c->height;
+        if (c->fx > d->max_focal) d->max_focal = (float)c->fx;
+        n++;
+    }
+    d->ncams = n;
+    int r = cs_buf_alloc(cl, &d->cams, CS_MEM_OTHER, (size_t)(n ? n : 1) * 80, "3D filter cameras") ||
+            cs_buf_write(cl, &d->cams, 0, (size_t)n * 80, buf);
+    free(buf);
+    return r ? -1 : 0;
+}
+
+int cs_filter3d_compute(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m)
+{
+    if (!m->has_filter || m->n == 0) return 0;
+    if (cs_buf_reserve(cl, &d->dist, (size_t)m->n * 4, 0, "3D filter depths") ||
+        cs_buf_reserve(cl, &d->maxbits, 16, 0, "3D filter max"))
+        return -1;
+    cl_uint zero = 0;
+    size_t g = (size_t)m->n, l = 256;
+    return cs_buf_fill(cl, &d->maxbits, 0, 4, &zero, 4) ||
+           cs_cl_run(cl, k->filter3d_depth, CS_STAGE_DENSIFY, 1, &g, &l, 6, CS_ARG(m->n), CS_ARG(m->geo.mem),
+                     CS_ARG(d->cams.mem), CS_ARG(d->ncams), CS_ARG(d->dist.mem), CS_ARG(d->maxbits.mem)) ||
+           cs_cl_run(cl, k->filter3d_finish, CS_STAGE_DENSIFY, 1, &g, &l, 5, CS_ARG(m->n), CS_ARG(d->dist.mem),
+                     CS_ARG(d->maxbits.mem), CS_ARG(d->max_focal), CS_ARG(m->filter3d.mem));
+}
+
+void cs_densifier_trim(cs_cl *cl, cs_densifier *d)
+{
+    cs_buf_free(cl, &d->flags), cs_buf_free(cl, &d->counts), cs_buf_free(cl, &d->offsets);
+    cs_buf_free(cl, &d->keep), cs_buf_free(cl, &d->scratch), cs_buf_free(cl, &d->dist), cs_buf_free(cl, &d->maxbits);
+}
+
+void cs_densifier_free(cs_cl *cl, cs_densifier *d)
+{
+    cs_densifier_trim(cl, d);
+    cs_buf_free(cl, &d->cams);
+}

@@ -1,0 +1,92 @@
+/* loss: launchers for ssim_blur_h / ssim_fwd_v / ssim_bwd_h / ssim_bwd_v / reduce_partials. */
+#include "loss.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "util.h"
+
+#define MAX_SLOTS 64
+
+void cs_loss_init(cs_loss *l, cs_cl *cl, const cs_kernels *k)
+{
+    memset(l, 0, sizeof *l);
+    l->cl = cl;
+    l->k = k;
+}
+
+void cs_loss_trim(cs_loss *l)
+{
+    cs_buf_free(l->cl, &l->h5);
+    cs_buf_free(l->cl, &l->dmap3);
+    cs_buf_free(l->cl, &l->partials);
+}
+
+void cs_loss_free(cs_loss *l)
+{
+    cs_loss_trim(l);
+    cs_buf_free(l->cl, &l->sums);
+}
+
+static int run_forward(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, int W, int H, int clamp01,
+                       int want_grad, float dL_dssim, int slot)
+{
+    cs_cl *cl = l->cl;
+    const cs_kernels *k = l->k;
+    size_t n3 = (size_t)3 * W * H;
+    size_t g[3] = {(size_t)W, (size_t)H, 3}, lc[3] = {16, 16, 1};
+    size_t groups = ((W + 15) / 16) * ((H + 15) / 16) * 3;
+    if (cs_buf_reserve(cl, &l->h5, n3 * 5 * 4, 0, "SSIM blurred moments") ||
+        cs_buf_reserve(cl, &l->partials, groups * 16, 0, "metric partial sums") ||
+        cs_buf_reserve(cl, &l->sums, MAX_SLOTS * 16, 0, "metric sums"))
+        return -1;
+    if (want_grad && cs_buf_reserve(cl, &l->dmap3, n3 * 3 * 4, 0, "SSIM derivative maps")) return -1;
+    if (slot < 0 || slot >= MAX_SLOTS) return cs_fail("internal: metric slot %d out of range", slot);
+    cl_mem dm = want_grad ? l->dmap3.mem : l->h5.mem;
+    unsigned ng = (unsigned)groups, us = (unsigned)slot;
+    size_t one = 256;
+    return cs_cl_run(cl, k->ssim_blur_h, CS_STAGE_LOSS, 3, g, lc, 7, CS_ARG(r->img.mem), CS_ARG(gt->mem), CS_ARG(gt_off),
+                     CS_ARG(W), CS_ARG(H), CS_ARG(clamp01), CS_ARG(l->h5.mem)) ||
+           cs_cl_run(cl, k->ssim_fwd_v, CS_STAGE_LOSS, 3, g, lc, 11, CS_ARG(l->h5.mem), CS_ARG(r->img.mem),
+                     CS_ARG(gt->mem), CS_ARG(gt_off), CS_ARG(W), CS_ARG(H), CS_ARG(clamp01), CS_ARG(want_grad),
+                     CS_ARG(dL_dssim), CS_ARG(dm), CS_ARG(l->partials.mem)) ||
+           cs_cl_run(cl, k->reduce_partials, CS_STAGE_LOSS, 1, &one, &one, 4, CS_ARG(l->partials.mem), CS_ARG(ng),
+                     CS_ARG(l->sums.mem), CS_ARG(us));
+}
+
+int cs_loss_forward_backward(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, int W, int H, float lambda,
+                             int slot)
+{
+    cs_cl *cl = l->cl;
+    size_t n3 = (size_t)3 * W * H;
+    float dL_dssim = -lambda / (float)n3, dL_dl1 = (1.f - lambda) / (float)n3;
+    if (run_forward(l, r, gt, gt_off, W, H, 0, 1, dL_dssim, slot)) return -1;
+    if (r->v_img.bytes < n3 * 4) {
+        cs_buf_free(cl, &r->v_img);
+        if (cs_buf_alloc(cl, &r->v_img, CS_MEM_SCRATCH, n3 * 4, "image gradient")) return -1;
+    }
+    size_t g[3] = {(size_t)W, (size_t)H, 3}, lc[3] = {16, 16, 1};
+    /* h5 is free again: reuse its first 3 planes for the horizontal backward pass */
+    return cs_cl_run(cl, l->k->ssim_bwd_h, CS_STAGE_LOSS, 3, g, lc, 4, CS_ARG(l->dmap3.mem), CS_ARG(W), CS_ARG(H),
+                     CS_ARG(l->h5.mem)) ||
+           cs_cl_run(cl, l->k->ssim_bwd_v, CS_STAGE_LOSS, 3, g, lc, 8, CS_ARG(l->h5.mem), CS_ARG(r->img.mem),
+                     CS_ARG(gt->mem), CS_ARG(gt_off), CS_ARG(W), CS_ARG(H), CS_ARG(dL_dl1), CS_ARG(r->v_img.mem));
+}
+
+int cs_loss_metrics(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, int W, int H, int slot)
+{
+    return run_forward(l, r, gt, gt_off, W, H, 1, 0, 0.f, slot);
+}
+
+int cs_loss_read(cs_loss *l, int slot, int W, int H, float lambda, cs_metrics *m, double *loss)
+{
+    float s[4];
+    if (cs_buf_read(l->cl, &l->sums, (size_t)slot * 16, 16, s)) return -1;
+    double n3 = 3.0 * W * H;
+    m->l1 = s[0] / n3;
+    m->mse = s[1] / n3;
+    m->ssim = s[2] / n3;
+    m->psnr = m->mse > 0 ? 10.0 * log10(1.0 / m->mse) : 99.0;
+    if (loss) *loss = (1.0 - lambda) * m->l1 + lambda * (1.0 - m->ssim);
+    return 0;
+}

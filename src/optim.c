@@ -1,0 +1,30 @@
+/* optim: Adam launchers and schedules. */
+#include "optim.h"
+
+#include <math.h>
+
+double cs_lr_expon(double init, double final, double delay_mult, int delay_steps, int max_steps, int step)
+{
+    if (step < 0 || (init == 0.0 && final == 0.0)) return 0.0;
+    double delay = 1.0;
+    if (delay_steps > 0) delay = delay_mult + (1 - delay_mult) * sin(0.5 * M_PI * fmin(fmax((double)step / delay_steps, 0), 1));
+    double t = fmin(fmax((double)step / max_steps, 0.0), 1.0);
+    return delay * exp(log(init) * (1 - t) + log(final) * t);
+}
+
+int cs_adam_step(cs_cl *cl, const cs_kernels *k, cs_model *m, const cs_config *cfg, double lr_mean)
+{
+    m->step++;
+    float b1 = 0.9f, b2 = 0.999f, eps = 1e-15f;
+    float bc1 = (float)(1.0 - pow(0.9, m->step)), bc2 = (float)(1.0 - pow(0.999, m->step));
+    float lm = (float)lr_mean, ls = (float)cfg->optim.scaling_lr, lr = (float)cfg->optim.rotation_lr,
+          lo = (float)cfg->optim.opacity_lr, ld = (float)cfg->optim.feature_lr, lrest = (float)cfg->optim.feature_rest_lr;
+    unsigned ng = (unsigned)m->n * 11u, ns = (unsigned)m->n * (unsigned)CS_SH_COEFFS(m->sh_degree) * 3u;
+    size_t g1 = ng, g2 = ns, l = 256;
+    return cs_cl_run(cl, k->adam_geo, CS_STAGE_ADAM, 1, &g1, &l, 14, CS_ARG(ng), CS_ARG(m->geo.mem), CS_ARG(m->v_geo.mem),
+                     CS_ARG(m->m_geo.mem), CS_ARG(m->v2_geo.mem), CS_ARG(lm), CS_ARG(ls), CS_ARG(lr), CS_ARG(lo),
+                     CS_ARG(b1), CS_ARG(b2), CS_ARG(eps), CS_ARG(bc1), CS_ARG(bc2)) ||
+           cs_cl_run(cl, k->adam_sh, CS_STAGE_ADAM, 1, &g2, &l, 12, CS_ARG(ns), CS_ARG(m->sh.mem), CS_ARG(m->v_sh.mem),
+                     CS_ARG(m->m_sh.mem), CS_ARG(m->v2_sh.mem), CS_ARG(ld), CS_ARG(lrest), CS_ARG(b1), CS_ARG(b2),
+                     CS_ARG(eps), CS_ARG(bc1), CS_ARG(bc2));
+}

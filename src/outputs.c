@@ -1,0 +1,170 @@
+/* outputs: JSON outputs and checkpoints. */
+#include "outputs.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+int cs_write_json(const char *path, json_t *v)
+{
+    char *s = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(8));
+    if (!s) return cs_fail("cannot serialise %s", path);
+    size_t n = strlen(s);
+    s[n] = '\n';
+    int r = cs_write_file_atomic(path, s, n + 1);
+    free(s);
+    return r;
+}
+
+int cs_write_cameras_json(const char *path, const cs_scene *s)
+{
+    json_t *arr = json_array();
+    for (int i = 0; i < s->n_cams; i++) {
+        const cs_camera *c = &s->cams[i];
+        json_t *o = json_object();
+        double ctr[3];
+        cs_camera_center(c, ctr);
+        json_object_set_new(o, "id", json_integer(i));
+        char stem[256];
+        snprintf(stem, sizeof stem, "%s", c->name);
+        char *dot = strrchr(stem, '.');
+        if (dot) *dot = '\0';
+        json_object_set_new(o, "img_name", json_string(stem));
+        json_object_set_new(o, "width", json_integer(c->width));
+        json_object_set_new(o, "height", json_integer(c->height));
+        json_t *pos = json_array(), *rot = json_array();
+        for (int k = 0; k < 3; k++) {
+            json_array_append_new(pos, json_real(ctr[k]));
+            json_t *row = json_array();
+            for (int j = 0; j < 3; j++) json_array_append_new(row, json_real(c->R[j * 3 + k])); /* c2w = R^T */
+            json_array_append_new(rot, row);
+        }
+        json_object_set_new(o, "position", pos);
+        json_object_set_new(o, "rotation", rot);
+        json_object_set_new(o, "fy", json_real(c->fy));
+        json_object_set_new(o, "fx", json_real(c->fx));
+        json_array_append_new(arr, o);
+    }
+    int r = cs_write_json(path, arr);
+    json_decref(arr);
+    return r;
+}
+
+json_t *cs_mem_json(const cs_cl *cl)
+{
+    json_t *o = json_object(), *cur = json_object(), *peak = json_object();
+    json_object_set_new(cur, "total", json_integer((json_int_t)cl->mem.cur_total));
+    json_object_set_new(peak, "total", json_integer((json_int_t)cl->mem.peak_total));
+    for (int c = 0; c < CS_MEM_NCAT; c++) {
+        json_object_set_new(cur, cs_mem_cat_names[c], json_integer((json_int_t)cl->mem.cur[c]));
+        json_object_set_new(peak, cs_mem_cat_names[c], json_integer((json_int_t)cl->mem.peak[c]));
+    }
+    json_object_set_new(o, "current_bytes", cur);
+    json_object_set_new(o, "peak_bytes", peak);
+    return o;
+}
+
+/* ---- checkpoints ------------------------------------------------------------------------ */
+
+typedef struct {
+    char magic[8];
+    int32_t version, iteration, n, sh_degree, sh_half, has_filter, step, pad;
+} ckpt_header;
+#define CKPT_VERSION 1
+
+static int ckpt_arrays(cs_model *m, cs_buf **bufs, size_t *rows)
+{
+    size_t k3 = (size_t)CS_SH_COEFFS(m->sh_degree) * 3;
+    int n = 0;
+    bufs[n] = &m->geo, rows[n++] = 44;
+    bufs[n] = &m->sh, rows[n++] = k3 * (m->sh_half ? 2 : 4);
+    if (m->has_filter) bufs[n] = &m->filter3d, rows[n++] = 4;
+    bufs[n] = &m->m_geo, rows[n++] = 44;
+    bufs[n] = &m->v2_geo, rows[n++] = 44;
+    bufs[n] = &m->m_sh, rows[n++] = k3 * 4;
+    bufs[n] = &m->v2_sh, rows[n++] = k3 * 4;
+    bufs[n] = &m->stats, rows[n++] = 12;
+    return n;
+}
+
+int cs_checkpoint_save(cs_cl *cl, const cs_model *mc, int iteration, const char *path)
+{
+    cs_model *m = (cs_model *)mc;
+    ckpt_header h = {"CSCKPT1", CKPT_VERSION, iteration, m->n, m->sh_degree, m->sh_half, m->has_filter, m->step, 0};
+    cs_atomic_file af;
+    if (cs_atomic_open(&af, path)) return -1;
+    int ok = fwrite(&h, sizeof h, 1, af.f) == 1;
+    cs_buf *bufs[10];
+    size_t rows[10];
+    int na = ckpt_arrays(m, bufs, rows);
+    for (int i = 0; i < na && ok; i++) {
+        size_t bytes = rows[i] * (size_t)m->n;
+        void *tmp = malloc(bytes ? bytes : 1);
+        if (!tmp || cs_buf_read(cl, bufs[i], 0, bytes, tmp)) {
+            free(tmp);
+            cs_atomic_abort(&af);
+            return tmp ? -1 : cs_fail("out of host memory writing %s", path);
+        }
+        ok = fwrite(tmp, 1, bytes, af.f) == bytes;
+        free(tmp);
+    }
+    if (!ok) {
+        cs_atomic_abort(&af);
+        return cs_fail("writing %s failed: %s", path, strerror(errno));
+    }
+    return cs_atomic_commit(&af);
+}
+
+int cs_checkpoint_load(cs_cl *cl, cs_model *m, int *iteration, const char *path, int deg, int sh_half, int has_filter)
+{
+    size_t len;
+    char *d = cs_read_file(path, &len);
+    if (!d) return -1;
+    ckpt_header h;
+    if (len < sizeof h || (memcpy(&h, d, sizeof h), memcmp(h.magic, "CSCKPT1", 8) != 0)) {
+        free(d);
+        return cs_fail("%s: not a clsplat checkpoint", path);
+    }
+    if (h.version != CKPT_VERSION || h.sh_degree != deg || h.sh_half != sh_half || h.has_filter != has_filter || h.n < 0) {
+        free(d);
+        return cs_fail("%s: checkpoint (version %d, SH degree %d, %s SH, filter %d) does not match the configuration "
+                       "(SH degree %d, %s SH, filter %d)",
+                       path, h.version, h.sh_degree, h.sh_half ? "fp16" : "fp32", h.has_filter, deg,
+                       sh_half ? "fp16" : "fp32", has_filter);
+    }
+    cs_splats empty;
+    memset(&empty, 0, sizeof empty);
+    empty.sh_degree = deg;
+    if (cs_model_create(cl, m, &empty, deg, sh_half, has_filter, h.n + h.n / 2 + 1)) {
+        free(d);
+        return -1;
+    }
+    m->n = h.n;
+    m->step = h.step;
+    cs_buf *bufs[10];
+    size_t rows[10], off = sizeof h;
+    int na = ckpt_arrays(m, bufs, rows);
+    for (int i = 0; i < na; i++) {
+        size_t bytes = rows[i] * (size_t)h.n;
+        if (off + bytes > len) {
+            free(d);
+            cs_model_free(cl, m);
+            return cs_fail("%s: truncated checkpoint", path);
+        }
+        if (cs_buf_write(cl, bufs[i], 0, bytes, d + off)) {
+            free(d);
+            cs_model_free(cl, m);
+            return -1;
+        }
+        off += bytes;
+    }
+    free(d);
+    if (off != len) {
+        cs_model_free(cl, m);
+        return cs_fail("%s: %zu unexpected trailing bytes", path, len - off);
+    }
+    *iteration = h.iteration;
+    return 0;
+}
