@@ -1,0 +1,529 @@
+/* test_foundation: config, images, PLY, dataset readers, allocator, kernel cache. Fixtures
+ * are written by the tests themselves. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <jpeglib.h>
+#include <png.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "image.h"
+#include "kernels.h"
+#include "scene.h"
+#include "splats.h"
+#include "test.h"
+#include "util.h"
+
+static void tpath(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/%s", test_tmpdir(), name); }
+
+static int write_text(const char *path, const char *text) { return cs_write_file_atomic(path, text, strlen(text)); }
+
+/* ---- config ------------------------------------------------------------------------------ */
+
+int test_config(void)
+{
+    cs_config c;
+    cs_config_defaults(&c);
+    CHECK(c.optim.iterations == 30000 && c.densify.grad_threshold == 0.0002 && c.model.sh_degree == 3, "defaults");
+    char p[600];
+    tpath(p, sizeof p, "cfg.json");
+    write_text(p, "{\"optim\": {\"iterations\": 1234}, \"model.antialias\": \"mip\", \"memory\": {\"flush_interval\": \"aggressive\"}}");
+    CHECK_OK(cs_config_load_file(&c, p));
+    CHECK(c.optim.iterations == 1234 && c.model.antialias == CS_AA_MIP && c.memory.flush_interval == 10, "file values");
+    CHECK_OK(cs_config_set(&c, "eval.test_iterations=[5,10]"));
+    CHECK_OK(cs_config_set(&c, "device.id=0:1"));
+    CHECK_OK(cs_config_set(&c, "data.white_background=true"));
+    CHECK(c.eval.n_test_iterations == 2 && c.eval.test_iterations[1] == 10 && !strcmp(c.device.id, "0:1") &&
+              c.data.white_background,
+          "--set values");
+    /* errors name the key, file and allowed values */
+    write_text(p, "{\"optim\": {\"iteratons\": 5}}");
+    CHECK(cs_config_load_file(&c, p) == -1 && strstr(cs_last_error(), "optim.iterations") && strstr(cs_last_error(), p),
+          "unknown key: %s", cs_last_error());
+    CHECK(cs_config_set(&c, "model.sh_degree=7") == -1 && strstr(cs_last_error(), "[0, 3]"), "range: %s", cs_last_error());
+    CHECK(cs_config_set(&c, "model.antialias=fancy") == -1 && strstr(cs_last_error(), "classic|mip"), "enum: %s",
+          cs_last_error());
+    CHECK(cs_config_set(&c, "data.resolution=3") == -1, "resolution 3 accepted");
+    CHECK(cs_config_set(&c, "data.eval=maybe") == -1 && strstr(cs_last_error(), "true or false"), "bool: %s", cs_last_error());
+    write_text(p, "{\"optim\": {\"iterations\": }");
+    CHECK(cs_config_load_file(&c, p) == -1 && strstr(cs_last_error(), "line 1"), "syntax: %s", cs_last_error());
+    /* dump -> load -> dump is stable */
+    cs_config_defaults(&c);
+    cs_config_set(&c, "memory.sh_dtype=fp16");
+    char *d1 = cs_config_dump(&c);
+    cs_config c2;
+    cs_config_defaults(&c2);
+    CHECK_OK(cs_config_load_string(&c2, d1, "dump"));
+    char *d2 = cs_config_dump(&c2);
+    int same = strcmp(d1, d2) == 0;
+    free(d1), free(d2);
+    CHECK(same && c2.memory.sh_dtype == CS_DTYPE_FP16, "dump round trip");
+    return 0;
+}
+
+/* ---- images ------------------------------------------------------------------------------- */
+
+static int write_png16_gray(const char *path, int w, int h, const uint16_t *v)
+{
+    FILE *f = fopen(path, "wb");
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png_create_info_struct(png);
+    if (setjmp(png_jmpbuf(png))) return -1;
+    png_init_io(png, f);
+    png_set_IHDR(png, info, w, h, 16, PNG_COLOR_TYPE_GRAY, 0, 0, 0);
+    png_write_info(png, info);
+    png_set_swap(png);
+    for (int y = 0; y < h; y++) png_write_row(png, (png_const_bytep)(v + y * w));
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    fclose(f);
+    return 0;
+}
+
+static int write_jpeg(const char *path, const cs_image *img)
+{
+    struct jpeg_compress_struct ci;
+    struct jpeg_error_mgr err;
+    ci.err = jpeg_std_error(&err);
+    jpeg_create_compress(&ci);
+    FILE *f = fopen(path, "wb");
+    jpeg_stdio_dest(&ci, f);
+    ci.image_width = img->width, ci.image_height = img->height, ci.input_components = 3, ci.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&ci);
+    jpeg_set_quality(&ci, 100, TRUE);
+    jpeg_start_compress(&ci, TRUE);
+    while (ci.next_scanline < ci.image_height) {
+        JSAMPROW row = img->px + (size_t)ci.next_scanline * img->width * 3;
+        jpeg_write_scanlines(&ci, &row, 1);
+    }
+    jpeg_finish_compress(&ci);
+    jpeg_destroy_compress(&ci);
+    fclose(f);
+    return 0;
+}
+
+int test_images(void)
+{
+    uint64_t rs = test_seed() ^ 0x1111;
+    char p[600];
+    /* RGBA PNG round trip and compositing */
+    cs_image a = {13, 7, 4, malloc(13 * 7 * 4)}, b;
+    for (int i = 0; i < 13 * 7 * 4; i++) a.px[i] = (uint8_t)(test_rand(&rs) * 256);
+    tpath(p, sizeof p, "a.png");
+    CHECK_OK(cs_image_save_png(p, &a));
+    CHECK_OK(cs_image_load(p, &b));
+    CHECK(b.width == 13 && b.height == 7 && b.channels == 4 && !memcmp(a.px, b.px, 13 * 7 * 4), "RGBA round trip");
+    float bg[3] = {1, 1, 1};
+    CHECK_OK(cs_image_composite(&b, bg));
+    float al = a.px[3] / 255.f;
+    int expect = (int)((a.px[0] / 255.f * al + (1 - al)) * 255.f);
+    CHECK(b.channels == 3 && b.px[0] == expect, "composite %d vs %d", b.px[0], expect);
+    cs_image_free(&b);
+    /* 16-bit gray */
+    uint16_t g16[6] = {0, 65535, 32768, 1000, 50000, 257};
+    tpath(p, sizeof p, "g16.png");
+    CHECK(write_png16_gray(p, 3, 2, g16) == 0, "write 16-bit");
+    CHECK_OK(cs_image_load(p, &b));
+    CHECK(b.channels == 3 && b.px[3] == 255 && b.px[4] == 255 && b.px[0] == 0 && abs(b.px[6] - 128) <= 1, "16-bit gray");
+    cs_image_free(&b);
+    /* JPEG */
+    cs_image j = {16, 16, 3, malloc(16 * 16 * 3)};
+    for (int i = 0; i < 16 * 16 * 3; i++) j.px[i] = (uint8_t)(100 + (i % 3) * 40);
+    tpath(p, sizeof p, "j.jpg");
+    write_jpeg(p, &j);
+    int w, h;
+    CHECK_OK(cs_image_size(p, &w, &h));
+    CHECK(w == 16 && h == 16, "jpeg size");
+    CHECK_OK(cs_image_load(p, &b));
+    int maxd = 0;
+    for (int i = 0; i < 16 * 16 * 3; i++) maxd = abs(b.px[i] - j.px[i]) > maxd ? abs(b.px[i] - j.px[i]) : maxd;
+    CHECK(maxd <= 3, "jpeg error %d", maxd);
+    cs_image_free(&b);
+    /* area downscale of a 2x2 block */
+    cs_image small;
+    CHECK_OK(cs_image_resize_area(&j, 8, 8, &small));
+    CHECK(small.px[0] == 100 && small.px[1] == 140, "area resize");
+    cs_image_free(&small);
+    /* corrupt files: clear errors */
+    tpath(p, sizeof p, "bad.png");
+    FILE *f = fopen(p, "wb");
+    fwrite("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 1, 16, f);
+    fclose(f);
+    CHECK(cs_image_load(p, &b) == -1 && strstr(cs_last_error(), "bad.png"), "corrupt png: %s", cs_last_error());
+    tpath(p, sizeof p, "bad.jpg");
+    f = fopen(p, "wb");
+    fwrite("\xff\xd8\xff\xe0garbage", 1, 11, f);
+    fclose(f);
+    CHECK(cs_image_load(p, &b) == -1 && strstr(cs_last_error(), "corrupt JPEG"), "corrupt jpeg: %s", cs_last_error());
+    tpath(p, sizeof p, "none.png");
+    CHECK(cs_image_load(p, &b) == -1 && strstr(cs_last_error(), "none.png"), "missing: %s", cs_last_error());
+    cs_image_free(&a), cs_image_free(&j);
+    return 0;
+}
+
+/* ---- PLY ------------------------------------------------------------------------------------ */
+
+int test_ply(void)
+{
+    uint64_t rs = test_seed() ^ 0x2222;
+    char p[600];
+    for (int deg = 0; deg <= 3; deg++) {
+        cs_splats s, r;
+        CHECK_OK(cs_splats_alloc(&s, 57, deg, deg == 2));
+        int K = CS_SH_COEFFS(deg);
+        for (int i = 0; i < 57; i++) {
+            for (int k = 0; k < 3; k++) s.means[i * 3 + k] = (float)test_randn(&rs), s.log_scales[i * 3 + k] = (float)test_randn(&rs);
+            for (int k = 0; k < 4; k++) s.quats[i * 4 + k] = (float)test_randn(&rs);
+            s.logit_opacity[i] = (float)test_randn(&rs);
+            for (int k = 0; k < K * 3; k++) s.sh[i * K * 3 + k] = (float)test_randn(&rs);
+            if (s.filter_3d) s.filter_3d[i] = (float)test_rand(&rs);
+        }
+        tpath(p, sizeof p, "s.ply");
+        CHECK_OK(cs_ply_write(p, &s, 0));
+        CHECK_OK(cs_ply_read(p, &r));
+        CHECK(r.n == 57 && r.sh_degree == deg && (r.filter_3d != NULL) == (deg == 2), "header");
+        CHECK(!memcmp(s.means, r.means, 57 * 12) && !memcmp(s.sh, r.sh, (size_t)57 * K * 12) &&
+                  !memcmp(s.quats, r.quats, 57 * 16) && !memcmp(s.logit_opacity, r.logit_opacity, 57 * 4) &&
+                  (!s.filter_3d || !memcmp(s.filter_3d, r.filter_3d, 57 * 4)),
+              "round trip degree %d", deg);
+        cs_splats_free(&r);
+        if (s.filter_3d) { /* baked: no filter property, larger scales, lower opacity */
+            CHECK_OK(cs_ply_write(p, &s, 1));
+            CHECK_OK(cs_ply_read(p, &r));
+            CHECK(!r.filter_3d && r.log_scales[0] >= s.log_scales[0] && r.logit_opacity[0] <= s.logit_opacity[0], "bake");
+            cs_splats_free(&r);
+        }
+        cs_splats_free(&s);
+    }
+    /* ASCII, other property order, extra properties, a face element after vertex */
+    tpath(p, sizeof p, "ascii.ply");
+    write_text(p, "ply\nformat ascii 1.0\ncomment x\nelement vertex 2\nproperty float opacity\nproperty double z\n"
+                  "property float y\nproperty float x\nproperty uchar red\nproperty float f_dc_0\nproperty float f_dc_1\n"
+                  "property float f_dc_2\nproperty float scale_0\nproperty float scale_1\nproperty float scale_2\n"
+                  "property float rot_0\nproperty float rot_1\nproperty float rot_2\nproperty float rot_3\n"
+                  "element face 0\nproperty list uchar int vertex_indices\nend_header\n"
+                  "0.5 3 2 1 255 0.1 0.2 0.3 -1 -2 -3 1 0 0 0\n-0.5 6 5 4 0 0.4 0.5 0.6 -4 -5 -6 0 1 0 0\n");
+    cs_splats r;
+    CHECK_OK(cs_ply_read(p, &r));
+    CHECK(r.n == 2 && r.means[0] == 1 && r.means[2] == 3 && r.means[5] == 6 && r.logit_opacity[1] == -0.5f &&
+              r.sh[2] == 0.3f && r.log_scales[4] == -5 && r.sh_degree == 0,
+          "ascii values");
+    cs_splats_free(&r);
+    /* malformed */
+    const char *bad[][2] = {
+        {"notply", "magic"},
+        {"ply\nformat binary_little_endian 1.0\nelement vertex 3\nproperty float x\nend_header\n", "missing property"},
+        {"ply\nformat weird 1.0\nend_header\n", "unknown format"},
+        {"ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\n", "truncated header"},
+        {"ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nproperty float z\nproperty float "
+         "f_dc_0\nproperty float f_dc_1\nproperty float f_dc_2\nproperty float opacity\nproperty float scale_0\nproperty "
+         "float scale_1\nproperty float scale_2\nproperty float rot_0\nproperty float rot_1\nproperty float rot_2\n"
+         "property float rot_3\nproperty float f_rest_0\nend_header\n1 2 3\n",
+         "f_rest"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_text(p, bad[i][0]);
+        CHECK(cs_ply_read(p, &r) == -1 && strstr(cs_last_error(), bad[i][1]), "malformed %zu: %s", i, cs_last_error());
+    }
+    /* truncated binary */
+    cs_splats s;
+    cs_splats_alloc(&s, 10, 1, 0);
+    tpath(p, sizeof p, "t.ply");
+    cs_ply_write(p, &s, 0);
+    cs_splats_free(&s);
+    size_t len;
+    char *d = cs_read_file(p, &len);
+    cs_write_file_atomic(p, d, len - 7);
+    free(d);
+    CHECK(cs_ply_read(p, &r) == -1 && strstr(cs_last_error(), "truncated"), "truncated: %s", cs_last_error());
+    return 0;
+}
+
+/* ---- datasets ------------------------------------------------------------------------------- */
+
+static void put(FILE *f, const void *v, size_t n) { fwrite(v, 1, n, f); }
+static void put_i32(FILE *f, int32_t v) { put(f, &v, 4); }
+static void put_u64(FILE *f, uint64_t v) { put(f, &v, 8); }
+static void put_f64(FILE *f, double v) { put(f, &v, 8); }
+
+static void write_gray_png(const char *path, int w, int h)
+{
+    cs_image img = {w, h, 3, calloc((size_t)w * h * 3, 1)};
+    cs_image_save_png(path, &img);
+    cs_image_free(&img);
+}
+
+/* writes a 10-image COLMAP model (binary or text) with 2 cameras and 3 points */
+static void write_colmap(const char *root, int binary, int model0, int bad_cam_ref, int bad_size)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%s/sparse/0", root);
+    cs_mkdirs(p);
+    snprintf(p, sizeof p, "%s/images", root);
+    cs_mkdirs(p);
+    for (int i = 0; i < 10; i++) {
+        snprintf(p, sizeof p, "%s/images/img_%02d.png", root, i);
+        write_gray_png(p, bad_size && i == 3 ? 33 : 32, 24);
+    }
+    if (binary) {
+        snprintf(p, sizeof p, "%s/sparse/0/cameras.bin", root);
+        FILE *f = fopen(p, "wb");
+        put_u64(f, 2);
+        put_i32(f, 1), put_i32(f, model0), put_u64(f, 32), put_u64(f, 24);
+        if (model0 == 1) put_f64(f, 30), put_f64(f, 31), put_f64(f, 15), put_f64(f, 11);
+        else if (model0 == 0) put_f64(f, 30), put_f64(f, 15), put_f64(f, 11);
+        else put_f64(f, 30), put_f64(f, 15), put_f64(f, 11), put_f64(f, 0.1);
+        put_i32(f, 2), put_i32(f, 0), put_u64(f, 32), put_u64(f, 24), put_f64(f, 28), put_f64(f, 16), put_f64(f, 12);
+        fclose(f);
+        snprintf(p, sizeof p, "%s/sparse/0/images.bin", root);
+        f = fopen(p, "wb");
+        put_u64(f, 10);
+        for (int i = 9; i >= 0; i--) { /* reverse order: the reader sorts by name */
+            put_i32(f, i + 1);
+            put_f64(f, 1), put_f64(f, 0), put_f64(f, 0), put_f64(f, 0);
+            put_f64(f, 0.1 * i), put_f64(f, 0), put_f64(f, 4);
+            put_i32(f, bad_cam_ref && i == 5 ? 9 : 1 + i % 2);
+            char name[32];
+            snprintf(name, sizeof name, "img_%02d.png", i);
+            put(f, name, strlen(name) + 1);
+            put_u64(f, 1), put_f64(f, 1), put_f64(f, 2), put_u64(f, (uint64_t)-1);
+        }
+        fclose(f);
+        snprintf(p, sizeof p, "%s/sparse/0/points3D.bin", root);
+        f = fopen(p, "wb");
+        put_u64(f, 3);
+        for (int i = 0; i < 3; i++) {
+            put_u64(f, (uint64_t)i);
+            put_f64(f, i), put_f64(f, 2 * i), put_f64(f, 3 * i);
+            unsigned char c[3] = {10, 20, (unsigned char)(30 + i)};
+            put(f, c, 3);
+            put_f64(f, 0.5), put_u64(f, 2), put_i32(f, 1), put_i32(f, 0), put_i32(f, 2), put_i32(f, 0);
+        }
+        fclose(f);
+    } else {
+        snprintf(p, sizeof p, "%s/sparse/0/cameras.txt", root);
+        write_text(p, model0 == 1 ? "# c\n1 PINHOLE 32 24 30 31 15 11\n2 SIMPLE_PINHOLE 32 24 28 16 12\n"
+                                  : "1 OPENCV 32 24 30 31 15 11 0 0 0 0\n");
+        char buf[4096] = "# images\n";
+        for (int i = 0; i < 10; i++) {
+            char line[256];
+            snprintf(line, sizeof line, "%d 1 0 0 0 %g 0 4 %d img_%02d.png\n1 2 -1\n", i + 1, 0.1 * i,
+                     bad_cam_ref && i == 5 ? 9 : 1 + i % 2, i);
+            strcat(buf, line);
+        }
+        snprintf(p, sizeof p, "%s/sparse/0/images.txt", root);
+        write_text(p, buf);
+        snprintf(p, sizeof p, "%s/sparse/0/points3D.txt", root);
+        write_text(p, "0 0 0 0 10 20 30 0.5 1 0\n1 1 2 3 10 20 31 0.5 1 0\n2 2 4 6 10 20 32 0.5\n");
+    }
+}
+
+int test_colmap(void)
+{
+    for (int binary = 0; binary < 2; binary++) {
+        char root[600];
+        snprintf(root, sizeof root, "%s/colmap_%d", test_tmpdir(), binary);
+        write_colmap(root, binary, 1, 0, 0);
+        cs_config c;
+        cs_config_defaults(&c);
+        snprintf(c.data.path, sizeof c.data.path, "%s", root);
+        c.data.eval = true;
+        c.data.resolution = 1;
+        cs_scene s;
+        CHECK_OK(cs_scene_load(&c, &s));
+        CHECK(s.n_cams == 10 && s.n_points == 3 && s.kind == CS_SCENE_COLMAP, "counts %d %d", s.n_cams, s.n_points);
+        CHECK(!strcmp(s.cams[0].name, "img_00.png") && s.cams[0].is_test && s.cams[8].is_test && !s.cams[1].is_test,
+              "sorted every-8th split");
+        CHECK(s.cams[0].fx == 30 && s.cams[0].fy == 31 && s.cams[0].cx == 15 && s.cams[1].fx == 28 && s.cams[1].cy == 12,
+              "intrinsics");
+        CHECK(fabs(s.cams[3].t[0] - 0.3) < 1e-12 && s.cams[3].t[2] == 4 && s.cams[3].R[0] == 1, "extrinsics");
+        CHECK(s.points[7] == 4 && s.colors[8] == 32, "points");
+        cs_image img;
+        CHECK_OK(cs_scene_read_image(&s, &s.cams[2], &img));
+        cs_image_free(&img);
+        cs_scene_free(&s);
+        c.data.resolution = 2; /* area downscale and scaled intrinsics */
+        CHECK_OK(cs_scene_load(&c, &s));
+        CHECK(s.cams[0].width == 16 && s.cams[0].height == 12 && s.cams[0].fx == 15, "resolution 2");
+        cs_scene_free(&s);
+        c.data.resolution = 1;
+        /* errors */
+        snprintf(root, sizeof root, "%s/colmap_badcam_%d", test_tmpdir(), binary);
+        write_colmap(root, binary, 1, 1, 0);
+        snprintf(c.data.path, sizeof c.data.path, "%s", root);
+        CHECK(cs_scene_load(&c, &s) == -1 && strstr(cs_last_error(), "camera 9"), "bad camera ref: %s", cs_last_error());
+        snprintf(root, sizeof root, "%s/colmap_size_%d", test_tmpdir(), binary);
+        write_colmap(root, binary, 1, 0, 1);
+        snprintf(c.data.path, sizeof c.data.path, "%s", root);
+        CHECK(cs_scene_load(&c, &s) == -1 && strstr(cs_last_error(), "img_03.png") && strstr(cs_last_error(), "33x24"),
+              "wrong size: %s", cs_last_error());
+        snprintf(root, sizeof root, "%s/colmap_model_%d", test_tmpdir(), binary);
+        write_colmap(root, binary, binary ? 2 : 4, 0, 0);
+        snprintf(c.data.path, sizeof c.data.path, "%s", root);
+        CHECK(cs_scene_load(&c, &s) == -1 && strstr(cs_last_error(), "image_undistorter"), "model: %s", cs_last_error());
+    }
+    /* truncated binary and missing files */
+    char root[600], p[700];
+    snprintf(root, sizeof root, "%s/colmap_1", test_tmpdir());
+    snprintf(p, sizeof p, "%s/sparse/0/images.bin", root);
+    size_t len;
+    char *d = cs_read_file(p, &len);
+    cs_write_file_atomic(p, d, len / 2);
+    free(d);
+    cs_config c;
+    cs_config_defaults(&c);
+    snprintf(c.data.path, sizeof c.data.path, "%s", root);
+    cs_scene s;
+    CHECK(cs_scene_load(&c, &s) == -1 && strstr(cs_last_error(), "images.bin") && strstr(cs_last_error(), "truncated"),
+          "truncated: %s", cs_last_error());
+    snprintf(root, sizeof root, "%s/colmap_0", test_tmpdir());
+    snprintf(p, sizeof p, "%s/images/img_04.png", root);
+    unlink(p);
+    snprintf(c.data.path, sizeof c.data.path, "%s", root);
+    CHECK(cs_scene_load(&c, &s) == -1 && strstr(cs_last_error(), "img_04.png"), "missing image: %s", cs_last_error());
+    snprintf(c.data.path, sizeof c.data.path, "%s/nothing", test_tmpdir());
+    CHECK(cs_scene_load(&c, &s) == -1 && strstr(cs_last_error(), "does not exist"), "missing dir: %s", cs_last_error());
+    return 0;
+}
+
+int test_blender(void)
+{
+    char root[600], p[700];
+    snprintf(root, sizeof root, "%s/blender", test_tmpdir());
+    snprintf(p, sizeof p, "%s/train", root);
+    cs_mkdirs(p);
+    snprintf(p, sizeof p, "%s/test", root);
+    cs_mkdirs(p);
+    cs_image img = {20, 10, 4, calloc(20 * 10 * 4, 1)};
+    snprintf(p, sizeof p, "%s/train/r_0.png", root);
+    cs_image_save_png(p, &img);
+    snprintf(p, sizeof p, "%s/test/r_0.png", root);
+    cs_image_save_png(p, &img);
+    cs_image_free(&img);
+    /* camera at (0, -4, 0) looking at the origin (OpenGL: -z forward, y up) */
+    const char *m = "[[1,0,0,0],[0,0,-1,-4],[0,1,0,0],[0,0,0,1]]";
+    char js[512];
+    snprintf(js, sizeof js, "{\"camera_angle_x\": 0.8, \"frames\": [{\"file_path\": \"./train/r_0\", \"transform_matrix\": %s}]}", m);
+    snprintf(p, sizeof p, "%s/transforms_train.json", root);
+    write_text(p, js);
+    snprintf(js, sizeof js, "{\"camera_angle_x\": 0.8, \"frames\": [{\"file_path\": \"./test/r_0\", \"transform_matrix\": %s}]}", m);
+    snprintf(p, sizeof p, "%s/transforms_test.json", root);
+    write_text(p, js);
+    cs_config c;
+    cs_config_defaults(&c);
+    snprintf(c.data.path, sizeof c.data.path, "%s", root);
+    c.data.eval = true;
+    c.data.white_background = true;
+    cs_scene s;
+    CHECK_OK(cs_scene_load(&c, &s));
+    CHECK(s.n_cams == 2 && s.cams[1].is_test && s.cams[0].width == 20, "cams");
+    double ctr[3];
+    cs_camera_center(&s.cams[0], ctr);
+    /* world origin is 4 in front of the camera: z_cam = 4 */
+    CHECK(fabs(ctr[1] + 4) < 1e-9 && fabs(s.cams[0].t[2] - 4) < 1e-9, "pose: centre y %g, t.z %g", ctr[1], s.cams[0].t[2]);
+    CHECK(fabs(s.cams[0].fx - 10 / tan(0.4)) < 1e-9 && s.cams[0].fy == s.cams[0].fx && s.cams[0].cx == 10, "intrinsics");
+    cs_image out;
+    CHECK_OK(cs_scene_read_image(&s, &s.cams[0], &out));
+    CHECK(out.channels == 3 && out.px[0] == 255, "transparent pixels composited over white");
+    cs_image_free(&out);
+    cs_scene_free(&s);
+    snprintf(p, sizeof p, "%s/transforms_train.json", root);
+    write_text(p, "{\"frames\": []}");
+    CHECK(cs_scene_load(&c, &s) == -1 && strstr(cs_last_error(), "camera_angle_x"), "missing fov: %s", cs_last_error());
+    return 0;
+}
+
+/* ---- OpenCL runtime --------------------------------------------------------------------------- */
+
+int test_allocator(void)
+{
+    cs_cl cl;
+    CHECK_OK(test_open_cl(&cl));
+    cs_buf a, b, c;
+    CHECK_OK(cs_buf_alloc(&cl, &a, CS_MEM_PARAMS, 1000, "a"));
+    CHECK_OK(cs_buf_alloc(&cl, &b, CS_MEM_GRADS, 4096, "b"));
+    CHECK(cl.mem.cur[CS_MEM_PARAMS] == 1008 && cl.mem.cur[CS_MEM_GRADS] == 4096 && cl.mem.cur_total == 5104, "current");
+    cs_buf_free(&cl, &b);
+    CHECK(cl.mem.cur_total == 1008 && cl.mem.peak_total == 5104 && cl.mem.peak[CS_MEM_GRADS] == 4096, "peak");
+    CHECK_OK(cs_buf_resize(&cl, &a, 2000, 1, "a"));
+    CHECK(cl.mem.cur[CS_MEM_PARAMS] == 2000 && a.cat == CS_MEM_PARAMS, "resize keeps category");
+    cl.mem.budget = 3000;
+    CHECK(cs_buf_alloc(&cl, &c, CS_MEM_SCRATCH, 5000, "big scratch") == -1 && strstr(cs_last_error(), "big scratch") &&
+              strstr(cs_last_error(), "scratch") && strstr(cs_last_error(), "budget"),
+          "budget error: %s", cs_last_error());
+    cl.mem.budget = (size_t)-1;
+    CHECK(cs_buf_alloc(&cl, &c, CS_MEM_IMAGES, (size_t)cl.max_alloc + 4096, "huge") == -1 &&
+              strstr(cs_last_error(), "max allocation"),
+          "max alloc error: %s", cs_last_error());
+    CHECK(cl.mem.cur_total == 2000, "failed allocations are not counted");
+    cs_buf_free(&cl, &a);
+    cs_cl_close(&cl);
+    return 0;
+}
+
+int test_kernel_cache(void)
+{
+    cs_cl cl;
+    CHECK_OK(test_open_cl(&cl));
+    snprintf(cl.cache_dir, sizeof cl.cache_dir, "%s/cache_test", test_tmpdir());
+    cs_kernel_opts o = {1, 0, 0, 0, 0};
+    cs_kernels k;
+    CHECK_OK(cs_kernels_build(&cl, &o, &k));
+    CHECK(!cl.last_build_cached, "first build is a miss");
+    cs_kernels_release(&k);
+    CHECK_OK(cs_kernels_build(&cl, &o, &k));
+    CHECK(cl.last_build_cached, "second build is a hit");
+    cs_kernels_release(&k);
+    /* corrupt every cache file: falls back to a source build that works */
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "for f in %s/*.bin; do printf 'garbage' | dd of=$f bs=1 seek=40 conv=notrunc 2>/dev/null; done",
+             cl.cache_dir);
+    CHECK(system(cmd) == 0, "corrupting");
+    CHECK_OK(cs_kernels_build(&cl, &o, &k));
+    CHECK(!cl.last_build_cached, "corrupt cache is rebuilt");
+    cs_kernels_release(&k);
+    o.sh_degree = 2; /* other options: other key */
+    CHECK_OK(cs_kernels_build(&cl, &o, &k));
+    CHECK(!cl.last_build_cached, "new options miss");
+    cs_kernels_release(&k);
+    cl.use_cache = 0;
+    CHECK_OK(cs_kernels_build(&cl, &o, &k));
+    CHECK(!cl.last_build_cached, "no cache");
+    cs_kernels_release(&k);
+    /* a broken kernel directory: the error names the build and shows the log */
+    char kd[700];
+    snprintf(kd, sizeof kd, "%s/kdir", test_tmpdir());
+    cs_mkdirs(kd);
+    snprintf(cmd, sizeof cmd, "cp cl/* %s/ 2>/dev/null && echo 'this is not C' >> %s/adam.cl", kd, kd);
+    if (system(cmd) == 0) {
+        cl.kernel_dir = kd;
+        CHECK(cs_kernels_build(&cl, &o, &k) == -1 && strstr(cs_last_error(), "build log") &&
+                  strstr(cs_last_error(), "adam.cl"),
+              "build error: %.300s", cs_last_error());
+        cl.kernel_dir = NULL;
+    }
+    cs_cl_close(&cl);
+    return 0;
+}
+
+int test_atomic_write(void)
+{
+    char p[600];
+    tpath(p, sizeof p, "aw/x.txt");
+    CHECK_OK(cs_mkdirs(strrchr(p, '/') ? (*strrchr(p, '/') = 0, p) : p));
+    strcat(p, "/x.txt");
+    CHECK_OK(cs_write_file_atomic(p, "hello", 5));
+    cs_atomic_file af;
+    CHECK_OK(cs_atomic_open(&af, p));
+    fputs("partial", af.f);
+    cs_atomic_abort(&af); /* a failed write leaves the old file and no temporary */
+    char *d = cs_read_file(p, NULL);
+    CHECK(d && !strcmp(d, "hello"), "old content kept");
+    free(d);
+    CHECK(!cs_file_exists(af.tmp), "temporary removed");
+    CHECK(cs_write_file_atomic("/nonexistent-dir/x", "a", 1) == -1 && strstr(cs_last_error(), "/nonexistent-dir/x"),
+          "error names the file");
+    return 0;
+}

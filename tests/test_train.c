@@ -1,0 +1,183 @@
+/* test_train: short training runs on the generated demo scene (PoCL in CI): loss falls and
+ * PSNR reaches a floor, straight vs checkpoint + resume give identical parameters, evaluation
+ * memory does not grow with the number of test views. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "splats.h"
+#include "test.h"
+#include "trainer.h"
+#include "util.h"
+
+static int make_demo(const char *dir, int w, int h)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "./build/gen_demo %s %d %d >/dev/null", dir, w, h);
+    if (cs_dir_exists(dir)) return 0;
+    return system(cmd) == 0 ? 0 : cs_fail("gen_demo failed for %s", dir);
+}
+
+static void base_config(cs_config *c, const char *data, const char *out)
+{
+    cs_config_defaults(c);
+    snprintf(c->data.path, sizeof c->data.path, "%s", data);
+    snprintf(c->output.dir, sizeof c->output.dir, "%s", out);
+    c->data.eval = true;
+    c->optim.random_init_points = 4000;
+    c->optim.position_lr_max_steps = 300;
+    c->densify.from = 100;
+    c->densify.until = 250;
+    c->log.interval = 10;
+    c->eval.n_test_iterations = 0;
+    c->output.n_save_iterations = 0;
+}
+
+/* reads "loss" of the train_log line for ITER */
+static double log_loss(const char *out, int iter)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%s/train_log.jsonl", out);
+    char *d = cs_read_file(p, NULL);
+    if (!d) return NAN;
+    char key[64];
+    snprintf(key, sizeof key, "{\"iteration\": %d, \"loss\": ", iter);
+    char *s = strstr(d, key);
+    double v = s ? atof(s + strlen(key)) : NAN;
+    free(d);
+    return v;
+}
+
+/* mean test PSNR of the first (FIRST=1) or last evaluation record */
+static double test_psnr(const char *out, int first)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%s/metrics.json", out);
+    char *d = cs_read_file(p, NULL);
+    if (!d) return NAN;
+    char *s = NULL, *q = d;
+    while ((q = strstr(q, "\"psnr\": "))) s = q, q++;
+    /* the last record's mean comes before its per-view list: find the last "split" record */
+    char *rec = NULL;
+    q = d;
+    while ((q = strstr(q, "\"split\": \"test\""))) {
+        rec = q, q++;
+        if (first) break;
+    }
+    double v = NAN;
+    if (rec && (s = strstr(rec, "\"psnr\": "))) v = atof(s + 8);
+    free(d);
+    return v;
+}
+
+int test_train_demo(void)
+{
+    char data[600], out[600];
+    snprintf(data, sizeof data, "%s/demo80", test_tmpdir());
+    snprintf(out, sizeof out, "%s/train_demo", test_tmpdir());
+    CHECK_OK(make_demo(data, 80, 60));
+    cs_config c;
+    base_config(&c, data, out);
+    c.optim.iterations = 300;
+    c.eval.test_iterations[0] = 1;
+    c.eval.n_test_iterations = 1;
+    cs_cl cl;
+    CHECK_OK(test_open_cl(&cl));
+    cs_train_opts o = {NULL, NULL};
+    CHECK_OK(cs_train(&cl, &c, &o));
+    cs_cl_close(&cl);
+    double l10 = log_loss(out, 10), l100 = log_loss(out, 100), p1 = test_psnr(out, 1), psnr = test_psnr(out, 0);
+    printf("  demo 80x60, 300 iterations: loss %.4f at 10, %.4f at 100; test PSNR %.2f at 1, %.2f at 300\n", l10, l100,
+           p1, psnr);
+    CHECK(l100 < 0.8 * l10, "loss did not fall: %g -> %g", l10, l100);
+    /* measured on PoCL: about 9.5 dB after 1 iteration, 18.5 dB at 300 */
+    CHECK(psnr > 16.5 && psnr > p1 + 6.0, "test PSNR %.2f (from %.2f) below 16.5 or gained under 6 dB", psnr, p1);
+    const char *files[] = {"config.json", "cameras.json", "input.ply", "metrics.json", "train_log.jsonl", "memory.json",
+                           "point_cloud/iteration_300/point_cloud.ply"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char p[800];
+        snprintf(p, sizeof p, "%s/%s", out, files[i]);
+        CHECK(cs_file_exists(p), "missing output %s", files[i]);
+    }
+    cs_splats s;
+    char p[800];
+    snprintf(p, sizeof p, "%s/point_cloud/iteration_300/point_cloud.ply", out);
+    CHECK_OK(cs_ply_read(p, &s));
+    CHECK(s.n > 100 && s.sh_degree == 3, "saved model %d Gaussians", s.n);
+    cs_splats_free(&s);
+    return 0;
+}
+
+static int files_equal(const char *a, const char *b)
+{
+    size_t la, lb;
+    char *da = cs_read_file(a, &la), *db = cs_read_file(b, &lb);
+    int eq = da && db && la == lb && memcmp(da, db, la) == 0;
+    free(da), free(db);
+    return eq;
+}
+
+int test_resume_identical(void)
+{
+    char data[600], a[600], b[600], ck[800], pa[800], pb[800];
+    snprintf(data, sizeof data, "%s/demo40", test_tmpdir());
+    snprintf(a, sizeof a, "%s/resume_a", test_tmpdir());
+    snprintf(b, sizeof b, "%s/resume_b", test_tmpdir());
+    CHECK_OK(make_demo(data, 40, 30));
+    cs_config c;
+    base_config(&c, data, a);
+    c.optim.iterations = 200;
+    c.optim.deterministic = true;
+    c.optim.random_init_points = 1500;
+    c.densify.from = 50;
+    c.densify.interval = 50;
+    c.densify.until = 160;
+    c.output.checkpoint_iterations[0] = 100;
+    c.output.n_checkpoint_iterations = 1;
+    c.data.eval = false;
+    cs_cl cl;
+    CHECK_OK(test_open_cl(&cl));
+    cs_train_opts o = {NULL, NULL};
+    CHECK_OK(cs_train(&cl, &c, &o));
+    snprintf(ck, sizeof ck, "%s/checkpoints/chkpnt_100.bin", a);
+    snprintf(c.output.dir, sizeof c.output.dir, "%s", b);
+    cs_train_opts o2 = {ck, NULL};
+    CHECK_OK(cs_train(&cl, &c, &o2));
+    cs_cl_close(&cl);
+    snprintf(pa, sizeof pa, "%s/point_cloud/iteration_200/point_cloud.ply", a);
+    snprintf(pb, sizeof pb, "%s/point_cloud/iteration_200/point_cloud.ply", b);
+    CHECK(files_equal(pa, pb), "200 straight and 100 + resume + 100 differ (%s vs %s)", pa, pb);
+    return 0;
+}
+
+int test_eval_memory_flat(void)
+{
+    char data[600], out[600];
+    snprintf(data, sizeof data, "%s/demo40", test_tmpdir());
+    snprintf(out, sizeof out, "%s/eval_mem", test_tmpdir());
+    CHECK_OK(make_demo(data, 40, 30));
+    CHECK_OK(cs_mkdirs(out));
+    cs_config c;
+    base_config(&c, data, out);
+    c.data.eval = false; /* all 60 views load as training views; the test marks some as test */
+    cs_scene scene;
+    CHECK_OK(cs_scene_load(&c, &scene));
+    cs_splats s;
+    CHECK_OK(cs_init_splats(&c, &scene, &s));
+    cs_cl cl;
+    CHECK_OK(test_open_cl(&cl));
+    size_t peak[2];
+    int counts[2] = {3, 30};
+    /* copies of one camera, so only the number of views changes between the two runs */
+    for (int i = 1; i < scene.n_cams; i++) scene.cams[i] = scene.cams[0];
+    for (int r = 0; r < 2; r++) {
+        for (int i = 0; i < scene.n_cams; i++) scene.cams[i].is_test = i < counts[r];
+        CHECK_OK(cs_evaluate_splats(&cl, &c, &scene, &s, out, r));
+        peak[r] = cl.mem.peak_total;
+    }
+    cs_cl_close(&cl);
+    cs_splats_free(&s);
+    cs_scene_free(&scene);
+    printf("  evaluation peak: %zu bytes with 3 test views, %zu with 30\n", peak[0], peak[1]);
+    CHECK(peak[0] == peak[1], "evaluation peak grows with the number of views: %zu vs %zu", peak[0], peak[1]);
+    return 0;
+}
