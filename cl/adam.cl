@@ -32,3 +32,9 @@ __kernel void adam_sh(uint n_elems, __global sh_t *sh, __global const float *v_s
     float p = SH_LOAD(sh, i) - lr * (mi / bc1) / (sqrt(vi / bc2) + eps);
     SH_STORE(sh, i, p);
 }
+
+/* capability check for the float-atomics path: every work-item adds 1 to out[0] */
+__kernel void atomics_selftest(__global float *out)
+{
+    atomic_add_global_f(out, 1.0f);
+}

@@ -3,7 +3,15 @@
  * opacity, rgb) per Gaussian. Each pixel's contribution is first summed in local memory per
  * staged Gaussian; then one work-item per Gaussian flushes the tile's sum, either with a
  * global float atomic (DETERMINISTIC 0) or into the pair's own row (DETERMINISTIC 1, summed
- * later in a fixed order by bin_reduce_pairs). The alpha clamp at 0.99 has zero gradient. */
+ * later in a fixed order by bin_reduce_pairs). The alpha clamp at 0.99 has zero gradient.
+ * On NVIDIA (ATOMIC_PATH 2, not deterministic) the local accumulation is skipped: its compare-
+ * and-swap loop serialises 256 work-items on one address, while red.global.add.f32 is resolved
+ * in L2 at full rate, so each pixel adds its contribution directly (as graphdeco does). */
+#if ATOMIC_PATH == 2 && !DETERMINISTIC
+#define DIRECT_GLOBAL 1
+#else
+#define DIRECT_GLOBAL 0
+#endif
 
 __kernel void rasterize_bwd(__global const uint2 *ranges, __global const uint *sorted_pairs,
                             __global const uint *pair_gid, __global const float2 *xy,
@@ -19,7 +27,11 @@ __kernel void rasterize_bwd(__global const uint2 *ranges, __global const uint *s
     __local float4 l_co[BATCH];
     __local float l_rgb[BATCH * 3];
     __local uint l_pair[BATCH];
+#if DIRECT_GLOBAL
+    __local uint l_gid[BATCH];
+#else
     __local float l_acc[BATCH * V2D_W];
+#endif
     int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TILE + lx;
     int tx = get_group_id(0), ty = get_group_id(1);
     int px = tx * TILE + lx, py = ty * TILE + ly;
@@ -45,13 +57,18 @@ __kernel void rasterize_bwd(__global const uint2 *ranges, __global const uint *s
             uint p = sorted_pairs[range.y - (uint)progress - 1u];
             uint g = pair_gid[p];
             l_pair[lid] = p;
+#if DIRECT_GLOBAL
+            l_gid[lid] = g;
+#endif
             l_xy[lid] = xy[g];
             l_co[lid] = conic_opacity[g];
             l_rgb[lid * 3 + 0] = rgb[g * 3 + 0];
             l_rgb[lid * 3 + 1] = rgb[g * 3 + 1];
             l_rgb[lid * 3 + 2] = rgb[g * 3 + 2];
         }
+#if !DIRECT_GLOBAL
         for (int k = 0; k < V2D_W; k++) l_acc[lid * V2D_W + k] = 0.f;
+#endif
         barrier(CLK_LOCAL_MEM_FENCE);
         int cnt = min(BATCH, todo);
         for (int j = 0; inside && j < cnt; j++) {
@@ -78,20 +95,20 @@ __kernel void rasterize_bwd(__global const uint2 *ranges, __global const uint *s
             float gdx = G * d.x, gdy = G * d.y;
             float dG_ddx = -gdx * co.x - gdy * co.y;
             float dG_ddy = -gdy * co.z - gdx * co.y;
+            float g9[V2D_W] = {dL_dG * dG_ddx, dL_dG * dG_ddy, -0.5f * gdx * d.x * dL_dG, -gdx * d.y * dL_dG,
+                               -0.5f * gdy * d.y * dL_dG, dL_do, w * dpix.x, w * dpix.y, w * dpix.z};
+#if DIRECT_GLOBAL
+            volatile __global float *dst = v_out + (size_t)l_gid[j] * V2D_W;
+            for (int k = 0; k < V2D_W; k++) atomic_add_global_f(dst + k, g9[k]);
+#else
             volatile __local float *acc = l_acc + j * V2D_W;
-            atomic_add_local_f(acc + 0, dL_dG * dG_ddx);
-            atomic_add_local_f(acc + 1, dL_dG * dG_ddy);
-            atomic_add_local_f(acc + 2, -0.5f * gdx * d.x * dL_dG);
-            atomic_add_local_f(acc + 3, -gdx * d.y * dL_dG);
-            atomic_add_local_f(acc + 4, -0.5f * gdy * d.y * dL_dG);
-            atomic_add_local_f(acc + 5, dL_do);
-            atomic_add_local_f(acc + 6, w * dpix.x);
-            atomic_add_local_f(acc + 7, w * dpix.y);
-            atomic_add_local_f(acc + 8, w * dpix.z);
+            for (int k = 0; k < V2D_W; k++) atomic_add_local_f(acc + k, g9[k]);
+#endif
         }
         /* processed items that never ran the loop (outside the image) still count down */
         if (!inside) contributor -= (uint)cnt;
         barrier(CLK_LOCAL_MEM_FENCE);
+#if !DIRECT_GLOBAL
         if (lid < cnt) {
             __local const float *acc = l_acc + lid * V2D_W;
 #if DETERMINISTIC
@@ -105,5 +122,6 @@ __kernel void rasterize_bwd(__global const uint2 *ranges, __global const uint *s
 #endif
         }
         barrier(CLK_LOCAL_MEM_FENCE);
+#endif
     }
 }

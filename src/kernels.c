@@ -9,7 +9,42 @@
 const char *const cs_stage_names[CS_STAGE_COUNT] = {"project", "bin+sort", "rasterize fwd", "loss+ssim",
                                                     "rasterize bwd", "project bwd", "adam", "densify"};
 
+/* Runs 4096 float atomic adds on one address; 0 when the sum is exact. */
+static int atomics_work(cs_cl *cl, cl_program prog)
+{
+    cl_kernel kt;
+    if (cs_cl_kernel(cl, prog, "atomics_selftest", &kt)) return -1;
+    cs_buf b;
+    float zero = 0.f, got = -1.f;
+    size_t g = 4096, l = 64;
+    int r = cs_buf_alloc(cl, &b, CS_MEM_OTHER, 16, "atomics self-test");
+    if (!r) {
+        r = cs_buf_fill(cl, &b, 0, 4, &zero, 4) || cs_cl_run(cl, kt, -1, 1, &g, &l, 1, CS_ARG(b.mem)) ||
+            cs_buf_read(cl, &b, 0, 4, &got);
+        cs_buf_free(cl, &b);
+    }
+    clReleaseKernel(kt);
+    if (r) return -1;
+    return got == 4096.f ? 0 : 1;
+}
+
+static int build_once(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k);
+
 int cs_kernels_build(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
+{
+    if (build_once(cl, o, k)) return -1;
+    if (cl->atomics == CS_ATOMIC_CAS) return 0;
+    int w = atomics_work(cl, k->prog);
+    if (w < 0) return -1;
+    if (w == 0) return 0;
+    fprintf(stderr, "warning: the %s float-atomics path gave a wrong sum on %s; using the compare-and-swap loop\n",
+            cs_atomic_path_names[cl->atomics], cl->name);
+    cs_kernels_release(k);
+    cl->atomics = CS_ATOMIC_CAS;
+    return build_once(cl, o, k);
+}
+
+static int build_once(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
 {
     memset(k, 0, sizeof *k);
     k->opts = *o;
