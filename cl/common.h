@@ -11,6 +11,10 @@
  *   geo  (N, 11)  means xyz | log_scales xyz | quat wxyz | logit_opacity
  *   sh   (N, K, 3)
  *   v_2d (N, 9)   d/d mean2d xy | d/d conic abc | d/d opacity | d/d rgb */
+/* exact IEEE arithmetic as written: no contraction into fma, so every device computes what the
+ * CPU reference computes (fast paths are adopted only with a test that shows them harmless) */
+#pragma OPENCL FP_CONTRACT OFF
+
 #ifndef SH_DEGREE
 #define SH_DEGREE 3
 #endif

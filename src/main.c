@@ -358,6 +358,21 @@ static int cmd_bench(const args *a)
     }
     printf("bench: %s view %s (%dx%d), %d Gaussians, %u pairs, %d runs (medians)\n", cfg.data.path, c->name, c->width,
            c->height, s.n, r.n_pairs, n);
+    {
+        /* tile ranges must partition the pairs: their lengths sum to the pair count */
+        size_t nt = (size_t)r.tiles_x * r.tiles_y;
+        cl_uint *rg = malloc(nt * 8);
+        if (rg && cs_buf_read(&cl, &r.ranges, 0, nt * 8, rg) == 0) {
+            unsigned long long sum = 0, mx = 0, nonempty = 0;
+            for (size_t t = 0; t < nt; t++) {
+                unsigned long long len = rg[2 * t + 1] >= rg[2 * t] ? rg[2 * t + 1] - rg[2 * t] : 0;
+                sum += len, nonempty += len > 0, mx = len > mx ? len : mx;
+            }
+            printf("  tiles %zu (%llu non-empty), pairs per tile: mean %.1f, max %llu, sum %llu\n", nt, nonempty,
+                   nonempty ? (double)sum / nonempty : 0.0, mx, sum);
+        }
+        free(rg);
+    }
     double sum = 0;
     for (int st = 0; st < CS_STAGE_COUNT; st++) {
         qsort(ms + st * n, n, sizeof(double), cmp_double);

@@ -128,19 +128,19 @@ static int render_cl(dev_ctx *d, const cs_splats *s, const cs_view *v, int activ
     return rc;
 }
 
-static int compare_forward(dev_ctx *d, const cs_splats *s, const cs_camera *cam, int active, int aa, int filter,
-                           int sh_half, const char *what)
+static int compare_forward_ks(dev_ctx *d, const cs_splats *s, const cs_camera *cam, int active, int aa, int filter,
+                              int sh_half, double ks, const char *what)
 {
     cs_view v;
     cs_view_from_camera(cam, &v);
     int W = v.width, H = v.height;
     float bg[3] = {0.2f, 0.5f, 1.0f};
-    ref_opts o = {active, aa, 0.1, filter, sh_half, {bg[0], bg[1], bg[2]}};
+    ref_opts o = {active, aa, ks, filter, sh_half, {bg[0], bg[1], bg[2]}};
     float *img = malloc(sizeof(float) * 3 * W * H);
     double *ref = malloc(sizeof(double) * 3 * W * H);
     unsigned char *amb = malloc((size_t)W * H);
     for (int i = 0; i < 3 * W * H; i++) img[i] = NAN; /* poison */
-    int rc = render_cl(d, s, &v, active, bg, 0.1f, img, NULL, NULL);
+    int rc = render_cl(d, s, &v, active, bg, (float)ks, img, NULL, NULL);
     if (rc) {
         fprintf(stderr, "  %s: %s\n", what, cs_last_error());
         free(img), free(ref), free(amb);
@@ -172,7 +172,38 @@ static int compare_forward(dev_ctx *d, const cs_splats *s, const cs_camera *cam,
     return bad ? 1 : 0;
 }
 
+static int compare_forward(dev_ctx *d, const cs_splats *s, const cs_camera *cam, int active, int aa, int filter,
+                           int sh_half, const char *what)
+{
+    return compare_forward_ks(d, s, cam, active, aa, filter, sh_half, 0.1, what);
+}
+
 /* ---- forward ------------------------------------------------------------------------ */
+
+/* a few small Gaussians whose look depends strongly on the mip kernel size */
+int test_mip_kernel_size(void)
+{
+    uint64_t rs = test_seed() ^ 0x3141;
+    dev_ctx d;
+    CHECK_OK(dev_open(&d, 1, 0, 1, 0, 0, -1));
+    cs_camera cam;
+    random_camera(&rs, 48, 32, 1, &cam);
+    cs_splats s;
+    cs_splats_alloc(&s, 6, 1, 0);
+    for (int i = 0; i < 6; i++) {
+        for (int k = 0; k < 3; k++) s.means[i * 3 + k] = (float)(0.3 * test_randn(&rs)), s.log_scales[i * 3 + k] = -4.5f;
+        s.quats[i * 4] = 1.f;
+        s.logit_opacity[i] = 2.f;
+        s.sh[i * 12] = 1.f;
+    }
+    int fails = 0;
+    fails += compare_forward_ks(&d, &s, &cam, 1, 1, 0, 0, 0.1, "mip kernel 0.1") == 1;
+    fails += compare_forward_ks(&d, &s, &cam, 1, 1, 0, 0, 0.3, "mip kernel 0.3") == 1;
+    cs_splats_free(&s);
+    dev_close(&d);
+    CHECK(fails == 0, "%d comparisons failed (seed %llu)", fails, (unsigned long long)test_seed());
+    return 0;
+}
 
 int test_raster_forward_random(void)
 {
@@ -344,6 +375,84 @@ static int grad_check(int aa, int filter, int sh_half, int det, int atomics, con
     cs_splats_free(&s);
     dev_close(&d);
     return fails;
+}
+
+/* 80x60 (5x4 tiles), 3000 Gaussians so tiles hold several batches; FD on a random subset */
+int test_grad_many_batches(void)
+{
+    uint64_t rs = test_seed() ^ 0xbeef;
+    dev_ctx d;
+    CHECK_OK(dev_open(&d, 1, 0, 0, 0, 0, -1));
+    cs_camera cam;
+    random_camera(&rs, 80, 60, 0, &cam);
+    cs_view v;
+    cs_view_from_camera(&cam, &v);
+    cs_splats s;
+    cs_splats_alloc(&s, 3000, 1, 0);
+    for (int i = 0; i < s.n; i++) {
+        for (int k = 0; k < 3; k++) {
+            s.means[i * 3 + k] = (float)(0.35 * test_randn(&rs));
+            s.log_scales[i * 3 + k] = (float)(-2.4 + 0.3 * test_randn(&rs));
+        }
+        for (int k = 0; k < 4; k++) s.quats[i * 4 + k] = (float)test_randn(&rs);
+        s.logit_opacity[i] = (float)(-1.5 + 0.5 * test_randn(&rs));
+        for (int k = 0; k < 12; k++) s.sh[i * 12 + k] = (float)(0.3 * test_randn(&rs));
+    }
+    float bg[3] = {0.1f, 0.2f, 0.3f};
+    ref_opts o = {1, 0, 0.1, 0, 0, {bg[0], bg[1], bg[2]}};
+    size_t npx = (size_t)3 * 80 * 60;
+    double *w = malloc(sizeof(double) * npx), *img = malloc(sizeof(double) * npx);
+    float *wf = malloc(sizeof(float) * npx), *vgeo = malloc(sizeof(float) * s.n * 11), *vsh = malloc(sizeof(float) * s.n * 12);
+    for (size_t i = 0; i < npx; i++) w[i] = test_randn(&rs), wf[i] = (float)w[i];
+    cs_model m;
+    cs_renderer r;
+    CHECK_OK(render_cl(&d, &s, &v, 1, bg, 0.1f, NULL, &m, &r));
+    {
+        cl_uint rg[2 * 20];
+        CHECK_OK(cs_buf_read(&d.cl, &r.ranges, 0, sizeof rg, rg));
+        unsigned mx = 0;
+        for (int t = 0; t < 20; t++) mx = rg[2 * t + 1] - rg[2 * t] > mx ? rg[2 * t + 1] - rg[2 * t] : mx;
+        CHECK(mx > 2 * 256, "scene too sparse: the fullest tile holds %u pairs, fewer than 2 batches", mx);
+    }
+    CHECK_OK(cs_buf_alloc(&d.cl, &r.v_img, CS_MEM_SCRATCH, npx * 4, "v_img"));
+    CHECK_OK(cs_buf_write(&d.cl, &r.v_img, 0, npx * 4, wf));
+    CHECK_OK(cs_render_backward(&r, &m, &v, 1, bg));
+    CHECK_OK(cs_buf_read(&d.cl, &m.v_geo, 0, sizeof(float) * s.n * 11, vgeo));
+    CHECK_OK(cs_buf_read(&d.cl, &m.v_sh, 0, sizeof(float) * s.n * 12, vsh));
+    cs_renderer_free(&r);
+    cs_model_free(&d.cl, &m);
+    double sum_err = 0, sum_ref = 0;
+    int checked = 0;
+    for (int t = 0; t < 400 && checked < 60; t++) {
+        int i = (int)(test_rand(&rs) * s.n), grp = (int)(test_rand(&rs) * 5);
+        int k = grp == 0 || grp == 1 ? (int)(test_rand(&rs) * 3) : grp == 2 ? (int)(test_rand(&rs) * 4) : grp == 3 ? 0 : (int)(test_rand(&rs) * 12);
+        float *pp = param_ptr(&s, grp, i, k);
+        float p0 = *pp;
+        double fd[2];
+        for (int h = 0; h < 2; h++) {
+            double step = h ? 2.5e-4 : 1e-3;
+            float hi = (float)(p0 + step), lo = (float)(p0 - step);
+            *pp = hi;
+            double Lh = ref_loss(&s, &v, &o, w, img);
+            *pp = lo;
+            double Ll = ref_loss(&s, &v, &o, w, img);
+            *pp = p0;
+            fd[h] = (Lh - Ll) / ((double)hi - (double)lo);
+        }
+        if (fd[1] == 0 || fabs(fd[0] - fd[1]) > 2e-3 * (fabs(fd[1]) + 1e-2)) continue;
+        int goff[4] = {0, 3, 6, 10};
+        double a = grp == 4 ? vsh[i * 12 + k] : vgeo[i * 11 + goff[grp] + k];
+        sum_err += fabs(a - fd[1]);
+        sum_ref += fabs(fd[1]);
+        checked++;
+    }
+    free(w), free(img), free(wf), free(vgeo), free(vsh);
+    cs_splats_free(&s);
+    dev_close(&d);
+    CHECK(checked >= 20, "only %d smooth parameters found", checked);
+    CHECK(sum_err / sum_ref < 1e-3, "relative error of sums %.3g over %d parameters (seed %llu)", sum_err / sum_ref, checked,
+          (unsigned long long)test_seed());
+    return 0;
 }
 
 int test_grad_classic(void) { return grad_check(0, 0, 0, 0, -1, "classic"); }
