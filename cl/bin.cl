@@ -25,14 +25,17 @@ __kernel void bin_emit_pairs(int n, __global const float2 *xy, __global const in
         }
 }
 
-/* ranges must be zeroed first; ranges[t] = [start, end) in the sorted list */
-__kernel void bin_tile_ranges(uint m, __global const ulong *keys, __global uint2 *ranges)
+/* ranges must be zeroed first; tile t's pairs are [ranges[2t], ranges[2t+1]) in the sorted
+ * list. Start and end of one tile are written by different work-items, so they are separate
+ * uint stores: a component store into a uint2 may be a read-modify-write of both halves
+ * (NVIDIA compiles it so) and would race. */
+__kernel void bin_tile_ranges(uint m, __global const ulong *keys, __global uint *ranges)
 {
     uint i = get_global_id(0);
     if (i >= m) return;
     uint tile = (uint)(keys[i] >> 32);
-    if (i == 0 || (uint)(keys[i - 1] >> 32) != tile) ranges[tile].x = i;
-    if (i == m - 1 || (uint)(keys[i + 1] >> 32) != tile) ranges[tile].y = i + 1;
+    if (i == 0 || (uint)(keys[i - 1] >> 32) != tile) ranges[2 * tile] = i;
+    if (i == m - 1 || (uint)(keys[i + 1] >> 32) != tile) ranges[2 * tile + 1] = i + 1;
 }
 
 /* Deterministic mode: sum each Gaussian's per-pair gradients in a fixed order. */

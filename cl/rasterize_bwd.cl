@@ -13,7 +13,7 @@
 #define DIRECT_GLOBAL 0
 #endif
 
-__kernel void rasterize_bwd(__global const uint2 *ranges, __global const uint *sorted_pairs,
+__kernel void rasterize_bwd(__global const uint *ranges, __global const uint *sorted_pairs,
                             __global const uint *pair_gid, __global const float2 *xy,
                             __global const float4 *conic_opacity, __global const float *rgb, int W, int H,
                             int tiles_x, float4 bg,
@@ -37,7 +37,7 @@ __kernel void rasterize_bwd(__global const uint2 *ranges, __global const uint *s
     int px = tx * TILE + lx, py = ty * TILE + ly;
     int inside = px < W && py < H;
     float2 pf = (float2)((float)px, (float)py);
-    uint2 range = ranges[ty * tiles_x + tx];
+    uint2 range = (uint2)(ranges[2 * (ty * tiles_x + tx)], ranges[2 * (ty * tiles_x + tx) + 1]);
     int total = (int)(range.y - range.x);
     int rounds = (total + BATCH - 1) / BATCH;
     size_t pix = (size_t)py * W + px, hw = (size_t)W * H;

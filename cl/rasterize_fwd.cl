@@ -3,7 +3,7 @@
  * min(0.99, o * exp(power)), skip alpha < 1/255, stop before transmittance drops below 1e-4.
  * Saves the final transmittance and the last contributor for the backward. */
 
-__kernel void rasterize_fwd(__global const uint2 *ranges,      /* (tiles) */
+__kernel void rasterize_fwd(__global const uint *ranges,        /* (tiles, 2): start, end */
                             __global const uint *sorted_pairs,  /* (M) pair index */
                             __global const uint *pair_gid,      /* (M) Gaussian of a pair */
                             __global const float2 *xy,          /* (N) */
@@ -24,7 +24,7 @@ __kernel void rasterize_fwd(__global const uint2 *ranges,      /* (tiles) */
     int px = tx * TILE + lx, py = ty * TILE + ly;
     int inside = px < W && py < H;
     float2 pf = (float2)((float)px, (float)py);
-    uint2 range = ranges[ty * tiles_x + tx];
+    uint2 range = (uint2)(ranges[2 * (ty * tiles_x + tx)], ranges[2 * (ty * tiles_x + tx) + 1]);
     int todo = (int)(range.y - range.x);
     int rounds = (todo + BATCH - 1) / BATCH;
     int done = !inside;

@@ -117,12 +117,17 @@ static int files_equal(const char *a, const char *b)
     return eq;
 }
 
+/* Checkpoint at 100, then (a) resuming to 100 reproduces the saved model bit for bit, on every
+ * device; (b) 100 + resume + 100 equals 200 straight where work-items run in order (CPU / PoCL,
+ * as in CI). On GPUs the float-atomic order changes rounding from run to run, so (b) there
+ * compares Gaussian counts only and says so. */
 int test_resume_identical(void)
 {
-    char data[600], a[600], b[600], ck[800], pa[800], pb[800];
+    char data[600], a[600], b[600], b0[600], ck[800], pa[800], pb[800];
     snprintf(data, sizeof data, "%s/demo40", test_tmpdir());
     snprintf(a, sizeof a, "%s/resume_a", test_tmpdir());
     snprintf(b, sizeof b, "%s/resume_b", test_tmpdir());
+    snprintf(b0, sizeof b0, "%s/resume_b0", test_tmpdir());
     CHECK_OK(make_demo(data, 40, 30));
     cs_config c;
     base_config(&c, data, a);
@@ -134,19 +139,42 @@ int test_resume_identical(void)
     c.densify.until = 160;
     c.output.checkpoint_iterations[0] = 100;
     c.output.n_checkpoint_iterations = 1;
+    c.output.save_iterations[0] = 100;
+    c.output.n_save_iterations = 1;
     c.data.eval = false;
     cs_cl cl;
     CHECK_OK(test_open_cl(&cl));
     cs_train_opts o = {NULL, NULL};
     CHECK_OK(cs_train(&cl, &c, &o));
     snprintf(ck, sizeof ck, "%s/checkpoints/chkpnt_100.bin", a);
-    snprintf(c.output.dir, sizeof c.output.dir, "%s", b);
     cs_train_opts o2 = {ck, NULL};
+    /* (a) exact restore */
+    c.optim.iterations = 100;
+    snprintf(c.output.dir, sizeof c.output.dir, "%s", b0);
     CHECK_OK(cs_train(&cl, &c, &o2));
-    cs_cl_close(&cl);
+    snprintf(pa, sizeof pa, "%s/point_cloud/iteration_100/point_cloud.ply", a);
+    snprintf(pb, sizeof pb, "%s/point_cloud/iteration_100/point_cloud.ply", b0);
+    CHECK(files_equal(pa, pb), "the checkpoint does not restore the model exactly (%s vs %s)", pa, pb);
+    /* (b) continued training */
+    c.optim.iterations = 200;
+    snprintf(c.output.dir, sizeof c.output.dir, "%s", b);
+    CHECK_OK(cs_train(&cl, &c, &o2));
     snprintf(pa, sizeof pa, "%s/point_cloud/iteration_200/point_cloud.ply", a);
     snprintf(pb, sizeof pb, "%s/point_cloud/iteration_200/point_cloud.ply", b);
-    CHECK(files_equal(pa, pb), "200 straight and 100 + resume + 100 differ (%s vs %s)", pa, pb);
+    int in_order = cl.is_cpu;
+    cs_cl_close(&cl);
+    if (in_order) {
+        CHECK(files_equal(pa, pb), "200 straight and 100 + resume + 100 differ (%s vs %s)", pa, pb);
+    } else {
+        cs_splats sa, sb;
+        CHECK_OK(cs_ply_read(pa, &sa));
+        CHECK_OK(cs_ply_read(pb, &sb));
+        int na = sa.n, nb = sb.n;
+        cs_splats_free(&sa);
+        cs_splats_free(&sb);
+        printf("  GPU: float-atomic order differs between runs; compared Gaussian counts only: %d vs %d\n", na, nb);
+        CHECK(abs(na - nb) <= na / 10 + 5, "Gaussian counts diverge: %d vs %d", na, nb);
+    }
     return 0;
 }
 
