@@ -88,7 +88,7 @@ __kernel void densify_prune_flags(int n_total, int n_old, __global const float *
     if (sigmoidf(r[10]) < min_opacity) k = 0;
     if (check_size) {
         float maxr = i < n_old ? stats[i * 3 + 2] : 0.f;
-        if (maxr > max_screen) k = 0;
+        if (max_screen > 0.f && maxr > max_screen) k = 0;
         if (exp(max(r[3], max(r[4], r[5]))) > max_world) k = 0;
     }
     keep[i] = k;

@@ -537,8 +537,8 @@ int cs_buf_resize(cs_cl *cl, cs_buf *b, size_t bytes, int keep, const char *what
 {
     if (b->mem && ((bytes + 15) & ~(size_t)15) == b->bytes) return 0;
     cs_buf nb;
-    cs_mem_cat cat = b->mem ? b->cat : CS_MEM_OTHER;
-    if (b->mem) cat = b->cat;
+    /* a buffer first created by resize / reserve is a scratch buffer unless the caller set cat */
+    cs_mem_cat cat = b->mem || b->cat != CS_MEM_PARAMS ? b->cat : CS_MEM_SCRATCH;
     if (cs_buf_alloc(cl, &nb, cat, bytes, what)) return -1;
     if (keep && b->mem) {
         size_t n = b->bytes < nb.bytes ? b->bytes : nb.bytes;

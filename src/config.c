@@ -111,7 +111,9 @@ void cs_config_defaults(cs_config *c)
     c->densify.percent_dense = 0.01;
     c->densify.opacity_reset_interval = 3000;
     c->densify.min_opacity = 0.005;
-    c->densify.max_screen_size = 20;
+    /* graphdeco passes 20, but densification_postfix zeroes max_radii2D before prune_points reads
+       it, so its screen-size prune never fires (gsplat disables it by default too): 0 = off */
+    c->densify.max_screen_size = 0;
     c->memory.flush_interval = 50;
     c->eval.test_iterations[0] = 7000;
     c->eval.test_iterations[1] = 30000;

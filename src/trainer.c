@@ -87,8 +87,8 @@ static int ground_truth(trainer *t, int cam, int train_index, cs_buf **buf, unsi
         *off = (unsigned)t->img_off[train_index];
         return 0;
     }
+    if (!t->gt_one.mem) t->gt_one.cat = CS_MEM_IMAGES;
     if (cs_buf_reserve(t->cl, &t->gt_one, view_bytes(c), 0, "ground-truth image")) return -1;
-    t->gt_one.cat = CS_MEM_IMAGES;
     if (train_index >= 0 && t->residency == CS_RES_HOST) {
         if (cs_buf_write(t->cl, &t->gt_one, 0, view_bytes(c), t->host_imgs[train_index].px)) return -1;
     } else {
