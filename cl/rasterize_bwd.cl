@@ -4,11 +4,29 @@
  * staged Gaussian; then one work-item per Gaussian flushes the tile's sum, either with a
  * global float atomic (DETERMINISTIC 0) or into the pair's own row (DETERMINISTIC 1, summed
  * later in a fixed order by bin_reduce_pairs). The alpha clamp at 0.99 has zero gradient.
- * On NVIDIA (ATOMIC_PATH 2, not deterministic) the local accumulation is skipped: its compare-
- * and-swap loop serialises 256 work-items on one address, while red.global.add.f32 is resolved
- * in L2 at full rate, so each pixel adds its contribution directly (as graphdeco does). */
+ * On NVIDIA (ATOMIC_PATH 2, not deterministic) the local accumulation is replaced by a warp
+ * reduction (shfl.sync, only in warps where some lane contributes, found with vote.sync) and
+ * one red.global.add.f32 per value from lane 0: the local compare-and-swap loop serialises 256
+ * work-items on one address. Every lane runs every iteration so the warp stays converged. */
 #if ATOMIC_PATH == 2 && !DETERMINISTIC
 #define DIRECT_GLOBAL 1
+inline float warp_sum(float v)
+{
+    for (int off = 16; off > 0; off >>= 1) {
+        float o;
+        asm volatile("shfl.sync.down.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(o) : "f"(v), "r"(off));
+        v += o;
+    }
+    return v;
+}
+inline int warp_any(int flag)
+{
+    int r;
+    asm volatile("{ .reg .pred p; setp.ne.s32 p, %1, 0; vote.sync.any.pred p, p, 0xffffffff; selp.s32 %0, 1, 0, p; }"
+                 : "=r"(r)
+                 : "r"(flag));
+    return r;
+}
 #else
 #define DIRECT_GLOBAL 0
 #endif
@@ -71,42 +89,58 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
 #endif
         barrier(CLK_LOCAL_MEM_FENCE);
         int cnt = min(BATCH, todo);
-        for (int j = 0; inside && j < cnt; j++) {
+        for (int j = 0; j < cnt; j++) {
             contributor--;
-            if (contributor >= last) continue;
-            float2 d = l_xy[j] - pf;
-            float4 co = l_co[j];
-            float power = -0.5f * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
-            if (power > 0.f) continue;
-            float G = exp(power);
-            float raw = co.w * G;
-            float alpha = min(0.99f, raw);
-            if (alpha < 1.f / 255.f) continue;
-            T = T / (1.f - alpha);
-            float3 c = (float3)(l_rgb[j * 3], l_rgb[j * 3 + 1], l_rgb[j * 3 + 2]);
-            float w = alpha * T;
-            accum = last_alpha * last_color + (1.f - last_alpha) * accum;
-            last_color = c;
-            float dL_dalpha = dot(c - accum, dpix) * T;
-            last_alpha = alpha;
-            dL_dalpha += (-T_final / (1.f - alpha)) * bg_dot;
-            float dL_dG = raw < 0.99f ? co.w * dL_dalpha : 0.f;
-            float dL_do = raw < 0.99f ? G * dL_dalpha : 0.f;
-            float gdx = G * d.x, gdy = G * d.y;
-            float dG_ddx = -gdx * co.x - gdy * co.y;
-            float dG_ddy = -gdy * co.z - gdx * co.y;
-            float g9[V2D_W] = {dL_dG * dG_ddx, dL_dG * dG_ddy, -0.5f * gdx * d.x * dL_dG, -gdx * d.y * dL_dG,
-                               -0.5f * gdy * d.y * dL_dG, dL_do, w * dpix.x, w * dpix.y, w * dpix.z};
+            float g9[V2D_W];
+            int has = 0;
+            if (inside && contributor < last) {
+                float2 d = l_xy[j] - pf;
+                float4 co = l_co[j];
+                float power = -0.5f * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
+                float G = exp(power);
+                float raw = co.w * G;
+                float alpha = min(0.99f, raw);
+                if (power <= 0.f && alpha >= 1.f / 255.f) {
+                    has = 1;
+                    T = T / (1.f - alpha);
+                    float3 c = (float3)(l_rgb[j * 3], l_rgb[j * 3 + 1], l_rgb[j * 3 + 2]);
+                    float w = alpha * T;
+                    accum = last_alpha * last_color + (1.f - last_alpha) * accum;
+                    last_color = c;
+                    float dL_dalpha = dot(c - accum, dpix) * T;
+                    last_alpha = alpha;
+                    dL_dalpha += (-T_final / (1.f - alpha)) * bg_dot;
+                    float dL_dG = raw < 0.99f ? co.w * dL_dalpha : 0.f;
+                    float dL_do = raw < 0.99f ? G * dL_dalpha : 0.f;
+                    float gdx = G * d.x, gdy = G * d.y;
+                    float dG_ddx = -gdx * co.x - gdy * co.y;
+                    float dG_ddy = -gdy * co.z - gdx * co.y;
+                    g9[0] = dL_dG * dG_ddx;
+                    g9[1] = dL_dG * dG_ddy;
+                    g9[2] = -0.5f * gdx * d.x * dL_dG;
+                    g9[3] = -gdx * d.y * dL_dG;
+                    g9[4] = -0.5f * gdy * d.y * dL_dG;
+                    g9[5] = dL_do;
+                    g9[6] = w * dpix.x;
+                    g9[7] = w * dpix.y;
+                    g9[8] = w * dpix.z;
+                }
+            }
 #if DIRECT_GLOBAL
-            volatile __global float *dst = v_out + (size_t)l_gid[j] * V2D_W;
-            for (int k = 0; k < V2D_W; k++) atomic_add_global_f(dst + k, g9[k]);
+            if (warp_any(has)) {
+                volatile __global float *dst = v_out + (size_t)l_gid[j] * V2D_W;
+                for (int k = 0; k < V2D_W; k++) {
+                    float v = warp_sum(has ? g9[k] : 0.f);
+                    if ((lid & 31) == 0) atomic_add_global_f(dst + k, v);
+                }
+            }
 #else
-            volatile __local float *acc = l_acc + j * V2D_W;
-            for (int k = 0; k < V2D_W; k++) atomic_add_local_f(acc + k, g9[k]);
+            if (has) {
+                volatile __local float *acc = l_acc + j * V2D_W;
+                for (int k = 0; k < V2D_W; k++) atomic_add_local_f(acc + k, g9[k]);
+            }
 #endif
         }
-        /* processed items that never ran the loop (outside the image) still count down */
-        if (!inside) contributor -= (uint)cnt;
         barrier(CLK_LOCAL_MEM_FENCE);
 #if !DIRECT_GLOBAL
         if (lid < cnt) {
