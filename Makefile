@@ -47,7 +47,7 @@ $(BUILD)/obj:
 
 # The README's test command: installs, builds, runs every test (last line "N passed, N failed").
 test: deps
-	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat
+	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo
 	$(BUILD)/run_tests
 
 # The README's main job: builds, generates the demo scene and trains on it.
@@ -58,7 +58,7 @@ demo: deps
 
 # Real-data checks against ../shared/data (CI runs this when the folder exists).
 check-real: deps
-	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat
+	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo
 	CLSPLAT_REAL_DATA=../shared/data $(BUILD)/run_tests real
 
 sanitize:
