@@ -527,3 +527,55 @@ int test_atomic_write(void)
           "error names the file");
     return 0;
 }
+
+int test_nerfstudio_and_images_n(void)
+{
+    char root[600], p[700];
+    snprintf(root, sizeof root, "%s/ns", test_tmpdir());
+    snprintf(p, sizeof p, "%s/imgs", root);
+    cs_mkdirs(p);
+    for (int i = 0; i < 9; i++) {
+        snprintf(p, sizeof p, "%s/imgs/f_%d.png", root, i);
+        write_gray_png(p, 40, 20);
+    }
+    char js[8192] = "{\"fl_x\": 50, \"fl_y\": 52, \"cx\": 19, \"cy\": 11, \"w\": 40, \"h\": 20, \"frames\": [";
+    for (int i = 0; i < 9; i++) {
+        char f[300];
+        snprintf(f, sizeof f, "%s{\"file_path\": \"imgs/f_%d.png\", %s\"transform_matrix\": [[1,0,0,%d],[0,1,0,0],[0,0,1,3],[0,0,0,1]]}",
+                 i ? "," : "", i, i == 4 ? "\"fl_x\": 60, " : "", i);
+        strcat(js, f);
+    }
+    strcat(js, "]}");
+    snprintf(p, sizeof p, "%s/transforms.json", root);
+    write_text(p, js);
+    cs_config c;
+    cs_config_defaults(&c);
+    snprintf(c.data.path, sizeof c.data.path, "%s", root);
+    c.data.eval = true;
+    cs_scene s;
+    CHECK_OK(cs_scene_load(&c, &s));
+    CHECK(s.kind == CS_SCENE_NERFSTUDIO && s.n_cams == 9 && cs_scene_count(&s, 1) == 2, "nerfstudio cams %d test %d",
+          s.n_cams, cs_scene_count(&s, 1));
+    CHECK(s.cams[0].fx == 50 && s.cams[0].fy == 52 && s.cams[0].cx == 19 && s.cams[4].fx == 60, "per-frame intrinsics");
+    CHECK(fabs(s.cams[1].t[0] + 1) < 1e-12 && fabs(s.cams[1].t[2] + 3) < 1e-12, "OpenGL pose: t %g %g", s.cams[1].t[0],
+          s.cams[1].t[2]);
+    cs_scene_free(&s);
+    write_text(p, "{\"frames\": [{\"file_path\": \"imgs/f_0.png\", \"transform_matrix\": [[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]]}]}");
+    CHECK(cs_scene_load(&c, &s) == -1 && strstr(cs_last_error(), "fl_x"), "missing focal: %s", cs_last_error());
+    /* COLMAP with an images_2 folder: used as it is for resolution 2 */
+    snprintf(root, sizeof root, "%s/colmap_n", test_tmpdir());
+    write_colmap(root, 1, 1, 0, 0);
+    snprintf(p, sizeof p, "%s/images_2", root);
+    cs_mkdirs(p);
+    for (int i = 0; i < 10; i++) {
+        snprintf(p, sizeof p, "%s/images_2/img_%02d.png", root, i);
+        write_gray_png(p, 16, 12);
+    }
+    snprintf(c.data.path, sizeof c.data.path, "%s", root);
+    c.data.resolution = 2;
+    CHECK_OK(cs_scene_load(&c, &s));
+    CHECK(strstr(s.cams[0].path, "images_2/") && s.cams[0].width == 16 && s.cams[0].fx == 15, "images_2: %s %d", s.cams[0].path,
+          s.cams[0].width);
+    cs_scene_free(&s);
+    return 0;
+}
