@@ -557,7 +557,7 @@ int test_nerfstudio_and_images_n(void)
     CHECK(s.kind == CS_SCENE_NERFSTUDIO && s.n_cams == 9 && cs_scene_count(&s, 1) == 2, "nerfstudio cams %d test %d",
           s.n_cams, cs_scene_count(&s, 1));
     CHECK(s.cams[0].fx == 50 && s.cams[0].fy == 52 && s.cams[0].cx == 19 && s.cams[4].fx == 60, "per-frame intrinsics");
-    CHECK(fabs(s.cams[1].t[0] + 1) < 1e-12 && fabs(s.cams[1].t[2] + 3) < 1e-12, "OpenGL pose: t %g %g", s.cams[1].t[0],
+    CHECK(fabs(s.cams[1].t[0] + 1) < 1e-12 && fabs(s.cams[1].t[2] - 3) < 1e-12, "OpenGL pose (y, z flipped): t %g %g", s.cams[1].t[0],
           s.cams[1].t[2]);
     cs_scene_free(&s);
     write_text(p, "{\"frames\": [{\"file_path\": \"imgs/f_0.png\", \"transform_matrix\": [[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]]}]}");
