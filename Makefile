@@ -5,9 +5,11 @@ PKGS := OpenCL libpng jansson libjpeg
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 OPT ?= -O2
+EXTRA ?=
 CFLAGS ?= $(OPT) -g
+CFLAGS += $(EXTRA)
 CFLAGS += -std=c11 -Wall -Wextra -Werror -Wno-format-truncation -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude $(PKG_CFLAGS)
-LDLIBS += $(PKG_LIBS) -lm -ldl -lpthread
+LDLIBS += $(PKG_LIBS) -lm -ldl -lpthread $(EXTRA)
 BUILD ?= build
 
 CL_SOURCES := cl/common.h cl/project_fwd.cl cl/project_bwd.cl cl/radix_sort.cl cl/bin.cl cl/rasterize_fwd.cl \
@@ -62,9 +64,9 @@ check-real: deps
 	CLSPLAT_REAL_DATA=../shared/data $(BUILD)/run_tests real
 
 sanitize:
-	$(MAKE) BUILD=build-san OPT=-O1 CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-	  LDLIBS="-fsanitize=address,undefined" build-san/run_tests
-	ASAN_OPTIONS=detect_leaks=0 build-san/run_tests
+	$(MAKE) BUILD=build-san OPT=-O1 EXTRA="-fsanitize=address,undefined -fno-omit-frame-pointer" \
+	  build-san/run_tests build-san/gen_demo
+	CLSPLAT_GEN_DEMO=build-san/gen_demo UBSAN_OPTIONS=halt_on_error=1 build-san/run_tests
 
 clean:
 	rm -rf build build-san

@@ -81,9 +81,10 @@ static int read_cameras_bin(const char *path, colmap_cam **out, int *n)
         cams[i].height = (int)br_u64(&r);
         if (r.bad) break;
         if (model < 0 || model >= NMODELS) {
+            int id = cams[i].id;
             free(d);
             free(cams);
-            return cs_fail("%s: camera %d has unknown model id %d", path, cams[i].id, model);
+            return cs_fail("%s: camera %d has unknown model id %d", path, id, model);
         }
         double p[12];
         for (int k = 0; k < MODELS[model].nparams; k++) p[k] = br_f64(&r);
