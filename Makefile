@@ -6,9 +6,11 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 OPT ?= -O2
 EXTRA ?=
+# gcc warns on deliberate snprintf truncation of names; clang has no such warning
+NO_TRUNC_WARN := $(shell $(CC) -Werror -Wno-format-truncation -E -x c /dev/null >/dev/null 2>&1 && echo -Wno-format-truncation)
 CFLAGS ?= $(OPT) -g
 CFLAGS += $(EXTRA)
-CFLAGS += -std=c11 -Wall -Wextra -Werror -Wno-format-truncation -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude $(PKG_CFLAGS)
+CFLAGS += -std=c11 -Wall -Wextra -Werror $(NO_TRUNC_WARN) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude $(PKG_CFLAGS)
 LDLIBS += $(PKG_LIBS) -lm -ldl -lpthread $(EXTRA)
 BUILD ?= build
 
