@@ -35,7 +35,9 @@ inline int project_gaussian(__global const float *geo, __global const float *fil
     float4 q = (float4)(g[6], g[7], g[8], g[9]);
     P->qnorm = max(length(q), 1e-12f);
     P->qn = q / P->qnorm;
-    quat_to_rot(P->qn, P->R);
+    float Rq[9]; /* private copy: under OpenCL C 2.0+ P->R is a generic pointer */
+    quat_to_rot(P->qn, Rq);
+    for (int k = 0; k < 9; k++) P->R[k] = Rq[k];
     P->sig = sigmoidf(g[10]);
 #if FILTER_3D
     float f = filter3d[i];
