@@ -361,14 +361,19 @@ static int build_from_source(cs_cl *cl, char **texts, int n, const char *opts, c
             clGetProgramBuildInfo(prog, cl->device, CL_PROGRAM_BUILD_LOG, sz, log, NULL);
             log[sz] = '\0';
         }
-        /* name the files: the program is the concatenation, in this order */
-        char files[1024] = "";
+        /* the program is the concatenation of the files: map its line numbers back to them */
+        char files[2048] = "";
+        int line = 1;
         for (int i = 0; i < n; i++) {
-            strncat(files, cs_cl_source_names[i], sizeof files - strlen(files) - 2);
-            if (i + 1 < n) strncat(files, " ", sizeof files - strlen(files) - 1);
+            int lines = 0;
+            for (const char *c = texts[i]; *c; c++) lines += *c == '\n';
+            size_t used = strlen(files);
+            snprintf(files + used, sizeof files - used, "%s%s = program lines %d-%d", i ? ", " : "", cs_cl_source_names[i],
+                     line, line + lines - 1);
+            line += lines;
         }
-        cs_fail("building OpenCL kernels (%s; files %s) for %s failed: %s\n--- build log ---\n%s", opts, files, cl->name,
-                cs_cl_strerror(err), log ? log : "(none)");
+        cs_fail("building OpenCL kernels (%s) for %s failed: %s\nfiles: %s\n--- build log ---\n%s", opts, cl->name,
+                cs_cl_strerror(err), files, log ? log : "(none)");
         free(log);
         clReleaseProgram(prog);
         return -1;
