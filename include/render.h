@@ -38,6 +38,8 @@ void cs_renderer_init(cs_renderer *r, cs_cl *cl, const cs_kernels *k, float kern
 int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree, const float bg[3]);
 /* Backward from r->v_img (3, H, W) to m->v_geo / m->v_sh, with d/d(mean2d ...) in r->v_2d. */
 int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active_degree, const float bg[3]);
+/* Writes r->img (3, H, W) as an 8-bit RGB PNG (clamped, rounded) atomically. */
+int cs_render_save_png(cs_renderer *r, int W, int H, const char *path);
 /* Releases all scratch; the next view allocates exactly what it needs. */
 void cs_renderer_trim(cs_renderer *r);
 size_t cs_renderer_pool_bytes(const cs_renderer *r);

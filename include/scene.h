@@ -3,6 +3,7 @@
 #ifndef CS_SCENE_H
 #define CS_SCENE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -41,6 +42,8 @@ int cs_scene_read_image(const cs_scene *s, const cs_camera *cam, cs_image *out);
 double cs_scene_extent(const cs_scene *s);
 /* Camera centre in world space. */
 void cs_camera_center(const cs_camera *c, double out[3]);
+/* The image name without its extension ("r_3.png" -> "r_3"), for output names. */
+void cs_camera_stem(const cs_camera *c, char *out, size_t n);
 /* Counts of train / test cameras. */
 int cs_scene_count(const cs_scene *s, int test);
 

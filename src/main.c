@@ -155,6 +155,17 @@ static int cmd_train(const args *a)
     return r == 2 ? 130 : r;
 }
 
+/* name of the folder holding PATH ("images" when there is none) */
+static void parent_folder(const char *path, char *out, size_t n)
+{
+    snprintf(out, n, "images");
+    const char *end = strrchr(path, '/');
+    if (!end) return;
+    const char *start = end;
+    while (start > path && start[-1] != '/') start--;
+    if (end > start) snprintf(out, n, "%.*s", (int)(end - start), start);
+}
+
 static int render_views(const args *a, cs_config *cfg, const char *ply_path, const char *out_dir)
 {
     cs_splats s;
@@ -179,32 +190,37 @@ static int render_views(const args *a, cs_config *cfg, const char *ply_path, con
     if (cs_mkdirs(out_dir)) goto close;
     const char *split = a->split ? a->split : "test";
     int count = 0;
+    /* views from different folders may share names (Blender train/r_0.png and test/r_0.png):
+       then the outputs mirror each image's folder */
+    int mirror = 0;
+    char first[256] = "";
+    for (int i = 0; i < scene.n_cams; i++) {
+        const cs_camera *c = &scene.cams[i];
+        if (strcmp(split, "all") && (strcmp(split, "test") == 0) != (c->is_test != 0)) continue;
+        char folder[256];
+        parent_folder(c->path, folder, sizeof folder);
+        if (!first[0]) snprintf(first, sizeof first, "%s", folder);
+        else if (strcmp(first, folder)) mirror = 1;
+    }
     for (int i = 0; i < scene.n_cams; i++) {
         const cs_camera *c = &scene.cams[i];
         if (strcmp(split, "all") && (strcmp(split, "test") == 0) != (c->is_test != 0)) continue;
         cs_view v;
         cs_view_from_camera(c, &v);
-        size_t n = (size_t)c->width * c->height;
-        float *f = malloc(sizeof(float) * 3 * n);
-        cs_image img = {c->width, c->height, 3, malloc(3 * n)};
-        int e = !f || !img.px || cs_render_forward(&r, &m, &v, s.sh_degree, scene.background) ||
-                cs_buf_read(&cl, &r.img, 0, sizeof(float) * 3 * n, f);
-        if (!e) {
-            for (size_t j = 0; j < n; j++)
-                for (int ch = 0; ch < 3; ch++) {
-                    float x = f[ch * n + j] * 255.f + 0.5f;
-                    img.px[j * 3 + ch] = (uint8_t)(x < 0 ? 0 : x > 255 ? 255 : x);
-                }
-            char stem[256], p[1400];
-            snprintf(stem, sizeof stem, "%s", c->name);
-            char *dot = strrchr(stem, '.');
-            if (dot) *dot = '\0';
+        char stem[256], p[1400];
+        cs_camera_stem(c, stem, sizeof stem);
+        if (mirror) {
+            char folder[256];
+            parent_folder(c->path, folder, sizeof folder);
+            snprintf(p, sizeof p, "%s/%s", out_dir, folder);
+            if (cs_mkdirs(p)) goto rfree;
+            snprintf(p, sizeof p, "%s/%s/%s.png", out_dir, folder, stem);
+        } else {
             snprintf(p, sizeof p, "%s/%s.png", out_dir, stem);
-            e = cs_image_save_png(p, &img);
         }
-        free(f);
-        cs_image_free(&img);
-        if (e) goto rfree;
+        if (cs_render_forward(&r, &m, &v, s.sh_degree, scene.background) ||
+            cs_render_save_png(&r, c->width, c->height, p))
+            goto rfree;
         count++;
     }
     printf("rendered %d %s views of %s (%d Gaussians) to %s\n", count, split, ply_path, s.n, out_dir);

@@ -28,9 +28,7 @@ int cs_write_cameras_json(const char *path, const cs_scene *s)
         cs_camera_center(c, ctr);
         json_object_set_new(o, "id", json_integer(i));
         char stem[256];
-        snprintf(stem, sizeof stem, "%s", c->name);
-        char *dot = strrchr(stem, '.');
-        if (dot) *dot = '\0';
+        cs_camera_stem(c, stem, sizeof stem);
         json_object_set_new(o, "img_name", json_string(stem));
         json_object_set_new(o, "width", json_integer(c->width));
         json_object_set_new(o, "height", json_integer(c->height));

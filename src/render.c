@@ -2,8 +2,10 @@
  * [pair reduce] -> project bwd) launchers. */
 #include "render.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "image.h"
 #include "util.h"
 
 void cs_view_from_camera(const cs_camera *c, cs_view *v)
@@ -162,4 +164,25 @@ int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active
                      CS_ARG(m->sh.mem), CS_ARG(filt), CS_ARG(v->cam), CS_ARG(v->intr), CS_ARG(W), CS_ARG(H),
                      CS_ARG(active_degree), CS_ARG(r->kernel_size), CS_ARG(r->radii.mem), CS_ARG(r->clamped.mem),
                      CS_ARG(r->v_2d.mem), CS_ARG(m->v_geo.mem), CS_ARG(m->v_sh.mem));
+}
+
+int cs_render_save_png(cs_renderer *r, int W, int H, const char *path)
+{
+    size_t n = (size_t)W * H;
+    float *f = malloc(sizeof(float) * 3 * n);
+    cs_image img = {W, H, 3, malloc(3 * n)};
+    if (!f || !img.px) {
+        free(f), free(img.px);
+        return cs_fail("out of host memory saving %s", path);
+    }
+    int rc = cs_buf_read(r->cl, &r->img, 0, sizeof(float) * 3 * n, f);
+    for (size_t i = 0; i < n && !rc; i++)
+        for (int c = 0; c < 3; c++) {
+            float v = f[c * n + i] * 255.f + 0.5f;
+            img.px[i * 3 + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+        }
+    if (!rc) rc = cs_image_save_png(path, &img);
+    free(f);
+    cs_image_free(&img);
+    return rc;
 }

@@ -2,6 +2,7 @@
 #include "scene.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,13 @@ void cs_scene_free(cs_scene *s)
     free(s->points);
     free(s->colors);
     memset(s, 0, sizeof *s);
+}
+
+void cs_camera_stem(const cs_camera *c, char *out, size_t n)
+{
+    snprintf(out, n, "%s", c->name);
+    char *dot = strrchr(out, '.');
+    if (dot) *dot = '\0';
 }
 
 int cs_scene_count(const cs_scene *s, int test)

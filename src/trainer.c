@@ -189,27 +189,6 @@ static int upload_images(trainer *t)
 
 /* ---- evaluation ------------------------------------------------------------------------------ */
 
-static int save_render_png(cs_cl *cl, cs_renderer *r, int W, int H, const char *path)
-{
-    size_t n = (size_t)W * H;
-    float *f = malloc(sizeof(float) * 3 * n);
-    cs_image img = {W, H, 3, malloc(3 * n)};
-    if (!f || !img.px) {
-        free(f), free(img.px);
-        return cs_fail("out of host memory saving %s", path);
-    }
-    int rc = cs_buf_read(cl, &r->img, 0, sizeof(float) * 3 * n, f);
-    for (size_t i = 0; i < n && !rc; i++)
-        for (int c = 0; c < 3; c++) {
-            float v = f[c * n + i] * 255.f + 0.5f;
-            img.px[i * 3 + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-        }
-    if (!rc) rc = cs_image_save_png(path, &img);
-    free(f);
-    cs_image_free(&img);
-    return rc;
-}
-
 /* Evaluates views IDX of a split; appends a record to t->metrics. */
 static int evaluate_split(trainer *t, const char *split, const int *idx, int n, int iteration, int active_degree,
                           int save_renders)
@@ -243,11 +222,9 @@ static int evaluate_split(trainer *t, const char *split, const int *idx, int n, 
         }
         if (save_renders) {
             char p[1800], stem[256];
-            snprintf(stem, sizeof stem, "%s", c->name);
-            char *dot = strrchr(stem, '.');
-            if (dot) *dot = '\0';
+            cs_camera_stem(c, stem, sizeof stem);
             snprintf(p, sizeof p, "%s/%s.png", dir, stem);
-            if (save_render_png(t->cl, &t->r, c->width, c->height, p)) {
+            if (cs_render_save_png(&t->r, c->width, c->height, p)) {
                 json_decref(views);
                 return -1;
             }
