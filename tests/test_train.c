@@ -33,6 +33,18 @@ static void base_config(cs_config *c, const char *data, const char *out)
     c->output.n_save_iterations = 0;
 }
 
+/* opens the test device, trains with C (resuming from RESUME when given), closes; IS_CPU out */
+static int train_on_test_device(const cs_config *c, const char *resume, int *is_cpu)
+{
+    cs_cl cl;
+    if (test_open_cl(&cl)) return -1;
+    cs_train_opts o = {resume, NULL};
+    int r = cs_train(&cl, c, &o);
+    if (is_cpu) *is_cpu = cl.is_cpu;
+    cs_cl_close(&cl);
+    return r;
+}
+
 /* reads "loss" of the train_log line for ITER */
 static double log_loss(const char *out, int iter)
 {
@@ -55,11 +67,8 @@ static double test_psnr(const char *out, int first)
     snprintf(p, sizeof p, "%s/metrics.json", out);
     char *d = cs_read_file(p, NULL);
     if (!d) return NAN;
-    char *s = NULL, *q = d;
-    while ((q = strstr(q, "\"psnr\": "))) s = q, q++;
-    /* the last record's mean comes before its per-view list: find the last "split" record */
-    char *rec = NULL;
-    q = d;
+    /* a record's mean comes before its per-view list: find the first or last test record */
+    char *rec = NULL, *s, *q = d;
     while ((q = strstr(q, "\"split\": \"test\""))) {
         rec = q, q++;
         if (first) break;
@@ -81,11 +90,7 @@ int test_train_demo(void)
     c.optim.iterations = 300;
     c.eval.test_iterations[0] = 1;
     c.eval.n_test_iterations = 1;
-    cs_cl cl;
-    CHECK_OK(test_open_cl(&cl));
-    cs_train_opts o = {NULL, NULL};
-    CHECK_OK(cs_train(&cl, &c, &o));
-    cs_cl_close(&cl);
+    CHECK_OK(train_on_test_device(&c, NULL, NULL));
     double l10 = log_loss(out, 10), l100 = log_loss(out, 100), p1 = test_psnr(out, 1), psnr = test_psnr(out, 0);
     printf("  demo 80x60, 300 iterations: loss %.4f at 10, %.4f at 100; test PSNR %.2f at 1, %.2f at 300\n", l10, l100,
            p1, psnr);
@@ -142,27 +147,22 @@ int test_resume_identical(void)
     c.output.save_iterations[0] = 100;
     c.output.n_save_iterations = 1;
     c.data.eval = false;
-    cs_cl cl;
-    CHECK_OK(test_open_cl(&cl));
-    cs_train_opts o = {NULL, NULL};
-    CHECK_OK(cs_train(&cl, &c, &o));
+    int in_order = 0;
+    CHECK_OK(train_on_test_device(&c, NULL, &in_order));
     snprintf(ck, sizeof ck, "%s/checkpoints/chkpnt_100.bin", a);
-    cs_train_opts o2 = {ck, NULL};
     /* (a) exact restore */
     c.optim.iterations = 100;
     snprintf(c.output.dir, sizeof c.output.dir, "%s", b0);
-    CHECK_OK(cs_train(&cl, &c, &o2));
+    CHECK_OK(train_on_test_device(&c, ck, NULL));
     snprintf(pa, sizeof pa, "%s/point_cloud/iteration_100/point_cloud.ply", a);
     snprintf(pb, sizeof pb, "%s/point_cloud/iteration_100/point_cloud.ply", b0);
     CHECK(files_equal(pa, pb), "the checkpoint does not restore the model exactly (%s vs %s)", pa, pb);
     /* (b) continued training */
     c.optim.iterations = 200;
     snprintf(c.output.dir, sizeof c.output.dir, "%s", b);
-    CHECK_OK(cs_train(&cl, &c, &o2));
+    CHECK_OK(train_on_test_device(&c, ck, NULL));
     snprintf(pa, sizeof pa, "%s/point_cloud/iteration_200/point_cloud.ply", a);
     snprintf(pb, sizeof pb, "%s/point_cloud/iteration_200/point_cloud.ply", b);
-    int in_order = cl.is_cpu;
-    cs_cl_close(&cl);
     if (in_order) {
         CHECK(files_equal(pa, pb), "200 straight and 100 + resume + 100 differ (%s vs %s)", pa, pb);
     } else {
@@ -258,11 +258,7 @@ static int real_train(const char *scene, int white, int iters, double min_psnr, 
     c.log.interval = 50;
     c.eval.test_iterations[0] = 1;
     c.eval.n_test_iterations = 1;
-    cs_cl cl;
-    CHECK_OK(test_open_cl(&cl));
-    cs_train_opts o = {NULL, NULL};
-    CHECK_OK(cs_train(&cl, &c, &o));
-    cs_cl_close(&cl);
+    CHECK_OK(train_on_test_device(&c, NULL, NULL));
     double l50 = log_loss(out, 50), l100 = log_loss(out, 100), p1 = test_psnr(out, 1), p = test_psnr(out, 0);
     printf("  %s at 1/8 resolution, %d iterations: loss %.4f at 50, %.4f at 100; test PSNR %.2f at 1, %.2f at the end\n",
            scene, iters, l50, l100, p1, p);
