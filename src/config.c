@@ -33,7 +33,7 @@ static const key_desc KEYS[] = {
     {"data.eval", T_BOOL, F(data.eval), 0, 0, NULL, 0, "hold out every 8th image"},
     {"data.white_background", T_BOOL, F(data.white_background), 0, 0, NULL, 0, ""},
     {"data.image_residency", T_ENUM, F(data.image_residency), 0, 0, "auto|device|host|lazy", 0, ""},
-    {"data.host_cache_mb", T_INT, F(data.host_cache_mb), 1, 1e7, NULL, 0, ""},
+    {"data.host_cache_mb", T_INT, F(data.host_cache_mb), 0, 1e7, NULL, 0, ""},
     {"model.sh_degree", T_INT, F(model.sh_degree), 0, 3, NULL, 0, ""},
     {"model.antialias", T_ENUM, F(model.antialias), 0, 0, "classic|mip", 0, ""},
     {"model.kernel_size", T_FLOAT, F(model.kernel_size), 0, 10, NULL, 0, ""},

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "densify.h"
+#include "driver_mem.h"
+#include "image_store.h"
 #include "kernels.h"
 #include "loss.h"
 #include "model.h"
@@ -27,10 +29,7 @@ typedef struct {
     cs_densifier d;
     int *train, n_train, *test, n_test;
     int residency;            /* CS_RES_DEVICE / HOST / LAZY */
-    cs_buf images;            /* device residency: all training images, 8-bit RGB */
-    size_t *img_off;          /* per training view */
-    cs_image *host_imgs;      /* host residency */
-    cs_buf gt_one;            /* one ground-truth image (host / lazy residency, evaluation) */
+    cs_image_store images;
     double extent;
     int iterations, max_gaussians;
     size_t budget, bytes_per_gaussian, fixed_bytes;
@@ -39,6 +38,7 @@ typedef struct {
     char *log;                /* train_log.jsonl content */
     size_t log_len, log_cap;
     int *perm, perm_epoch;
+    cs_driver_mem dm;         /* driver-reported usage (NVML), when available */
 } trainer;
 
 /* ---- helpers ------------------------------------------------------------------------------ */
@@ -58,8 +58,6 @@ static int kernel_opts_of(const cs_config *cfg, cs_kernel_opts *o)
     return 0;
 }
 
-static size_t view_bytes(const cs_camera *c) { return (size_t)c->width * c->height * 3; }
-
 /* shuffled epoch order from (seed, epoch): no hidden RNG state to checkpoint */
 static int view_for_iteration(trainer *t, int iter)
 {
@@ -76,31 +74,6 @@ static int view_for_iteration(trainer *t, int iter)
         t->perm_epoch = epoch;
     }
     return t->perm[pos];
-}
-
-/* Makes the ground truth of a view available on the device; returns the buffer and offset. */
-static int ground_truth(trainer *t, int cam, int train_index, cs_buf **buf, unsigned *off)
-{
-    const cs_camera *c = &t->scene.cams[cam];
-    if (train_index >= 0 && t->residency == CS_RES_DEVICE) {
-        *buf = &t->images;
-        *off = (unsigned)t->img_off[train_index];
-        return 0;
-    }
-    if (!t->gt_one.mem) t->gt_one.cat = CS_MEM_IMAGES;
-    if (cs_buf_reserve(t->cl, &t->gt_one, view_bytes(c), 0, "ground-truth image")) return -1;
-    if (train_index >= 0 && t->residency == CS_RES_HOST) {
-        if (cs_buf_write(t->cl, &t->gt_one, 0, view_bytes(c), t->host_imgs[train_index].px)) return -1;
-    } else {
-        cs_image img;
-        if (cs_scene_read_image(&t->scene, c, &img)) return -1;
-        int r = cs_buf_write(t->cl, &t->gt_one, 0, view_bytes(c), img.px);
-        cs_image_free(&img);
-        if (r) return -1;
-    }
-    *buf = &t->gt_one;
-    *off = 0;
-    return 0;
 }
 
 static void log_append(trainer *t, const char *line)
@@ -128,15 +101,14 @@ static int plan_memory(trainer *t)
     /* per-Gaussian scratch of a view: projection (56 B), 2D grads (36 B) and ~8 pairs of 24 B */
     size_t scratch_per_g = 56 + 36 + 8 * 24;
     t->bytes_per_gaussian = rb[0] + rb[1] + rb[2] + rb[3];
-    size_t images = 0, maxpx = 0;
-    for (int i = 0; i < t->n_train; i++) images += view_bytes(&t->scene.cams[t->train[i]]);
+    size_t images = cs_images_device_bytes(&t->scene, CS_RES_DEVICE, t->train, t->n_train), maxpx = 0;
     for (int i = 0; i < t->scene.n_cams; i++)
         if ((size_t)t->scene.cams[i].width * t->scene.cams[i].height > maxpx)
             maxpx = (size_t)t->scene.cams[i].width * t->scene.cams[i].height;
     size_t per_view = maxpx * (12 + 4 + 4 + 12 + 60 + 36 + 3);
     t->residency = cfg->data.image_residency;
     if (t->residency == CS_RES_AUTO) t->residency = images <= t->budget / 3 ? CS_RES_DEVICE : CS_RES_HOST;
-    t->fixed_bytes = per_view + (t->residency == CS_RES_DEVICE ? images : maxpx * 3);
+    t->fixed_bytes = per_view + cs_images_device_bytes(&t->scene, t->residency, t->train, t->n_train);
     long fit = t->budget > t->fixed_bytes
                    ? (long)((t->budget - t->fixed_bytes) / (t->bytes_per_gaussian * 3 / 2 + scratch_per_g))
                    : 0;
@@ -160,31 +132,6 @@ static json_t *plan_json(const trainer *t)
     json_object_set_new(p, "max_gaussians", json_integer(t->max_gaussians));
     json_object_set_new(p, "budget_bytes", json_integer((json_int_t)t->budget));
     return p;
-}
-
-static int upload_images(trainer *t)
-{
-    if (t->residency == CS_RES_LAZY) return 0;
-    size_t total = 0;
-    t->img_off = calloc(t->n_train, sizeof(size_t));
-    if (t->residency == CS_RES_HOST) t->host_imgs = calloc(t->n_train, sizeof(cs_image));
-    for (int i = 0; i < t->n_train; i++) t->img_off[i] = total, total += view_bytes(&t->scene.cams[t->train[i]]);
-    if (total > 0xffffffffu && t->residency == CS_RES_DEVICE) t->residency = CS_RES_HOST;
-    if (t->residency == CS_RES_DEVICE && cs_buf_alloc(t->cl, &t->images, CS_MEM_IMAGES, total, "training images"))
-        return -1;
-    for (int i = 0; i < t->n_train; i++) {
-        const cs_camera *c = &t->scene.cams[t->train[i]];
-        cs_image img;
-        if (cs_scene_read_image(&t->scene, c, &img)) return -1;
-        if (t->residency == CS_RES_DEVICE) {
-            int r = cs_buf_write(t->cl, &t->images, t->img_off[i], view_bytes(c), img.px);
-            cs_image_free(&img);
-            if (r) return -1;
-        } else {
-            t->host_imgs[i] = img;
-        }
-    }
-    return 0;
 }
 
 /* ---- evaluation ------------------------------------------------------------------------------ */
@@ -213,7 +160,7 @@ static int evaluate_split(trainer *t, const char *split, const int *idx, int n, 
         cs_buf *gt;
         unsigned off;
         cs_metrics mt;
-        if (ground_truth(t, idx[i], -1, &gt, &off) ||
+        if (cs_images_get_camera(&t->images, idx[i], &gt, &off) ||
             cs_render_forward(&t->r, &t->m, &v, active_degree, t->scene.background) ||
             cs_loss_metrics(&t->loss, &t->r, gt, off, c->width, c->height, 1) ||
             cs_loss_read(&t->loss, 1, c->width, c->height, 0.f, &mt, NULL)) {
@@ -239,7 +186,7 @@ static int evaluate_split(trainer *t, const char *split, const int *idx, int n, 
     }
     cs_renderer_trim(&t->r);
     cs_loss_trim(&t->loss);
-    cs_buf_free(t->cl, &t->gt_one);
+    cs_images_trim(&t->images);
     json_t *rec = json_object();
     json_object_set_new(rec, "iteration", json_integer(iteration));
     json_object_set_new(rec, "split", json_string(split));
@@ -250,6 +197,7 @@ static int evaluate_split(trainer *t, const char *split, const int *idx, int n, 
     json_object_set_new(rec, "gaussians", json_integer(t->m.n));
     json_object_set_new(rec, "seconds", json_real(cs_now() - t0));
     json_object_set_new(rec, "peak_device_mb", json_real(t->cl->mem.peak_total / 1048576.0));
+    if (t->dm.lib) json_object_set_new(rec, "driver_mb", json_real(cs_driver_mem_sample(&t->dm) / 1048576.0));
     json_object_set_new(rec, "per_view", views);
     json_array_append_new(t->metrics, rec);
     printf("\n[eval %d] %s: %d views, L1 %.5f, PSNR %.3f, SSIM %.4f, %d Gaussians, %.1f s, peak %.1f MiB\n", iteration,
@@ -303,6 +251,10 @@ static int write_memory_json(trainer *t)
     json_t *o = cs_mem_json(t->cl);
     json_object_set_new(o, "plan", plan_json(t));
     json_object_set_new(o, "pool_bytes", json_integer((json_int_t)cs_renderer_pool_bytes(&t->r)));
+    if (t->dm.lib) {
+        cs_driver_mem_sample(&t->dm);
+        json_object_set_new(o, "driver_peak_bytes", json_integer((json_int_t)t->dm.peak));
+    }
     int r = out_path(t, p, sizeof p, "memory.json") || cs_write_json(p, o);
     json_decref(o);
     return r;
@@ -316,13 +268,9 @@ static void trainer_free(trainer *t)
     cs_loss_free(&t->loss);
     cs_densifier_free(t->cl, &t->d);
     cs_model_free(t->cl, &t->m);
-    cs_buf_free(t->cl, &t->images);
-    cs_buf_free(t->cl, &t->gt_one);
-    if (t->host_imgs)
-        for (int i = 0; i < t->n_train; i++) cs_image_free(&t->host_imgs[i]);
-    free(t->host_imgs);
-    free(t->img_off);
+    cs_images_free(&t->images);
     cs_kernels_release(&t->k);
+    cs_driver_mem_close(&t->dm);
     cs_scene_free(&t->scene);
     free(t->train), free(t->test), free(t->perm), free(t->log);
     if (t->metrics) json_decref(t->metrics);
@@ -375,7 +323,11 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_train_opts *opt)
     if (cs_kernels_build(cl, &ko, &t->k)) goto done;
     printf("kernels: %s in %.1f s (float atomics: %s)\n", cl->last_build_cached ? "loaded from cache" : "built",
            cs_now() - tb, cs_atomic_path_names[cl->atomics]);
-    if (plan_memory(t) || upload_images(t)) goto done;
+    if (cs_driver_mem_open(&t->dm, cl) == 0) printf("driver memory: NVML, %.1f MiB in use now\n", cs_driver_mem_sample(&t->dm) / 1048576.0);
+    else printf("driver memory: not reported (%s)\n", t->dm.why);
+    if (plan_memory(t) ||
+        cs_images_init(&t->images, cl, &t->scene, t->residency, t->train, t->n_train, cfg->data.host_cache_mb))
+        goto done;
     cs_renderer_init(&t->r, cl, &t->k, (float)cfg->model.kernel_size);
     cs_loss_init(&t->loss, cl, &t->k);
     if (cfg->model.filter_3d && cs_filter3d_setup(cl, &t->d, &t->scene)) goto done;
@@ -438,10 +390,11 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_train_opts *opt)
         cs_view_from_camera(c, &v);
         cs_buf *gt;
         unsigned goff;
-        if (ground_truth(t, t->train[vi], vi, &gt, &goff) ||
+        if (cs_images_get(&t->images, vi, &gt, &goff) ||
             cs_render_forward(&t->r, &t->m, &v, active, t->scene.background) ||
             cs_loss_forward_backward(&t->loss, &t->r, gt, goff, c->width, c->height, lambda, 0) ||
-            cs_render_backward(&t->r, &t->m, &v, active, t->scene.background)) {
+            cs_images_release(&t->images) || cs_render_backward(&t->r, &t->m, &v, active, t->scene.background) ||
+            (iter < t->iterations && cs_images_prefetch(&t->images, view_for_iteration(t, iter + 1)))) {
             cs_fail_prefix("iteration %d (view %s)", iter, c->name);
             goto done;
         }
@@ -482,12 +435,13 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_train_opts *opt)
             t_last = now;
             it_last = iter;
             progress(t, iter, loss, mt.psnr, its, tty);
-            char line[512];
+            char line[640], drv[64] = "";
+            if (t->dm.lib) snprintf(drv, sizeof drv, ", \"driver_mb\": %.2f", cs_driver_mem_sample(&t->dm) / 1048576.0);
             snprintf(line, sizeof line,
                      "{\"iteration\": %d, \"loss\": %.6f, \"psnr\": %.4f, \"gaussians\": %d, \"its\": %.2f, "
-                     "\"device_mb\": %.2f, \"peak_device_mb\": %.2f, \"pool_mb\": %.2f, \"seconds\": %.2f}",
+                     "\"device_mb\": %.2f, \"peak_device_mb\": %.2f, \"pool_mb\": %.2f%s, \"seconds\": %.2f}",
                      iter, loss, mt.psnr, t->m.n, its, cl->mem.cur_total / 1048576.0, cl->mem.peak_total / 1048576.0,
-                     cs_renderer_pool_bytes(&t->r) / 1048576.0, now - t_start);
+                     cs_renderer_pool_bytes(&t->r) / 1048576.0, drv, now - t_start);
             log_append(t, line);
             if (out_path(t, p, sizeof p, "train_log.jsonl") || cs_write_file_atomic(p, t->log, t->log_len)) goto done;
         }
@@ -504,8 +458,12 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_train_opts *opt)
     }
     if (start >= t->iterations && save_ply(t, t->iterations)) goto done;
     CS_CHECK(clFinish(cl->queue));
-    printf("\ntraining done: %d iterations in %.1f s, %d Gaussians, peak device memory %.1f MiB (accounted)\n",
+    printf("\ntraining done: %d iterations in %.1f s, %d Gaussians, peak device memory %.1f MiB (accounted)",
            t->iterations - start, cs_now() - t_start, t->m.n, cl->mem.peak_total / 1048576.0);
+    if (t->dm.lib) cs_driver_mem_sample(&t->dm), printf(", %.1f MiB (driver, sampled)", t->dm.peak / 1048576.0);
+    if (t->residency != CS_RES_DEVICE)
+        printf("; image uploads: %d prefetched, %d on demand", t->images.prefetch_hits, t->images.prefetch_misses);
+    printf("\n");
     if (write_memory_json(t)) goto done;
     printf("outputs in %s: point_cloud/iteration_%d/point_cloud.ply, metrics.json, train_log.jsonl%s\n", t->out,
            t->iterations, cfg->eval.save_renders ? ", renders/" : "");
@@ -534,6 +492,11 @@ int cs_evaluate_splats(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, c
         else t->train[t->n_train++] = i;
     }
     t->residency = CS_RES_LAZY;
+    if (cs_images_init(&t->images, cl, &t->scene, CS_RES_LAZY, t->train, t->n_train, 0)) {
+        t->scene = (cs_scene){0};
+        trainer_free(t);
+        return -1;
+    }
     t->metrics = json_array();
     t->budget = (size_t)-1;
     cs_kernel_opts ko;

@@ -15,6 +15,11 @@ typedef struct {
     int rx0, ry0, rx1, ry1;
     int ambiguous;
     int id;
+    /* intermediates kept for the backward */
+    double pc[3], s2raw[3], s2[3], c3, c2, sig;
+    double qn, qu[4], Q[9], S[9], T0[3], T1[3], a0, b0, c0, a, b, c, det;
+    double txc, tyc, limx, limy; /* lim*: the clamp bound when x/z or y/z was clamped, else 0 */
+    double dir[3], dl, bs[16], col_raw[3];
 } ref_g;
 
 static const double C0 = 0.28209479177387814, C1 = 0.4886025119029199;
@@ -52,8 +57,9 @@ static void project(const cs_splats *s, int i, const cs_view *v, const ref_opts 
     double p[3] = {s->means[i * 3], s->means[i * 3 + 1], s->means[i * 3 + 2]};
     double pc[3];
     for (int r = 0; r < 3; r++) pc[r] = R[r * 3] * p[0] + R[r * 3 + 1] * p[1] + R[r * 3 + 2] * p[2] + t[r];
+    for (int k = 0; k < 3; k++) g->pc[k] = pc[k];
     if (pc[2] <= 0.2) return;
-    double s2[3], s2raw[3];
+    double *s2 = g->s2, *s2raw = g->s2raw;
     for (int k = 0; k < 3; k++) s2raw[k] = s2[k] = exp(2.0 * s->log_scales[i * 3 + k]);
     double c3 = 1.0;
     if (o->filter_3d) {
@@ -65,10 +71,13 @@ static void project(const cs_splats *s, int i, const cs_view *v, const ref_opts 
     double qn = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
     if (qn < 1e-12) qn = 1e-12;
     double w = q[0] / qn, x = q[1] / qn, y = q[2] / qn, z = q[3] / qn;
-    double Q[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+    g->qn = qn, g->qu[0] = w, g->qu[1] = x, g->qu[2] = y, g->qu[3] = z;
+    double *Q = g->Q;
+    double Qv[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
                    2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
                    2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)};
-    double S[9];
+    memcpy(Q, Qv, sizeof Qv);
+    double *S = g->S;
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++) S[a * 3 + b] = Q[a * 3] * Q[b * 3] * s2[0] + Q[a * 3 + 1] * Q[b * 3 + 1] * s2[1] +
                                                  Q[a * 3 + 2] * Q[b * 3 + 2] * s2[2];
@@ -78,8 +87,11 @@ static void project(const cs_splats *s, int i, const cs_view *v, const ref_opts 
     double lxp = 1.3 * (W - cx) / fx, lxn = -1.3 * cx / fx, lyp = 1.3 * (H - cy) / fy, lyn = -1.3 * cy / fy;
     double ux = pc[0] / tz, uy = pc[1] / tz;
     double txc = (ux > lxp ? lxp : ux < lxn ? lxn : ux) * tz, tyc = (uy > lyp ? lyp : uy < lyn ? lyn : uy) * tz;
+    g->limx = ux > lxp ? lxp : ux < lxn ? lxn : 0;
+    g->limy = uy > lyp ? lyp : uy < lyn ? lyn : 0;
+    g->txc = txc, g->tyc = tyc;
     double J00 = fx / tz, J02 = -fx * txc / (tz * tz), J11 = fy / tz, J12 = -fy * tyc / (tz * tz);
-    double T0[3], T1[3];
+    double *T0 = g->T0, *T1 = g->T1;
     for (int k = 0; k < 3; k++) {
         T0[k] = J00 * R[k] + J02 * R[6 + k];
         T1[k] = J11 * R[3 + k] + J12 * R[6 + k];
@@ -107,6 +119,7 @@ static void project(const cs_splats *s, int i, const cs_view *v, const ref_opts 
         det = a * cc - b * b;
         if (det <= 0) return;
     }
+    g->a0 = a0, g->b0 = b0, g->c0 = c0, g->a = a, g->b = b, g->c = cc, g->det = det, g->c2 = c2, g->c3 = c3;
     double mid = 0.5 * (a + cc);
     double l1 = mid + sqrt(fmax(0.1, mid * mid - det));
     double rr = 3.0 * sqrt(l1);
@@ -126,12 +139,14 @@ static void project(const cs_splats *s, int i, const cs_view *v, const ref_opts 
     g->ca = cc / det;
     g->cb = -b / det;
     g->cc = a / det;
-    g->op = 1.0 / (1.0 + exp(-(double)s->logit_opacity[i])) * c3 * c2;
+    g->sig = 1.0 / (1.0 + exp(-(double)s->logit_opacity[i]));
+    g->op = g->sig * c3 * c2;
     if ((g->rx1 - g->rx0) * (g->ry1 - g->ry0) == 0) return;
     double dv[3] = {p[0] - c[0], p[1] - c[1], p[2] - c[2]};
     double dl = sqrt(dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2]);
-    for (int k = 0; k < 3; k++) dv[k] /= dl;
-    double bs[16];
+    for (int k = 0; k < 3; k++) dv[k] /= dl, g->dir[k] = dv[k];
+    g->dl = dl;
+    double *bs = g->bs;
     basis(dv, o->active_degree, bs);
     int K = CS_SH_COEFFS(s->sh_degree), nk = (o->active_degree + 1) * (o->active_degree + 1);
     for (int ch = 0; ch < 3; ch++) {
@@ -141,6 +156,7 @@ static void project(const cs_splats *s, int i, const cs_view *v, const ref_opts 
             if (o->sh_half) sv = cs_half_to_float(cs_float_to_half(sv));
             col += bs[k] * sv;
         }
+        g->col_raw[ch] = col;
         g->rgb[ch] = col < 0 ? 0 : col;
     }
     g->visible = 1;
@@ -154,12 +170,16 @@ static int cmp_depth(const void *pa, const void *pb)
     return a->id - b->id;
 }
 
-void ref_render(const cs_splats *s, const cs_view *v, const ref_opts *o, double *img, unsigned char *amb)
+/* The tile walk of the forward; with v_img, also the per-Gaussian gradients of the 2D
+   quantities, g2d (N, 9): x, y, conic a, b, c, opacity, rgb. Per pixel the contributors are
+   kept with their transmittance, so the backward needs no T recovery. */
+static void raster(const cs_splats *s, const cs_view *v, const ref_opts *o, ref_g *gs, double *img,
+                   unsigned char *amb, const double *v_img, double *g2d)
 {
     int W = v->width, H = v->height, tx = (W + 15) / 16, ty = (H + 15) / 16;
-    ref_g *gs = calloc(s->n ? s->n : 1, sizeof *gs);
-    ref_g **list = calloc(s->n ? s->n : 1, sizeof *list);
-    for (int i = 0; i < s->n; i++) project(s, i, v, o, tx, ty, &gs[i]);
+    size_t np = s->n ? (size_t)s->n : 1;
+    ref_g **list = calloc(np, sizeof *list), **cg = calloc(np, sizeof *cg);
+    double *calpha = calloc(np, sizeof *calpha), *cT = calloc(np, sizeof *cT), *craw = calloc(np, sizeof *craw);
     if (amb) memset(amb, 0, (size_t)W * H);
     for (int tyi = 0; tyi < ty; tyi++)
         for (int txi = 0; txi < tx; txi++) {
@@ -175,9 +195,9 @@ void ref_render(const cs_splats *s, const cs_view *v, const ref_opts *o, double 
             }
             qsort(list, n, sizeof *list, cmp_depth);
             for (int py = tyi * 16; py < tyi * 16 + 16 && py < H; py++)
-                for (int px = tx * 0 + txi * 16; px < txi * 16 + 16 && px < W; px++) {
+                for (int px = txi * 16; px < txi * 16 + 16 && px < W; px++) {
                     double T = 1, C[3] = {0, 0, 0};
-                    int a = 0;
+                    int a = 0, nc = 0;
                     for (int j = 0; j < namb; j++) {
                         double dx = ambs[j]->x - px, dy = ambs[j]->y - py;
                         double pw = -0.5 * (ambs[j]->ca * dx * dx + ambs[j]->cc * dy * dy) - ambs[j]->cb * dx * dy;
@@ -197,12 +217,184 @@ void ref_render(const cs_splats *s, const cs_view *v, const ref_opts *o, double 
                         if (fabs(tt - 1e-4) < 1e-7) a = 1;
                         if (tt < 1e-4) break;
                         for (int c = 0; c < 3; c++) C[c] += g->rgb[c] * alpha * T;
+                        cg[nc] = g, calpha[nc] = alpha, cT[nc] = T, craw[nc] = raw, nc++;
                         T = tt;
                     }
-                    for (int c = 0; c < 3; c++) img[(size_t)c * W * H + (size_t)py * W + px] = C[c] + T * o->bg[c];
-                    if (amb) amb[(size_t)py * W + px] = (unsigned char)a;
+                    size_t pix = (size_t)py * W + px, WH = (size_t)W * H;
+                    if (img)
+                        for (int c = 0; c < 3; c++) img[c * WH + pix] = C[c] + T * o->bg[c];
+                    if (amb) amb[pix] = (unsigned char)a;
+                    if (!v_img) continue;
+                    double vi[3] = {v_img[pix], v_img[WH + pix], v_img[2 * WH + pix]};
+                    double behind[3] = {T * o->bg[0], T * o->bg[1], T * o->bg[2]};
+                    for (int j = nc - 1; j >= 0; j--) {
+                        ref_g *g = cg[j];
+                        double *gg = g2d + (size_t)g->id * 9, al = calpha[j], Tj = cT[j], v_alpha = 0;
+                        for (int c = 0; c < 3; c++) {
+                            gg[6 + c] += vi[c] * al * Tj;
+                            v_alpha += vi[c] * (g->rgb[c] * Tj - behind[c] / (1 - al));
+                            behind[c] += g->rgb[c] * al * Tj;
+                        }
+                        if (craw[j] >= 0.99) continue; /* the clamp at 0.99 has zero gradient */
+                        double dx = g->x - px, dy = g->y - py, e = craw[j] / g->op;
+                        double v_pow = v_alpha * craw[j];
+                        gg[5] += v_alpha * e;
+                        gg[0] += -v_pow * (g->ca * dx + g->cb * dy);
+                        gg[1] += -v_pow * (g->cc * dy + g->cb * dx);
+                        gg[2] += -0.5 * v_pow * dx * dx;
+                        gg[3] += -v_pow * dx * dy;
+                        gg[4] += -0.5 * v_pow * dy * dy;
+                    }
                 }
         }
+    free(list), free(cg), free(calpha), free(cT), free(craw);
+}
+
+void ref_render(const cs_splats *s, const cs_view *v, const ref_opts *o, double *img, unsigned char *amb)
+{
+    int tx = (v->width + 15) / 16, ty = (v->height + 15) / 16;
+    ref_g *gs = calloc(s->n ? s->n : 1, sizeof *gs);
+    for (int i = 0; i < s->n; i++) project(s, i, v, o, tx, ty, &gs[i]);
+    raster(s, v, o, gs, img, amb, NULL, NULL);
     free(gs);
-    free(list);
+}
+
+/* d(basis k)/d(direction), k >= 1 */
+static void basis_grad(const double d[3], int k, double out[3])
+{
+    double x = d[0], y = d[1], z = d[2], xx = x * x, yy = y * y, zz = z * z;
+    double r[16][3] = {
+        {0, 0, 0},
+        {0, -C1, 0},
+        {0, 0, C1},
+        {-C1, 0, 0},
+        {C2[0] * y, C2[0] * x, 0},
+        {0, C2[1] * z, C2[1] * y},
+        {-2 * C2[2] * x, -2 * C2[2] * y, 4 * C2[2] * z},
+        {C2[3] * z, 0, C2[3] * x},
+        {2 * C2[4] * x, -2 * C2[4] * y, 0},
+        {6 * C3[0] * x * y, C3[0] * (3 * xx - 3 * yy), 0},
+        {C3[1] * y * z, C3[1] * x * z, C3[1] * x * y},
+        {-2 * C3[2] * x * y, C3[2] * (4 * zz - xx - 3 * yy), 8 * C3[2] * y * z},
+        {-6 * C3[3] * x * z, -6 * C3[3] * y * z, C3[3] * (6 * zz - 3 * xx - 3 * yy)},
+        {C3[4] * (4 * zz - 3 * xx - yy), -2 * C3[4] * x * y, 8 * C3[4] * x * z},
+        {2 * C3[5] * x * z, -2 * C3[5] * y * z, C3[5] * (xx - yy)},
+        {C3[6] * (3 * xx - 3 * yy), -6 * C3[6] * x * y, 0},
+    };
+    for (int c = 0; c < 3; c++) out[c] = r[k][c];
+}
+
+/* Projection backward of one Gaussian: from g2d (x, y, conic a b c, opacity, rgb) to geo
+   (means 3, log-scales 3, quaternion 4, logit 1) and SH (K, 3). */
+static void project_bwd(const cs_splats *s, int i, const cs_view *v, const ref_opts *o, const ref_g *g,
+                        const double *g2d, double *ggeo, double *gsh)
+{
+    const float *cm = v->cam.s;
+    double R[9];
+    for (int k = 0; k < 9; k++) R[k] = cm[k];
+    double fx = v->intr.s[0], fy = v->intr.s[1], tz = g->pc[2];
+    double g_p[3] = {0, 0, 0}, g_pc[3] = {0, 0, 0};
+    /* colour */
+    int K = CS_SH_COEFFS(s->sh_degree), nk = (o->active_degree + 1) * (o->active_degree + 1);
+    double g_rgb[3], g_dir[3] = {0, 0, 0};
+    for (int c = 0; c < 3; c++) g_rgb[c] = g->col_raw[c] < 0 ? 0 : g2d[6 + c];
+    for (int k = 0; k < nk && k < K; k++) {
+        double coef_dot = 0;
+        for (int c = 0; c < 3; c++) {
+            gsh[k * 3 + c] = g->bs[k] * g_rgb[c];
+            float sv = s->sh[((size_t)i * K + k) * 3 + c];
+            if (o->sh_half) sv = cs_half_to_float(cs_float_to_half(sv));
+            coef_dot += sv * g_rgb[c];
+        }
+        if (k == 0) continue;
+        double bg3[3];
+        basis_grad(g->dir, k, bg3);
+        for (int c = 0; c < 3; c++) g_dir[c] += coef_dot * bg3[c];
+    }
+    double dd = g->dir[0] * g_dir[0] + g->dir[1] * g_dir[1] + g->dir[2] * g_dir[2];
+    for (int c = 0; c < 3; c++) g_p[c] += (g_dir[c] - g->dir[c] * dd) / g->dl;
+    /* opacity = sigmoid * c3 * c2 */
+    double g_op = g2d[5];
+    ggeo[10] = g_op * g->c3 * g->c2 * g->sig * (1 - g->sig);
+    double g_c3 = g_op * g->sig * g->c2, g_c2 = g_op * g->sig * g->c3;
+    /* conic = inverse of (a b; b c) */
+    double a = g->a, b = g->b, c = g->c, det = g->det;
+    double g_det = -(g2d[2] * c - g2d[3] * b + g2d[4] * a) / (det * det);
+    double g_a = g2d[4] / det + g_det * c, g_c = g2d[2] / det + g_det * a, g_b = -g2d[3] / det - 2 * b * g_det;
+    if (o->antialias == 1) { /* c2 = sqrt(det0 / det) */
+        double det0 = g->a0 * g->c0 - g->b0 * g->b0;
+        double g_det0 = g_c2 * 0.5 * g->c2 / det0, g_detc = -g_c2 * 0.5 * g->c2 / det;
+        g_a += g_detc * c + g_det0 * g->c0;
+        g_c += g_detc * a + g_det0 * g->a0;
+        g_b += -2 * b * g_detc - 2 * g->b0 * g_det0;
+    }
+    /* (a0 b0 c0) = (T0 S T0, T0 S T1, T1 S T1) */
+    double ST0[3], ST1[3], g_T0[3], g_T1[3], g_S[9];
+    for (int r = 0; r < 3; r++) {
+        ST0[r] = g->S[r * 3] * g->T0[0] + g->S[r * 3 + 1] * g->T0[1] + g->S[r * 3 + 2] * g->T0[2];
+        ST1[r] = g->S[r * 3] * g->T1[0] + g->S[r * 3 + 1] * g->T1[1] + g->S[r * 3 + 2] * g->T1[2];
+    }
+    for (int r = 0; r < 3; r++) {
+        g_T0[r] = 2 * g_a * ST0[r] + g_b * ST1[r];
+        g_T1[r] = 2 * g_c * ST1[r] + g_b * ST0[r];
+        for (int q = 0; q < 3; q++)
+            g_S[r * 3 + q] = g_a * g->T0[r] * g->T0[q] + g_b * g->T0[r] * g->T1[q] + g_c * g->T1[r] * g->T1[q];
+    }
+    /* S = Q diag(s2) Q^T */
+    double g_Q[9] = {0}, g_s2[3] = {0, 0, 0};
+    for (int r = 0; r < 3; r++)
+        for (int q = 0; q < 3; q++)
+            for (int k = 0; k < 3; k++) {
+                g_Q[r * 3 + k] += (g_S[r * 3 + q] + g_S[q * 3 + r]) * g->Q[q * 3 + k] * g->s2[k];
+                g_s2[k] += g_S[r * 3 + q] * g->Q[r * 3 + k] * g->Q[q * 3 + k];
+            }
+    /* scales (and the 3D filter's opacity factor c3) */
+    for (int k = 0; k < 3; k++) {
+        double g_raw = g_s2[k];
+        if (o->filter_3d) g_raw += g_c3 * 0.5 * g->c3 * (1 / g->s2raw[k] - 1 / g->s2[k]);
+        ggeo[3 + k] = g_raw * 2 * g->s2raw[k];
+    }
+    /* rotation from the unit quaternion (w x y z), then through the normalisation */
+    const double *G = g_Q, w = g->qu[0], x = g->qu[1], y = g->qu[2], z = g->qu[3];
+    double gu[4] = {
+        2 * (-z * G[1] + y * G[2] + z * G[3] - x * G[5] - y * G[6] + x * G[7]),
+        2 * (y * G[1] + z * G[2] + y * G[3] - 2 * x * G[4] - w * G[5] + z * G[6] + w * G[7] - 2 * x * G[8]),
+        2 * (-2 * y * G[0] + x * G[1] + w * G[2] + x * G[3] + z * G[5] - w * G[6] + z * G[7] - 2 * y * G[8]),
+        2 * (-2 * z * G[0] - w * G[1] + x * G[2] + w * G[3] - 2 * z * G[4] + y * G[5] + x * G[6] + y * G[7])};
+    double ud = gu[0] * w + gu[1] * x + gu[2] * y + gu[3] * z;
+    for (int k = 0; k < 4; k++) ggeo[6 + k] = (gu[k] - g->qu[k] * ud) / g->qn;
+    /* T0 = J00 R0 + J02 R2, T1 = J11 R1 + J12 R2 */
+    double g_J00 = 0, g_J02 = 0, g_J11 = 0, g_J12 = 0;
+    for (int k = 0; k < 3; k++) {
+        g_J00 += g_T0[k] * R[k];
+        g_J02 += g_T0[k] * R[6 + k];
+        g_J11 += g_T1[k] * R[3 + k];
+        g_J12 += g_T1[k] * R[6 + k];
+    }
+    double tz2 = tz * tz, tz3 = tz2 * tz;
+    g_pc[2] += -fx / tz2 * g_J00 - fy / tz2 * g_J11 + 2 * fx * g->txc / tz3 * g_J02 + 2 * fy * g->tyc / tz3 * g_J12;
+    double g_txc = -fx / tz2 * g_J02, g_tyc = -fy / tz2 * g_J12;
+    if (g->limx != 0) g_pc[2] += g->limx * g_txc; else g_pc[0] += g_txc;
+    if (g->limy != 0) g_pc[2] += g->limy * g_tyc; else g_pc[1] += g_tyc;
+    /* pixel mean */
+    g_pc[0] += g2d[0] * fx / tz;
+    g_pc[1] += g2d[1] * fy / tz;
+    g_pc[2] += -g2d[0] * fx * g->pc[0] / tz2 - g2d[1] * fy * g->pc[1] / tz2;
+    for (int k = 0; k < 3; k++) ggeo[k] = g_p[k] + R[k] * g_pc[0] + R[3 + k] * g_pc[1] + R[6 + k] * g_pc[2];
+}
+
+void ref_backward(const cs_splats *s, const cs_view *v, const ref_opts *o, const double *v_img, double *grad_geo,
+                  double *grad_sh)
+{
+    int tx = (v->width + 15) / 16, ty = (v->height + 15) / 16, K = CS_SH_COEFFS(s->sh_degree);
+    size_t np = s->n ? (size_t)s->n : 1;
+    ref_g *gs = calloc(np, sizeof *gs);
+    double *g2d = calloc(np * 9, sizeof *g2d);
+    for (int i = 0; i < s->n; i++) project(s, i, v, o, tx, ty, &gs[i]);
+    raster(s, v, o, gs, NULL, NULL, v_img, g2d);
+    memset(grad_geo, 0, sizeof(double) * 11 * s->n);
+    memset(grad_sh, 0, sizeof(double) * K * 3 * s->n);
+    for (int i = 0; i < s->n; i++)
+        if (gs[i].visible) project_bwd(s, i, v, o, &gs[i], g2d + (size_t)i * 9, grad_geo + (size_t)i * 11, grad_sh + (size_t)i * K * 3);
+    free(gs), free(g2d);
 }

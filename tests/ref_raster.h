@@ -1,7 +1,8 @@
 /* ref_raster: double-precision CPU reference of the projection and rasterizer forward, with
  * a per-pixel flag for pixels whose result sits within rounding of a discrete decision
- * (alpha threshold, saturation, transmittance cut-off, tile rectangle, radius). Gradients in
- * the tests are central finite differences of this reference. */
+ * (alpha threshold, saturation, transmittance cut-off, tile rectangle, radius), and its
+ * analytic backward. The tests check the backward against central finite differences of the
+ * forward, and the OpenCL backward against this backward. */
 #ifndef CS_REF_RASTER_H
 #define CS_REF_RASTER_H
 
@@ -19,5 +20,10 @@ typedef struct {
 
 /* img: (3, H, W); ambiguous: (H, W) or NULL */
 void ref_render(const cs_splats *s, const cs_view *v, const ref_opts *o, double *img, unsigned char *ambiguous);
+
+/* Gradients of sum(v_img * image): grad_geo (N, 11) = means, log-scales, quaternion, logit
+   opacity; grad_sh (N, K, 3). */
+void ref_backward(const cs_splats *s, const cs_view *v, const ref_opts *o, const double *v_img, double *grad_geo,
+                  double *grad_sh);
 
 #endif

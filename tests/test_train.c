@@ -178,6 +178,45 @@ int test_resume_identical(void)
     return 0;
 }
 
+/* device, host (two upload slots on a second queue) and lazy residency (no cache, and a
+   1 MiB cache smaller than the images, so views are evicted and decoded again) train the
+   same model: the same images reach the same kernels */
+int test_image_residency(void)
+{
+    char data[600], out[600], ply[800], first[800];
+    snprintf(data, sizeof data, "%s/demo160", test_tmpdir());
+    CHECK_OK(make_demo(data, 160, 120)); /* 40 views of 56 KiB: 2.2 MiB */
+    const char *names[4] = {"device", "host", "lazy_nocache", "lazy_1mb"};
+    int modes[4] = {CS_RES_DEVICE, CS_RES_HOST, CS_RES_LAZY, CS_RES_LAZY}, cache[4] = {2048, 2048, 0, 1};
+    int in_order = 0;
+    for (int m = 0; m < 4; m++) {
+        snprintf(out, sizeof out, "%s/residency_%s", test_tmpdir(), names[m]);
+        cs_config c;
+        base_config(&c, data, out);
+        c.optim.iterations = 40;
+        c.optim.deterministic = true;
+        c.optim.random_init_points = 1000;
+        c.densify.from = 20;
+        c.densify.interval = 10;
+        c.densify.until = 35;
+        c.data.image_residency = modes[m];
+        c.data.host_cache_mb = cache[m];
+        c.eval.test_iterations[0] = 20;
+        c.eval.n_test_iterations = 1;
+        CHECK_OK(train_on_test_device(&c, NULL, &in_order));
+        snprintf(ply, sizeof ply, "%s/point_cloud/iteration_40/point_cloud.ply", out);
+        if (m == 0) {
+            snprintf(first, sizeof first, "%s", ply);
+        } else if (in_order) {
+            CHECK(files_equal(first, ply), "residency %s trains a different model than device residency (%s vs %s)",
+                  names[m], ply, first);
+        }
+        /* the evaluation at iteration 20 and the end read test views from disk in every mode */
+        CHECK(test_psnr(out, 1) > 5, "%s: no evaluation record", names[m]);
+    }
+    return 0;
+}
+
 int test_eval_memory_flat(void)
 {
     char data[600], out[600];

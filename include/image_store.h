@@ -1,0 +1,58 @@
+/* image_store: where the training images live (data.image_residency) and how a view's
+ * ground truth reaches the device.
+ *   device: every training image uploaded once, 8-bit RGB, in one buffer.
+ *   host:   decoded images kept in RAM; each iteration's view is uploaded into one of two
+ *           device slots on a second queue while the previous iteration computes.
+ *   lazy:   decoded from disk when needed, through a host cache bounded by
+ *           data.host_cache_mb (least recently used out first), then as host.
+ * The trainer calls get() for the iteration's view, release() once the last kernel reading
+ * it is enqueued, and prefetch() with the next iteration's view. Evaluation views come from
+ * disk through slot 0 (or, under device residency, one temporary image buffer). */
+#ifndef CS_IMAGE_STORE_H
+#define CS_IMAGE_STORE_H
+
+#include <stdint.h>
+
+#include "cl_runtime.h"
+#include "image.h"
+#include "scene.h"
+
+typedef struct {
+    cs_cl *cl;
+    const cs_scene *scene;
+    int residency;             /* CS_RES_DEVICE / HOST / LAZY */
+    const int *train;          /* camera index of each training view */
+    int n_train;
+    cs_buf images;             /* device residency */
+    size_t *img_off;
+    cs_image *host;            /* host residency: all; lazy: the cache (px NULL when absent) */
+    uint64_t *last_use, tick;
+    size_t cache_bytes, cache_limit;
+    cl_command_queue xq;       /* upload queue (host / lazy) */
+    cs_buf slot[2];
+    int slot_view[2];          /* training view held or being uploaded; -1 none */
+    cl_event ready[2];         /* upload done */
+    cl_event released[2];      /* last kernel reading the slot done */
+    cs_image staging[2];       /* lazy views not kept in the cache, until their upload is done */
+    int cur;                   /* slot of the current iteration */
+    int prefetch_hits, prefetch_misses;
+} cs_image_store;
+
+/* Loads (device, host) or indexes (lazy) the training views. -1 with a message. */
+int cs_images_init(cs_image_store *st, cs_cl *cl, const cs_scene *scene, int residency, const int *train, int n_train,
+                   int host_cache_mb);
+/* Device bytes the store holds for RESIDENCY (for the memory plan). */
+size_t cs_images_device_bytes(const cs_scene *scene, int residency, const int *train, int n_train);
+/* Makes training view VI available to kernels enqueued next on the main queue. */
+int cs_images_get(cs_image_store *st, int vi, cs_buf **buf, unsigned *off);
+/* Marks the end of the current view's use (enqueue after its last reader). */
+int cs_images_release(cs_image_store *st);
+/* Starts uploading training view VI for the next iteration (host / lazy; no-op otherwise). */
+int cs_images_prefetch(cs_image_store *st, int vi);
+/* Ground truth of any camera (evaluation), read from disk. */
+int cs_images_get_camera(cs_image_store *st, int cam, cs_buf **buf, unsigned *off);
+/* Frees the evaluation-only buffer (device residency). */
+void cs_images_trim(cs_image_store *st);
+void cs_images_free(cs_image_store *st);
+
+#endif

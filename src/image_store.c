@@ -1,0 +1,198 @@
+/* image_store: training-image residency and uploads (see image_store.h). */
+#include "image_store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "util.h"
+
+static size_t cam_bytes(const cs_camera *c) { return (size_t)c->width * c->height * 3; }
+
+size_t cs_images_device_bytes(const cs_scene *scene, int residency, const int *train, int n_train)
+{
+    size_t all = 0, largest = 0;
+    for (int i = 0; i < n_train; i++) all += cam_bytes(&scene->cams[train[i]]);
+    for (int i = 0; i < scene->n_cams; i++)
+        if (cam_bytes(&scene->cams[i]) > largest) largest = cam_bytes(&scene->cams[i]);
+    return residency == CS_RES_DEVICE ? all + largest : 2 * largest;
+}
+
+static void wait_release(cl_event *e)
+{
+    if (*e) {
+        clWaitForEvents(1, e);
+        clReleaseEvent(*e);
+        *e = NULL;
+    }
+}
+
+int cs_images_init(cs_image_store *st, cs_cl *cl, const cs_scene *scene, int residency, const int *train, int n_train,
+                   int host_cache_mb)
+{
+    memset(st, 0, sizeof *st);
+    st->cl = cl, st->scene = scene, st->residency = residency, st->train = train, st->n_train = n_train;
+    st->slot_view[0] = st->slot_view[1] = -1;
+    st->slot[0].cat = st->slot[1].cat = CS_MEM_IMAGES;
+    st->cache_limit = (size_t)host_cache_mb << 20;
+    size_t total = 0;
+    st->img_off = calloc(n_train ? n_train : 1, sizeof(size_t));
+    st->host = calloc(n_train ? n_train : 1, sizeof(cs_image));
+    st->last_use = calloc(n_train ? n_train : 1, sizeof(uint64_t));
+    for (int i = 0; i < n_train; i++) st->img_off[i] = total, total += cam_bytes(&scene->cams[train[i]]);
+    if (total > 0xffffffffu && residency == CS_RES_DEVICE) st->residency = residency = CS_RES_HOST; /* 32-bit offsets */
+    if (residency != CS_RES_DEVICE) {
+        cl_int err;
+        st->xq = clCreateCommandQueue(cl->ctx, cl->device, 0, &err);
+        if (err != CL_SUCCESS) return cs_fail("clCreateCommandQueue (image upload queue) failed: %s", cs_cl_strerror(err));
+    }
+    if (residency == CS_RES_LAZY) return 0;
+    if (residency == CS_RES_DEVICE && cs_buf_alloc(cl, &st->images, CS_MEM_IMAGES, total, "training images")) return -1;
+    for (int i = 0; i < n_train; i++) {
+        const cs_camera *c = &scene->cams[train[i]];
+        cs_image img;
+        if (cs_scene_read_image(scene, c, &img)) return -1;
+        if (residency == CS_RES_DEVICE) {
+            int r = cs_buf_write(cl, &st->images, st->img_off[i], cam_bytes(c), img.px);
+            cs_image_free(&img);
+            if (r) return -1;
+        } else {
+            st->host[i] = img;
+        }
+    }
+    return 0;
+}
+
+/* Lazy residency: the decoded pixels of training view VI, from the cache or from disk. If
+   they are not kept in the cache, they go to STAGING (owned by the caller's slot). */
+static const unsigned char *lazy_pixels(cs_image_store *st, int vi, cs_image *staging)
+{
+    st->last_use[vi] = ++st->tick;
+    if (st->host[vi].px) return st->host[vi].px;
+    const cs_camera *c = &st->scene->cams[st->train[vi]];
+    cs_image img;
+    if (cs_scene_read_image(st->scene, c, &img)) return NULL;
+    size_t b = cam_bytes(c);
+    if (b > st->cache_limit) {
+        cs_image_free(staging);
+        *staging = img;
+        return staging->px;
+    }
+    /* make room: least recently used first; pending uploads may read cached pixels */
+    while (st->cache_bytes + b > st->cache_limit) {
+        int lru = -1;
+        for (int i = 0; i < st->n_train; i++)
+            if (st->host[i].px && (lru < 0 || st->last_use[i] < st->last_use[lru])) lru = i;
+        if (lru < 0) break;
+        wait_release(&st->ready[0]);
+        wait_release(&st->ready[1]);
+        cs_image_free(&st->host[lru]);
+        st->cache_bytes -= cam_bytes(&st->scene->cams[st->train[lru]]);
+    }
+    st->host[vi] = img;
+    st->cache_bytes += b;
+    return img.px;
+}
+
+/* Starts the upload of training view VI into slot S on the upload queue. */
+static int upload(cs_image_store *st, int s, int vi)
+{
+    const cs_camera *c = &st->scene->cams[st->train[vi]];
+    size_t b = cam_bytes(c);
+    wait_release(&st->ready[s]); /* the slot's previous upload (and staging pixels) are done */
+    const unsigned char *px = st->residency == CS_RES_HOST ? st->host[vi].px : lazy_pixels(st, vi, &st->staging[s]);
+    if (!px) return -1;
+    if (b > st->slot[s].bytes) {
+        /* growing replaces the buffer: nothing may still read the old one */
+        wait_release(&st->released[s]);
+        if (cs_buf_reserve(st->cl, &st->slot[s], b, 0, "ground-truth upload slot")) return -1;
+    }
+    cl_event wait = st->released[s];
+    cl_int err = clEnqueueWriteBuffer(st->xq, st->slot[s].mem, CL_FALSE, 0, b, px, wait ? 1 : 0, wait ? &wait : NULL,
+                                      &st->ready[s]);
+    if (err != CL_SUCCESS)
+        return cs_fail("clEnqueueWriteBuffer (image %s to the device) failed: %s", c->name, cs_cl_strerror(err));
+    err = clFlush(st->xq);
+    if (err != CL_SUCCESS) return cs_fail("clFlush (image upload queue) failed: %s", cs_cl_strerror(err));
+    st->slot_view[s] = vi;
+    return 0;
+}
+
+int cs_images_get(cs_image_store *st, int vi, cs_buf **buf, unsigned *off)
+{
+    if (st->residency == CS_RES_DEVICE) {
+        *buf = &st->images;
+        *off = (unsigned)st->img_off[vi];
+        return 0;
+    }
+    int s = st->slot_view[0] == vi ? 0 : st->slot_view[1] == vi ? 1 : -1;
+    if (s < 0) {
+        st->prefetch_misses++;
+        s = st->slot_view[st->cur] == -1 ? st->cur : 1 - st->cur; /* not the slot the last iteration read */
+        if (upload(st, s, vi)) return -1;
+    } else {
+        st->prefetch_hits++;
+    }
+    CS_CHECK(clEnqueueBarrierWithWaitList(st->cl->queue, 1, &st->ready[s], NULL));
+    st->cur = s;
+    *buf = &st->slot[s];
+    *off = 0;
+    return 0;
+}
+
+int cs_images_release(cs_image_store *st)
+{
+    if (st->residency == CS_RES_DEVICE) return 0;
+    int s = st->cur;
+    if (st->released[s]) clReleaseEvent(st->released[s]);
+    st->released[s] = NULL;
+    CS_CHECK(clEnqueueMarkerWithWaitList(st->cl->queue, 0, NULL, &st->released[s]));
+    return 0;
+}
+
+int cs_images_prefetch(cs_image_store *st, int vi)
+{
+    if (st->residency == CS_RES_DEVICE) return 0;
+    if (st->slot_view[0] == vi || st->slot_view[1] == vi) return 0;
+    return upload(st, 1 - st->cur, vi);
+}
+
+int cs_images_get_camera(cs_image_store *st, int cam, cs_buf **buf, unsigned *off)
+{
+    const cs_camera *c = &st->scene->cams[cam];
+    CS_CHECK(clFinish(st->cl->queue));
+    if (st->xq) CS_CHECK(clFinish(st->xq));
+    wait_release(&st->released[0]);
+    wait_release(&st->ready[0]);
+    st->slot_view[0] = -1;
+    if (cs_buf_reserve(st->cl, &st->slot[0], cam_bytes(c), 0, "ground-truth image")) return -1;
+    cs_image img;
+    if (cs_scene_read_image(st->scene, c, &img)) return -1;
+    int r = cs_buf_write(st->cl, &st->slot[0], 0, cam_bytes(c), img.px);
+    cs_image_free(&img);
+    if (r) return -1;
+    *buf = &st->slot[0];
+    *off = 0;
+    return 0;
+}
+
+void cs_images_trim(cs_image_store *st)
+{
+    if (st->residency == CS_RES_DEVICE) cs_buf_free(st->cl, &st->slot[0]);
+}
+
+void cs_images_free(cs_image_store *st)
+{
+    if (st->xq) clFinish(st->xq);
+    for (int s = 0; s < 2; s++) {
+        wait_release(&st->ready[s]);
+        wait_release(&st->released[s]);
+        cs_buf_free(st->cl, &st->slot[s]);
+        cs_image_free(&st->staging[s]);
+    }
+    if (st->xq) clReleaseCommandQueue(st->xq);
+    cs_buf_free(st->cl, &st->images);
+    for (int i = 0; st->host && i < st->n_train; i++) cs_image_free(&st->host[i]);
+    free(st->host), free(st->img_off), free(st->last_use);
+    memset(st, 0, sizeof *st);
+}
