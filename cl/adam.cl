@@ -1,35 +1,65 @@
 /* adam.cl: Adam (Kingma & Ba; torch semantics: bias-corrected, eps outside the sqrt) over
  * the geometry rows (N, 11) with per-column learning rates, and over SH rows (N, K*3) with
- * DC / rest learning rates. SH may be stored as half (rounded to nearest even on store). */
+ * DC / rest learning rates. SH may be stored as half (rounded to nearest even on store).
+ * The moments are fp32, or with OPT_HALF 16 bits each (layout in include/model.h); the step
+ * itself always uses the fp32 moments of this iteration. */
 
-__kernel void adam_geo(uint n_elems, __global float *geo, __global const float *v_geo, __global float *m,
-                       __global float *v, float lr_mean, float lr_scale, float lr_rot, float lr_opac, float b1, float b2,
-                       float eps, float bc1, float bc2)
+#if OPT_HALF
+/* sqrt(v) as an unsigned float: 6 exponent bits biased by U16_BIAS, 10 mantissa bits; 0 is
+   zero. Covers 2^-54 .. 2^9 (gradients far outside never occur: the loss is a pixel mean). */
+#define U16_BIAS 55u
+inline float u16_to_float(ushort s) { return s ? as_float(((uint)s << 13) + ((127u - U16_BIAS) << 23)) : 0.f; }
+/* stochastic rounding: a uniform 13-bit value added below the kept bits before truncation */
+inline ushort float_to_u16_sr(float u, uint r)
+{
+    int s = (int)((as_uint(u) + (r & 0x1fffu)) >> 13) - (int)((127u - U16_BIAS) << 10);
+    return s <= 0 ? (ushort)0 : s > 0xffff ? (ushort)0xffff : (ushort)s;
+}
+#endif
+
+/* One Adam step of element I: updates the stored moments, returns the parameter step. */
+inline float adam_delta(size_t i, float g, __global mom_m_t *m, __global mom_v_t *v, float b1, float b2, float eps,
+                        float bc1, float bc2, uint step)
+{
+#if OPT_HALF
+    float u = u16_to_float(v[i]);
+    float mp = vload_half(i, m) * u, vp = u * u;
+#else
+    float mp = m[i], vp = v[i];
+#endif
+    float mi = b1 * mp + (1.f - b1) * g;
+    float vi = b2 * vp + (1.f - b2) * g * g;
+#if OPT_HALF
+    ushort us = float_to_u16_sr(sqrt(vi), hash_u32((uint)i * 0x9e3779b9u ^ hash_u32(step)));
+    float uq = u16_to_float(us);
+    v[i] = us;
+    vstore_half_rte(uq > 0.f ? clamp(mi / uq, -65504.f, 65504.f) : 0.f, i, m);
+#else
+    m[i] = mi;
+    v[i] = vi;
+#endif
+    return (mi / bc1) / (sqrt(vi / bc2) + eps);
+}
+
+__kernel void adam_geo(uint n_elems, __global float *geo, __global const float *v_geo, __global mom_m_t *m,
+                       __global mom_v_t *v, float lr_mean, float lr_scale, float lr_rot, float lr_opac, float b1,
+                       float b2, float eps, float bc1, float bc2, uint step)
 {
     size_t i = get_global_id(0);
     if (i >= n_elems) return;
     int col = (int)(i % GEO_W);
     float lr = col < 3 ? lr_mean : col < 6 ? lr_scale : col < 10 ? lr_rot : lr_opac;
-    float g = v_geo[i];
-    float mi = b1 * m[i] + (1.f - b1) * g;
-    float vi = b2 * v[i] + (1.f - b2) * g * g;
-    m[i] = mi;
-    v[i] = vi;
-    geo[i] -= lr * (mi / bc1) / (sqrt(vi / bc2) + eps);
+    geo[i] -= lr * adam_delta(i, v_geo[i], m, v, b1, b2, eps, bc1, bc2, step);
 }
 
-__kernel void adam_sh(uint n_elems, __global sh_t *sh, __global const float *v_sh, __global float *m, __global float *v,
-                      float lr_dc, float lr_rest, float b1, float b2, float eps, float bc1, float bc2)
+__kernel void adam_sh(uint n_elems, __global sh_t *sh, __global const float *v_sh, __global mom_m_t *m,
+                      __global mom_v_t *v, float lr_dc, float lr_rest, float b1, float b2, float eps, float bc1,
+                      float bc2, uint step)
 {
     size_t i = get_global_id(0);
     if (i >= n_elems) return;
     float lr = (i % (SH_K * 3)) < 3 ? lr_dc : lr_rest;
-    float g = v_sh[i];
-    float mi = b1 * m[i] + (1.f - b1) * g;
-    float vi = b2 * v[i] + (1.f - b2) * g * g;
-    m[i] = mi;
-    v[i] = vi;
-    float p = SH_LOAD(sh, i) - lr * (mi / bc1) / (sqrt(vi / bc2) + eps);
+    float p = SH_LOAD(sh, i) - lr * adam_delta(i, v_sh[i], m, v, b1, b2, eps, bc1, bc2, step ^ 0x5bd1e995u);
     SH_STORE(sh, i, p);
 }
 

@@ -5,6 +5,7 @@
  *   ANTIALIAS      0: classic (+0.3 on the 2D covariance), 1: mip-splatting 2D Mip filter
  *   FILTER_3D      1: mip-splatting 3D smoothing filter (per-Gaussian filter_3d std)
  *   DETERMINISTIC  1: rasterizer backward writes per-pair gradients (no global float atomics)
+ *   OPT_HALF       1: Adam moments in 16 bits (see adam.cl; layout in include/model.h)
  *   ATOMIC_PATH    0: compare-and-swap loop, 1: cl_ext_float_atomics, 2: NVIDIA PTX red
  *   TILE           tile side in pixels (16)
  * Per-Gaussian layouts:
@@ -33,6 +34,9 @@
 #ifndef ATOMIC_PATH
 #define ATOMIC_PATH 0
 #endif
+#ifndef OPT_HALF
+#define OPT_HALF 0
+#endif
 #ifndef TILE
 #define TILE 16
 #endif
@@ -50,6 +54,16 @@ typedef half sh_t;
 typedef float sh_t;
 #define SH_LOAD(p, i) ((p)[i])
 #define SH_STORE(p, i, v) ((p)[i] = (v))
+#endif
+
+#if OPT_HALF
+typedef half mom_m_t;    /* m / sqrt(v) */
+typedef ushort mom_v_t;  /* sqrt(v), unsigned 6-bit exponent, 10-bit mantissa */
+#define MOM_ZERO(p, i) vstore_half(0.f, (i), (p))
+#else
+typedef float mom_m_t;
+typedef float mom_v_t;
+#define MOM_ZERO(p, i) ((p)[i] = 0.f)
 #endif
 
 /* ---- float atomics ------------------------------------------------------------------- */

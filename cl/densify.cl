@@ -105,8 +105,8 @@ __kernel void gather_rows(int n, __global const ushort *src, __global ushort *ds
 }
 
 /* opacity <- min(opacity, 0.01) (with the 3D filter: the filtered opacity), moments zeroed */
-__kernel void densify_reset_opacity(int n, __global float *geo, __global const float *filter3d, __global float *m,
-                                    __global float *v)
+__kernel void densify_reset_opacity(int n, __global float *geo, __global const float *filter3d, __global mom_m_t *m,
+                                    __global mom_v_t *v)
 {
     int i = get_global_id(0);
     if (i >= n) return;
@@ -125,8 +125,8 @@ __kernel void densify_reset_opacity(int n, __global float *geo, __global const f
     float target = min(op * c3, 0.01f) / c3;
     target = clamp(target, 1e-7f, 1.f - 1e-7f);
     geo[o] = log(target / (1.f - target));
-    m[o] = 0.f;
-    v[o] = 0.f;
+    MOM_ZERO(m, o);
+    (v)[o] = 0;
 }
 
 /* mip-splatting 3D filter, pass 1: nearest depth over training cameras that see the mean

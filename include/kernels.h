@@ -1,5 +1,6 @@
 /* kernels: the one OpenCL program of a configuration (SH degree and storage, antialias
- * mode, 3D filter, deterministic backward) and its kernel handles. Launchers live in the
+ * mode, 3D filter, deterministic backward, optimizer storage) and its kernel handles. The
+ * options double as the model's storage layout. Launchers live in the
  * modules that own each stage. */
 #ifndef CS_KERNELS_H
 #define CS_KERNELS_H
@@ -12,6 +13,7 @@ typedef struct {
     int antialias;     /* CS_AA_* */
     int filter_3d;
     int deterministic;
+    int opt_half;      /* Adam moments in 16 bits (memory.optimizer_dtype = fp16) */
 } cs_kernel_opts;
 
 typedef struct {

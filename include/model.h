@@ -3,7 +3,13 @@
  *   geo  (cap, 11) float   means | log_scales | quat wxyz | logit_opacity
  *   sh   (cap, K*3) float or half   (K = (sh_degree+1)^2)
  *   filter3d (cap) float   (mip 3D filter only)
- *   v_geo, v_sh (grads, float), m/v for geo and sh (optimizer), stats (cap, 3) (densify) */
+ *   v_geo, v_sh (grads, float), m/v for geo and sh (optimizer), stats (cap, 3) (densify)
+ * With opt_half the moments take 16 bits each: v as sqrt(v) in an unsigned float with 6
+ * exponent bits (2^-54 .. 2^9) and 10 mantissa bits, stochastically rounded (Adam's
+ * per-step decay of v, 0.05% in sqrt(v), is below one step of 10 bits, so rounding to
+ * nearest would freeze it); m as m / sqrt(v) in IEEE half, which keeps m's precision
+ * relative to its own scale whatever the gradient magnitude (|m| <= ~3 sqrt(v) for
+ * Adam's betas). Zero bits are zero moments in both. */
 #ifndef CS_MODEL_H
 #define CS_MODEL_H
 
@@ -13,7 +19,7 @@
 
 typedef struct {
     int n, capacity;
-    int sh_degree, sh_half, has_filter;
+    int sh_degree, sh_half, has_filter, opt_half;
     int step;          /* Adam steps taken */
     cs_buf geo, sh, filter3d;
     cs_buf v_geo, v_sh;
@@ -22,11 +28,13 @@ typedef struct {
 } cs_model;
 
 /* Bytes per Gaussian for each category (params, grads, optimizer, densify). */
-void cs_model_row_bytes(int sh_degree, int sh_half, int has_filter, size_t out[4]);
-/* Allocates for CAPACITY rows and uploads S (its degree must not exceed SH_DEGREE; missing
- * bands are zero). Moments and stats start at zero. */
-int cs_model_create(cs_cl *cl, cs_model *m, const cs_splats *s, int sh_degree, int sh_half, int has_filter,
-                    int capacity);
+void cs_model_row_bytes(const cs_kernel_opts *layout, size_t out[4]);
+/* Allocates for CAPACITY rows in LAYOUT (SH degree and storage, 3D filter, optimizer
+ * storage) and uploads S (its degree must not exceed the layout's; missing bands are zero).
+ * Moments and stats start at zero. */
+int cs_model_create(cs_cl *cl, cs_model *m, const cs_splats *s, const cs_kernel_opts *layout, int capacity);
+/* Bytes of one row of the moments of geometry / SH. */
+size_t cs_model_moment_row(const cs_model *m, int sh);
 void cs_model_free(cs_cl *cl, cs_model *m);
 /* Copies parameters back to the host. */
 int cs_model_download(cs_cl *cl, const cs_model *m, cs_splats *out);

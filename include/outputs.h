@@ -19,7 +19,6 @@ json_t *cs_mem_json(const cs_cl *cl);
 /* checkpoint: the model's arrays, Adam state, stats, iteration */
 int cs_checkpoint_save(cs_cl *cl, const cs_model *m, int iteration, const char *path);
 /* Reads the header (iteration, n, degree, half, filter) and creates the model with CAPACITY. */
-int cs_checkpoint_load(cs_cl *cl, cs_model *m, int *iteration, const char *path, int sh_degree, int sh_half,
-                       int has_filter);
+int cs_checkpoint_load(cs_cl *cl, cs_model *m, int *iteration, const char *path, const cs_kernel_opts *layout);
 
 #endif

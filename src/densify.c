@@ -82,13 +82,13 @@ int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m
                       CS_ARG(m->sh.mem), CS_ARG(filt), CS_ARG(d->flags.mem),
                       CS_ARG(d->offsets.mem), CS_ARG(seed)))
             return -1;
-        /* new rows start with zero moments */
-        float z = 0.f;
-        size_t k3 = (size_t)CS_SH_COEFFS(m->sh_degree) * 3;
-        if (cs_buf_fill(cl, &m->m_geo, (size_t)n * 44, (size_t)added * 44, &z, 4) ||
-            cs_buf_fill(cl, &m->v2_geo, (size_t)n * 44, (size_t)added * 44, &z, 4) ||
-            cs_buf_fill(cl, &m->m_sh, (size_t)n * k3 * 4, added * k3 * 4, &z, 4) ||
-            cs_buf_fill(cl, &m->v2_sh, (size_t)n * k3 * 4, added * k3 * 4, &z, 4))
+        /* new rows start with zero moments (zero bits in both storages) */
+        uint16_t z = 0;
+        size_t rg = cs_model_moment_row(m, 0), rs = cs_model_moment_row(m, 1);
+        if (cs_buf_fill(cl, &m->m_geo, (size_t)n * rg, (size_t)added * rg, &z, 2) ||
+            cs_buf_fill(cl, &m->v2_geo, (size_t)n * rg, (size_t)added * rg, &z, 2) ||
+            cs_buf_fill(cl, &m->m_sh, (size_t)n * rs, added * rs, &z, 2) ||
+            cs_buf_fill(cl, &m->v2_sh, (size_t)n * rs, added * rs, &z, 2))
             return -1;
     }
     int total = n + (int)added;

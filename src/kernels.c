@@ -49,8 +49,8 @@ static int build_once(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
     memset(k, 0, sizeof *k);
     k->opts = *o;
     char opts[512];
-    snprintf(opts, sizeof opts, "-DSH_DEGREE=%d -DSH_HALF=%d -DANTIALIAS=%d -DFILTER_3D=%d -DDETERMINISTIC=%d -DTILE=16",
-             o->sh_degree, o->sh_half, o->antialias, o->filter_3d, o->deterministic);
+    snprintf(opts, sizeof opts, "-DSH_DEGREE=%d -DSH_HALF=%d -DANTIALIAS=%d -DFILTER_3D=%d -DDETERMINISTIC=%d -DOPT_HALF=%d -DTILE=16",
+             o->sh_degree, o->sh_half, o->antialias, o->filter_3d, o->deterministic, o->opt_half);
     if (cs_cl_build(cl, opts, &k->prog)) return -1;
 #define K(name) if (cs_cl_kernel(cl, k->prog, #name, &k->name)) return -1;
     K(project_fwd) K(project_bwd) K(scan_block) K(scan_add) K(scan_total) K(radix_count) K(radix_scatter)

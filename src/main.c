@@ -184,8 +184,8 @@ static int render_views(const args *a, cs_config *cfg, const char *ply_path, con
     memset(&k, 0, sizeof k);
     memset(&m, 0, sizeof m);
     if (open_device(a, cfg, &cl, 0)) goto out;
-    cs_kernel_opts ko = {s.sh_degree, 0, cfg->model.antialias, s.filter_3d != NULL, 0};
-    if (cs_kernels_build(&cl, &ko, &k) || cs_model_create(&cl, &m, &s, s.sh_degree, 0, ko.filter_3d, s.n)) goto close;
+    cs_kernel_opts ko = {s.sh_degree, 0, cfg->model.antialias, s.filter_3d != NULL, 0, 0};
+    if (cs_kernels_build(&cl, &ko, &k) || cs_model_create(&cl, &m, &s, &ko, s.n)) goto close;
     cs_renderer_init(&r, &cl, &k, (float)cfg->model.kernel_size);
     if (cs_mkdirs(out_dir)) goto close;
     const char *split = a->split ? a->split : "test";
@@ -339,10 +339,11 @@ static int cmd_bench(const args *a)
     int rc = -1;
     if (open_device(a, &cfg, &cl, 1)) goto out;
     cs_kernels k;
-    cs_kernel_opts ko = {s.sh_degree, cfg.memory.sh_dtype, cfg.model.antialias, s.filter_3d != NULL, cfg.optim.deterministic};
+    cs_kernel_opts ko = {s.sh_degree, cfg.memory.sh_dtype == CS_DTYPE_FP16, cfg.model.antialias, s.filter_3d != NULL,
+                         cfg.optim.deterministic, cfg.memory.optimizer_dtype == CS_DTYPE_FP16};
     cs_model m;
     if (cs_kernels_build(&cl, &ko, &k)) goto close;
-    if (cs_model_create(&cl, &m, &s, s.sh_degree, ko.sh_half, ko.filter_3d, s.n)) goto kfree;
+    if (cs_model_create(&cl, &m, &s, &ko, s.n)) goto kfree;
     cs_renderer r;
     cs_loss loss;
     cs_renderer_init(&r, &cl, &k, (float)cfg.model.kernel_size);

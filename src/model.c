@@ -49,13 +49,18 @@ float cs_half_to_float(uint16_t h)
     return f;
 }
 
-void cs_model_row_bytes(int deg, int sh_half, int has_filter, size_t out[4])
+void cs_model_row_bytes(const cs_kernel_opts *o, size_t out[4])
 {
-    size_t k3 = (size_t)CS_SH_COEFFS(deg) * 3;
-    out[0] = 11 * 4 + k3 * (sh_half ? 2 : 4) + (has_filter ? 4 : 0); /* params */
-    out[1] = (11 + k3) * 4;                                           /* grads */
-    out[2] = 2 * (11 + k3) * 4;                                       /* optimizer */
-    out[3] = 3 * 4;                                                   /* densify stats */
+    size_t k3 = (size_t)CS_SH_COEFFS(o->sh_degree) * 3;
+    out[0] = 11 * 4 + k3 * (o->sh_half ? 2 : 4) + (o->filter_3d ? 4 : 0); /* params */
+    out[1] = (11 + k3) * 4;                                                /* grads */
+    out[2] = 2 * (11 + k3) * (o->opt_half ? 2 : 4);                        /* optimizer */
+    out[3] = 3 * 4;                                                        /* densify stats */
+}
+
+size_t cs_model_moment_row(const cs_model *m, int sh)
+{
+    return (sh ? (size_t)CS_SH_COEFFS(m->sh_degree) * 3 : 11) * (m->opt_half ? 2 : 4);
 }
 
 typedef struct {
@@ -74,17 +79,19 @@ static int arrays(cs_model *m, array_desc *d)
     if (m->has_filter) d[n++] = (array_desc){&m->filter3d, 4, CS_MEM_PARAMS, "3D filter"};
     d[n++] = (array_desc){&m->v_geo, 44, CS_MEM_GRADS, "geometry gradients"};
     d[n++] = (array_desc){&m->v_sh, k3 * 4, CS_MEM_GRADS, "SH gradients"};
-    d[n++] = (array_desc){&m->m_geo, 44, CS_MEM_OPTIMIZER, "Adam m (geometry)"};
-    d[n++] = (array_desc){&m->v2_geo, 44, CS_MEM_OPTIMIZER, "Adam v (geometry)"};
-    d[n++] = (array_desc){&m->m_sh, k3 * 4, CS_MEM_OPTIMIZER, "Adam m (SH)"};
-    d[n++] = (array_desc){&m->v2_sh, k3 * 4, CS_MEM_OPTIMIZER, "Adam v (SH)"};
+    d[n++] = (array_desc){&m->m_geo, cs_model_moment_row(m, 0), CS_MEM_OPTIMIZER, "Adam m (geometry)"};
+    d[n++] = (array_desc){&m->v2_geo, cs_model_moment_row(m, 0), CS_MEM_OPTIMIZER, "Adam v (geometry)"};
+    d[n++] = (array_desc){&m->m_sh, cs_model_moment_row(m, 1), CS_MEM_OPTIMIZER, "Adam m (SH)"};
+    d[n++] = (array_desc){&m->v2_sh, cs_model_moment_row(m, 1), CS_MEM_OPTIMIZER, "Adam v (SH)"};
     d[n++] = (array_desc){&m->stats, 12, CS_MEM_DENSIFY, "densification statistics"};
     return n;
 }
 
-int cs_model_create(cs_cl *cl, cs_model *m, const cs_splats *s, int deg, int sh_half, int has_filter, int capacity)
+int cs_model_create(cs_cl *cl, cs_model *m, const cs_splats *s, const cs_kernel_opts *layout, int capacity)
 {
+    int deg = layout->sh_degree, sh_half = layout->sh_half, has_filter = layout->filter_3d;
     memset(m, 0, sizeof *m);
+    m->opt_half = layout->opt_half;
     if (s->sh_degree > deg)
         return cs_fail("the model has SH degree %d but the configuration allocates %d (model.sh_degree)", s->sh_degree,
                        deg);

@@ -68,7 +68,7 @@ json_t *cs_mem_json(const cs_cl *cl)
 
 typedef struct {
     char magic[8];
-    int32_t version, iteration, n, sh_degree, sh_half, has_filter, step, pad;
+    int32_t version, iteration, n, sh_degree, sh_half, has_filter, step, opt_half;
 } ckpt_header;
 #define CKPT_VERSION 1
 
@@ -79,10 +79,10 @@ static int ckpt_arrays(cs_model *m, cs_buf **bufs, size_t *rows)
     bufs[n] = &m->geo, rows[n++] = 44;
     bufs[n] = &m->sh, rows[n++] = k3 * (m->sh_half ? 2 : 4);
     if (m->has_filter) bufs[n] = &m->filter3d, rows[n++] = 4;
-    bufs[n] = &m->m_geo, rows[n++] = 44;
-    bufs[n] = &m->v2_geo, rows[n++] = 44;
-    bufs[n] = &m->m_sh, rows[n++] = k3 * 4;
-    bufs[n] = &m->v2_sh, rows[n++] = k3 * 4;
+    bufs[n] = &m->m_geo, rows[n++] = cs_model_moment_row(m, 0);
+    bufs[n] = &m->v2_geo, rows[n++] = cs_model_moment_row(m, 0);
+    bufs[n] = &m->m_sh, rows[n++] = cs_model_moment_row(m, 1);
+    bufs[n] = &m->v2_sh, rows[n++] = cs_model_moment_row(m, 1);
     bufs[n] = &m->stats, rows[n++] = 12;
     return n;
 }
@@ -90,7 +90,7 @@ static int ckpt_arrays(cs_model *m, cs_buf **bufs, size_t *rows)
 int cs_checkpoint_save(cs_cl *cl, const cs_model *mc, int iteration, const char *path)
 {
     cs_model *m = (cs_model *)mc;
-    ckpt_header h = {"CSCKPT1", CKPT_VERSION, iteration, m->n, m->sh_degree, m->sh_half, m->has_filter, m->step, 0};
+    ckpt_header h = {"CSCKPT1", CKPT_VERSION, iteration, m->n, m->sh_degree, m->sh_half, m->has_filter, m->step, m->opt_half};
     cs_atomic_file af;
     if (cs_atomic_open(&af, path)) return -1;
     int ok = fwrite(&h, sizeof h, 1, af.f) == 1;
@@ -115,8 +115,9 @@ int cs_checkpoint_save(cs_cl *cl, const cs_model *mc, int iteration, const char 
     return cs_atomic_commit(&af);
 }
 
-int cs_checkpoint_load(cs_cl *cl, cs_model *m, int *iteration, const char *path, int deg, int sh_half, int has_filter)
+int cs_checkpoint_load(cs_cl *cl, cs_model *m, int *iteration, const char *path, const cs_kernel_opts *layout)
 {
+    int deg = layout->sh_degree, sh_half = layout->sh_half, has_filter = layout->filter_3d, opt_half = layout->opt_half;
     size_t len;
     char *d = cs_read_file(path, &len);
     if (!d) return -1;
@@ -125,17 +126,19 @@ int cs_checkpoint_load(cs_cl *cl, cs_model *m, int *iteration, const char *path,
         free(d);
         return cs_fail("%s: not a clsplat checkpoint", path);
     }
-    if (h.version != CKPT_VERSION || h.sh_degree != deg || h.sh_half != sh_half || h.has_filter != has_filter || h.n < 0) {
+    if (h.version != CKPT_VERSION || h.sh_degree != deg || h.sh_half != sh_half || h.has_filter != has_filter ||
+        h.opt_half != opt_half || h.n < 0) {
         free(d);
-        return cs_fail("%s: checkpoint (version %d, SH degree %d, %s SH, filter %d) does not match the configuration "
-                       "(SH degree %d, %s SH, filter %d)",
-                       path, h.version, h.sh_degree, h.sh_half ? "fp16" : "fp32", h.has_filter, deg,
-                       sh_half ? "fp16" : "fp32", has_filter);
+        return cs_fail("%s: checkpoint (version %d, SH degree %d, %s SH, filter %d, %s optimizer) does not match the "
+                       "configuration (SH degree %d, %s SH, filter %d, %s optimizer)",
+                       path, h.version, h.sh_degree, h.sh_half ? "fp16" : "fp32", h.has_filter,
+                       h.opt_half ? "fp16" : "fp32", deg, sh_half ? "fp16" : "fp32", has_filter,
+                       opt_half ? "fp16" : "fp32");
     }
     cs_splats empty;
     memset(&empty, 0, sizeof empty);
     empty.sh_degree = deg;
-    if (cs_model_create(cl, m, &empty, deg, sh_half, has_filter, h.n + h.n / 2 + 1)) {
+    if (cs_model_create(cl, m, &empty, layout, h.n + h.n / 2 + 1)) {
         free(d);
         return -1;
     }

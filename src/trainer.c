@@ -55,6 +55,7 @@ static int kernel_opts_of(const cs_config *cfg, cs_kernel_opts *o)
     o->antialias = cfg->model.antialias;
     o->filter_3d = cfg->model.filter_3d;
     o->deterministic = cfg->optim.deterministic;
+    o->opt_half = cfg->memory.optimizer_dtype == CS_DTYPE_FP16;
     return 0;
 }
 
@@ -97,7 +98,9 @@ static int plan_memory(trainer *t)
     t->budget = cfg->memory.vram_budget_mb > 0 ? (size_t)(cfg->memory.vram_budget_mb * 1048576.0)
                                                : (size_t)(cl->global_mem * 0.97);
     size_t rb[4];
-    cs_model_row_bytes(cfg->model.sh_degree, cfg->memory.sh_dtype == CS_DTYPE_FP16, cfg->model.filter_3d, rb);
+    cs_kernel_opts layout;
+    kernel_opts_of(cfg, &layout);
+    cs_model_row_bytes(&layout, rb);
     /* per-Gaussian scratch of a view: projection (56 B), 2D grads (36 B) and ~8 pairs of 24 B */
     size_t scratch_per_g = 56 + 36 + 8 * 24;
     t->bytes_per_gaussian = rb[0] + rb[1] + rb[2] + rb[3];
@@ -333,7 +336,7 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_train_opts *opt)
     if (cfg->model.filter_3d && cs_filter3d_setup(cl, &t->d, &t->scene)) goto done;
     int start = 0;
     if (opt && opt->resume) {
-        if (cs_checkpoint_load(cl, &t->m, &start, opt->resume, ko.sh_degree, ko.sh_half, ko.filter_3d)) goto done;
+        if (cs_checkpoint_load(cl, &t->m, &start, opt->resume, &ko)) goto done;
         printf("resumed from %s at iteration %d with %d Gaussians\n", opt->resume, start, t->m.n);
         /* keep earlier evaluation records */
         json_t *old = json_load_file((snprintf(p, sizeof p, "%s/metrics.json", t->out), p), 0, NULL);
@@ -360,7 +363,7 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_train_opts *opt)
         if (cs_init_splats(cfg, &t->scene, &init)) goto done;
         printf("initialised %d Gaussians from %s\n", init.n, t->scene.n_points ? "the dataset's points" : "random points");
         int r = out_path(t, p, sizeof p, "input.ply") || cs_ply_write(p, &init, 0) ||
-                cs_model_create(cl, &t->m, &init, ko.sh_degree, ko.sh_half, ko.filter_3d, init.n);
+                cs_model_create(cl, &t->m, &init, &ko, init.n);
         cs_splats_free(&init);
         if (r) goto done;
         if (cfg->model.filter_3d && cs_filter3d_compute(cl, &t->k, &t->d, &t->m)) goto done;
@@ -504,7 +507,7 @@ int cs_evaluate_splats(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, c
     ko.sh_degree = s->sh_degree;
     ko.filter_3d = s->filter_3d != NULL;
     int rc = -1;
-    if (cs_kernels_build(cl, &ko, &t->k) || cs_model_create(cl, &t->m, s, s->sh_degree, ko.sh_half, ko.filter_3d, s->n))
+    if (cs_kernels_build(cl, &ko, &t->k) || cs_model_create(cl, &t->m, s, &ko, s->n))
         goto done;
     cs_renderer_init(&t->r, cl, &t->k, (float)cfg->model.kernel_size);
     cs_loss_init(&t->loss, cl, &t->k);

@@ -92,7 +92,7 @@ static int dev_open(dev_ctx *d, int deg, int sh_half, int aa, int filter, int de
     memset(d, 0, sizeof *d);
     if (test_open_cl(&d->cl)) return -1;
     if (atomics >= 0) d->cl.atomics = (cs_atomic_path)atomics;
-    cs_kernel_opts o = {deg, sh_half, aa, filter, det};
+    cs_kernel_opts o = {deg, sh_half, aa, filter, det, 0};
     if (cs_kernels_build(&d->cl, &o, &d->k)) {
         cs_cl_close(&d->cl);
         return -1;
@@ -114,7 +114,7 @@ static int render_cl(dev_ctx *d, const cs_splats *s, const cs_view *v, int activ
 {
     cs_model m;
     cs_renderer r;
-    if (cs_model_create(&d->cl, &m, s, d->k.opts.sh_degree, d->k.opts.sh_half, d->k.opts.filter_3d, s->n)) return -1;
+    if (cs_model_create(&d->cl, &m, s, &d->k.opts, s->n)) return -1;
     cs_renderer_init(&r, &d->cl, &d->k, ks);
     int rc = cs_render_forward(&r, &m, v, active, bg);
     if (!rc && img) rc = cs_buf_read(&d->cl, &r.img, 0, (size_t)3 * v->width * v->height * 4, img);

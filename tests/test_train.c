@@ -79,21 +79,24 @@ static double test_psnr(const char *out, int first)
     return v;
 }
 
-int test_train_demo(void)
+/* trains the demo at 80x60 for 300 iterations with the given storage modes */
+static int train_demo(const char *name, int sh_fp16, int opt_fp16)
 {
     char data[600], out[600];
     snprintf(data, sizeof data, "%s/demo80", test_tmpdir());
-    snprintf(out, sizeof out, "%s/train_demo", test_tmpdir());
+    snprintf(out, sizeof out, "%s/%s", test_tmpdir(), name);
     CHECK_OK(make_demo(data, 80, 60));
     cs_config c;
     base_config(&c, data, out);
     c.optim.iterations = 300;
     c.eval.test_iterations[0] = 1;
     c.eval.n_test_iterations = 1;
+    c.memory.sh_dtype = sh_fp16 ? CS_DTYPE_FP16 : CS_DTYPE_FP32;
+    c.memory.optimizer_dtype = opt_fp16 ? CS_DTYPE_FP16 : CS_DTYPE_FP32;
     CHECK_OK(train_on_test_device(&c, NULL, NULL));
     double l10 = log_loss(out, 10), l100 = log_loss(out, 100), p1 = test_psnr(out, 1), psnr = test_psnr(out, 0);
-    printf("  demo 80x60, 300 iterations: loss %.4f at 10, %.4f at 100; test PSNR %.2f at 1, %.2f at 300\n", l10, l100,
-           p1, psnr);
+    printf("  demo 80x60, 300 iterations, %s SH, %s moments: loss %.4f at 10, %.4f at 100; test PSNR %.2f at 1, %.2f at "
+           "300\n", sh_fp16 ? "fp16" : "fp32", opt_fp16 ? "16-bit" : "fp32", l10, l100, p1, psnr);
     CHECK(l100 < 0.8 * l10, "loss did not fall: %g -> %g", l10, l100);
     /* measured on PoCL: about 9.5 dB after 1 iteration, 18.5 dB at 300 */
     CHECK(psnr > 16.5 && psnr > p1 + 6.0, "test PSNR %.2f (from %.2f) below 16.5 or gained under 6 dB", psnr, p1);
@@ -110,8 +113,20 @@ int test_train_demo(void)
     CHECK_OK(cs_ply_read(p, &s));
     CHECK(s.n > 100 && s.sh_degree == 3, "saved model %d Gaussians", s.n);
     cs_splats_free(&s);
+    /* the plan's bytes per Gaussian follow the modes: 44 + 48*(4|2) params, 59*4 grads,
+       2*59*(4|2) moments, 12 stats */
+    snprintf(p, sizeof p, "%s/memory.json", out);
+    char *mj = cs_read_file(p, NULL), *bp = mj ? strstr(mj, "\"bytes_per_gaussian\": ") : NULL;
+    long bpg = bp ? atol(bp + 22) : -1;
+    free(mj);
+    long want = 44 + 48 * (sh_fp16 ? 2 : 4) + 59 * 4 + 2 * 59 * (opt_fp16 ? 2 : 4) + 12;
+    CHECK(bpg == want, "memory.json bytes_per_gaussian %ld, expected %ld", bpg, want);
     return 0;
 }
+
+int test_train_demo(void) { return train_demo("train_demo", 0, 0); }
+int test_train_demo_fp16(void) { return train_demo("train_demo_fp16", 1, 1); }
+
 
 static int files_equal(const char *a, const char *b)
 {
