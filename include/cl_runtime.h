@@ -23,6 +23,7 @@ extern const char *const cs_mem_cat_names[CS_MEM_NCAT];
 typedef struct {
     size_t cur[CS_MEM_NCAT], peak[CS_MEM_NCAT];
     size_t cur_total, peak_total;
+    size_t window_peak;   /* peak since cs_mem_window_start (e.g. one evaluation) */
     size_t budget;        /* bytes; allocations beyond it fail with a clear message */
 } cs_mem_stats;
 
@@ -116,5 +117,7 @@ int cs_buf_write(cs_cl *cl, cs_buf *b, size_t offset, size_t bytes, const void *
 int cs_buf_read(cs_cl *cl, const cs_buf *b, size_t offset, size_t bytes, void *dst);
 int cs_buf_fill(cs_cl *cl, cs_buf *b, size_t offset, size_t bytes, const void *pattern, size_t pattern_size);
 void cs_mem_reset_peak(cs_cl *cl);
+/* Starts a measurement window: window_peak = current total (the overall peaks stay). */
+void cs_mem_window_start(cs_cl *cl);
 
 #endif

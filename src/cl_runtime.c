@@ -483,6 +483,7 @@ static void account(cs_cl *cl, cs_mem_cat cat, size_t bytes, int add)
         m->cur_total += bytes;
         if (m->cur[cat] > m->peak[cat]) m->peak[cat] = m->cur[cat];
         if (m->cur_total > m->peak_total) m->peak_total = m->cur_total;
+        if (m->cur_total > m->window_peak) m->window_peak = m->cur_total;
     } else {
         m->cur[cat] -= bytes;
         m->cur_total -= bytes;
@@ -592,5 +593,7 @@ int cs_buf_fill(cs_cl *cl, cs_buf *b, size_t off, size_t n, const void *pat, siz
 void cs_mem_reset_peak(cs_cl *cl)
 {
     for (int i = 0; i < CS_MEM_NCAT; i++) cl->mem.peak[i] = cl->mem.cur[i];
-    cl->mem.peak_total = cl->mem.cur_total;
+    cl->mem.peak_total = cl->mem.window_peak = cl->mem.cur_total;
 }
+
+void cs_mem_window_start(cs_cl *cl) { cl->mem.window_peak = cl->mem.cur_total; }

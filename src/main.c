@@ -8,9 +8,11 @@
 
 #include "cl_runtime.h"
 #include "config.h"
+#include "densify.h"
 #include "kernels.h"
 #include "loss.h"
 #include "model.h"
+#include "optim.h"
 #include "render.h"
 #include "scene.h"
 #include "splats.h"
@@ -323,7 +325,8 @@ static int cmd_bench(const args *a)
 {
     if (a->help || !a->data || !a->ply) {
         printf("usage: clsplat bench -s DATASET --ply FILE [--iters N] [--view I] [--set key=value] [--device P:D]\n"
-               "Times forward, loss and backward of one training view N times; prints per-stage medians.\n");
+               "Times a training iteration on one view N times (forward, loss, backward, densification\n"
+               "statistics, Adam with zero learning rates); prints per-stage medians.\n");
         return a->help ? 0 : cs_fail("bench needs -s DATASET and --ply FILE");
     }
     cs_config cfg;
@@ -359,13 +362,18 @@ static int cmd_bench(const args *a)
     cs_image_free(&img);
     if (e) goto rfree;
     int n = a->iters > 0 ? a->iters : 20;
+    cs_config frozen = cfg; /* Adam runs at full cost but moves nothing measurable */
+    frozen.optim.feature_lr = frozen.optim.feature_rest_lr = frozen.optim.opacity_lr = 0;
+    frozen.optim.scaling_lr = frozen.optim.rotation_lr = 0;
     double *ms = calloc((size_t)n * CS_STAGE_COUNT, sizeof(double)), *wall = calloc(n, sizeof(double));
     for (int i = -2; i < n; i++) { /* two warm-up runs */
         memset(cl.prof.ms, 0, sizeof cl.prof.ms);
         double t0 = cs_now();
         if (cs_render_forward(&r, &m, &v, s.sh_degree, scene.background) ||
             cs_loss_forward_backward(&loss, &r, &gt, 0, c->width, c->height, (float)cfg.optim.lambda_dssim, 0) ||
-            cs_render_backward(&r, &m, &v, s.sh_degree, scene.background) || cs_prof_collect(&cl)) {
+            cs_render_backward(&r, &m, &v, s.sh_degree, scene.background) ||
+            cs_densify_stats(&cl, &k, &m, &r, c->width, c->height) ||
+            cs_adam_step(&cl, &k, &m, &frozen, 0.0) || cs_prof_collect(&cl)) {
             free(ms), free(wall);
             goto gfree;
         }

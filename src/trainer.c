@@ -148,7 +148,8 @@ static int evaluate_split(trainer *t, const char *split, const int *idx, int n, 
     cs_renderer_trim(&t->r);
     cs_loss_trim(&t->loss);
     cs_densifier_trim(t->cl, &t->d);
-    cs_mem_reset_peak(t->cl);
+    size_t train_peak = t->cl->mem.peak_total;
+    cs_mem_window_start(t->cl);
     json_t *views = json_array();
     double sl1 = 0, spsnr = 0, sssim = 0;
     char dir[1400];
@@ -199,12 +200,15 @@ static int evaluate_split(trainer *t, const char *split, const int *idx, int n, 
     json_object_set_new(rec, "ssim", json_real(sssim / n));
     json_object_set_new(rec, "gaussians", json_integer(t->m.n));
     json_object_set_new(rec, "seconds", json_real(cs_now() - t0));
-    json_object_set_new(rec, "peak_device_mb", json_real(t->cl->mem.peak_total / 1048576.0));
+    /* the evaluation's own peak (after the pool trim) and the run's peak before it */
+    json_object_set_new(rec, "peak_device_mb", json_real(t->cl->mem.window_peak / 1048576.0));
+    json_object_set_new(rec, "peak_before_mb", json_real(train_peak / 1048576.0));
     if (t->dm.lib) json_object_set_new(rec, "driver_mb", json_real(cs_driver_mem_sample(&t->dm) / 1048576.0));
     json_object_set_new(rec, "per_view", views);
     json_array_append_new(t->metrics, rec);
-    printf("\n[eval %d] %s: %d views, L1 %.5f, PSNR %.3f, SSIM %.4f, %d Gaussians, %.1f s, peak %.1f MiB\n", iteration,
-           split, n, sl1 / n, spsnr / n, sssim / n, t->m.n, cs_now() - t0, t->cl->mem.peak_total / 1048576.0);
+    printf("\n[eval %d] %s: %d views, L1 %.5f, PSNR %.3f, SSIM %.4f, %d Gaussians, %.1f s, peak %.1f MiB (run's peak "
+           "before: %.1f MiB)\n", iteration, split, n, sl1 / n, spsnr / n, sssim / n, t->m.n, cs_now() - t0,
+           t->cl->mem.window_peak / 1048576.0, train_peak / 1048576.0);
     char p[1200];
     if (out_path(t, p, sizeof p, "metrics.json")) return -1;
     return cs_write_json(p, t->metrics);
@@ -401,7 +405,7 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_train_opts *opt)
             cs_fail_prefix("iteration %d (view %s)", iter, c->name);
             goto done;
         }
-        int densified = 0;
+        int densified = 0, reset = 0;
         if (iter < cfg->densify.until) {
             if (cs_densify_stats(cl, &t->k, &t->m, &t->r, c->width, c->height)) goto done;
             if (iter > cfg->densify.from && iter % cfg->densify.interval == 0) {
@@ -412,14 +416,16 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_train_opts *opt)
                 densified = 1;
                 if (cfg->model.filter_3d && cs_filter3d_compute(cl, &t->k, &t->d, &t->m)) goto done;
             }
-            if (iter % cfg->densify.opacity_reset_interval == 0 ||
-                (cfg->data.white_background && iter == cfg->densify.from))
-                if (cs_densify_reset_opacity(cl, &t->k, &t->m)) goto done;
+            reset = iter % cfg->densify.opacity_reset_interval == 0 ||
+                    (cfg->data.white_background && iter == cfg->densify.from);
         } else if (cfg->model.filter_3d && iter % 100 == 0 && iter < t->iterations - 100) {
             if (cs_filter3d_compute(cl, &t->k, &t->d, &t->m)) goto done;
         }
         /* graphdeco: the densification step replaces the tensors, so no Adam step happens then */
         if (!densified && cs_adam_step(cl, &t->k, &t->m, cfg, lr_mean)) goto done;
+        /* graphdeco resets opacity before the step and skips the step for the new opacity
+           tensor; resetting after the step gives the same min(o, 0.01) and zero moments */
+        if (reset && cs_densify_reset_opacity(cl, &t->k, &t->m)) goto done;
         if (densified || iter % flush == 0) {
             cs_renderer_trim(&t->r);
             cs_loss_trim(&t->loss);

@@ -121,6 +121,20 @@ static int train_demo(const char *name, int sh_fp16, int opt_fp16)
     free(mj);
     long want = 44 + 48 * (sh_fp16 ? 2 : 4) + 59 * 4 + 2 * 59 * (opt_fp16 ? 2 : 4) + 12;
     CHECK(bpg == want, "memory.json bytes_per_gaussian %ld, expected %ld", bpg, want);
+    /* evaluations must not reset the run's peak: memory.json's total covers every logged peak */
+    mj = cs_read_file(p, NULL);
+    char *pk = mj ? strstr(mj, "\"peak_bytes\"") : NULL, *tot = pk ? strstr(pk, "\"total\": ") : NULL;
+    double peak_mb = tot ? atof(tot + 9) / 1048576.0 : -1, log_max = 0;
+    free(mj);
+    snprintf(p, sizeof p, "%s/train_log.jsonl", out);
+    char *lg = cs_read_file(p, NULL), *q = lg;
+    while (q && (q = strstr(q, "\"peak_device_mb\": "))) {
+        q += 18;
+        if (atof(q) > log_max) log_max = atof(q);
+    }
+    free(lg);
+    CHECK(peak_mb + 0.01 >= log_max && log_max > 0, "memory.json peak %.2f MiB below the logged peak %.2f MiB", peak_mb,
+          log_max);
     return 0;
 }
 
@@ -254,6 +268,7 @@ int test_eval_memory_flat(void)
     for (int i = 1; i < scene.n_cams; i++) scene.cams[i] = scene.cams[0];
     for (int r = 0; r < 2; r++) {
         for (int i = 0; i < scene.n_cams; i++) scene.cams[i].is_test = i < counts[r];
+        cs_mem_reset_peak(&cl);
         CHECK_OK(cs_evaluate_splats(&cl, &c, &scene, &s, out, r));
         peak[r] = cl.mem.peak_total;
     }
