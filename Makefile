@@ -61,9 +61,10 @@ demo: deps
 	$(BUILD)/clsplat train -c configs/demo.json -s $(BUILD)/demo_scene -o $(BUILD)/demo_output
 
 # Real-data checks against ../shared/data (CI runs this when the folder exists).
+REAL_DATA ?= ../shared/data
 check-real: deps
 	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo
-	CLSPLAT_REAL_DATA=../shared/data $(BUILD)/run_tests real
+	CLSPLAT_REAL_DATA=$(REAL_DATA) $(BUILD)/run_tests real
 
 sanitize:
 	$(MAKE) BUILD=build-san OPT=-O1 EXTRA="-fsanitize=address,undefined -fno-omit-frame-pointer" \
