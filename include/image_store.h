@@ -28,7 +28,7 @@ typedef struct {
     cs_image *host;            /* host residency: all; lazy: the cache (px NULL when absent) */
     uint64_t *last_use, tick;
     size_t cache_bytes, cache_limit;
-    cl_command_queue xq;       /* upload queue (host / lazy) */
+    cl_command_queue xq;       /* upload queue (host / lazy), created at the first upload */
     cs_buf slot[2];
     int slot_view[2];          /* training view held or being uploaded; -1 none */
     cl_event ready[2];         /* upload done */

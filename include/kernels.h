@@ -6,6 +6,7 @@
 #define CS_KERNELS_H
 
 #include "cl_runtime.h"
+#include "config.h"
 
 typedef struct {
     int sh_degree;     /* allocated */
@@ -29,6 +30,8 @@ typedef struct {
         densify_reset_opacity, filter3d_depth, filter3d_finish;
 } cs_kernels;
 
+/* The options (and model layout) a configuration asks for. */
+void cs_kernel_opts_of(const cs_config *cfg, cs_kernel_opts *o);
 int cs_kernels_build(cs_cl *cl, const cs_kernel_opts *opts, cs_kernels *k);
 void cs_kernels_release(cs_kernels *k);
 

@@ -41,11 +41,6 @@ int cs_images_init(cs_image_store *st, cs_cl *cl, const cs_scene *scene, int res
     st->last_use = calloc(n_train ? n_train : 1, sizeof(uint64_t));
     for (int i = 0; i < n_train; i++) st->img_off[i] = total, total += cam_bytes(&scene->cams[train[i]]);
     if (total > 0xffffffffu && residency == CS_RES_DEVICE) st->residency = residency = CS_RES_HOST; /* 32-bit offsets */
-    if (residency != CS_RES_DEVICE) {
-        cl_int err;
-        st->xq = clCreateCommandQueue(cl->ctx, cl->device, 0, &err);
-        if (err != CL_SUCCESS) return cs_fail("clCreateCommandQueue (image upload queue) failed: %s", cs_cl_strerror(err));
-    }
     if (residency == CS_RES_LAZY) return 0;
     if (residency == CS_RES_DEVICE && cs_buf_alloc(cl, &st->images, CS_MEM_IMAGES, total, "training images")) return -1;
     for (int i = 0; i < n_train; i++) {
@@ -99,6 +94,11 @@ static int upload(cs_image_store *st, int s, int vi)
 {
     const cs_camera *c = &st->scene->cams[st->train[vi]];
     size_t b = cam_bytes(c);
+    if (!st->xq) { /* created at the first upload: evaluation-only use never needs it */
+        cl_int err;
+        st->xq = clCreateCommandQueue(st->cl->ctx, st->cl->device, 0, &err);
+        if (err != CL_SUCCESS) return cs_fail("clCreateCommandQueue (image upload queue) failed: %s", cs_cl_strerror(err));
+    }
     wait_release(&st->ready[s]); /* the slot's previous upload (and staging pixels) are done */
     const unsigned char *px = st->residency == CS_RES_HOST ? st->host[vi].px : lazy_pixels(st, vi, &st->staging[s]);
     if (!px) return -1;

@@ -28,6 +28,16 @@ static int atomics_work(cs_cl *cl, cl_program prog)
     return got == 4096.f ? 0 : 1;
 }
 
+void cs_kernel_opts_of(const cs_config *cfg, cs_kernel_opts *o)
+{
+    o->sh_degree = cfg->model.sh_degree;
+    o->sh_half = cfg->memory.sh_dtype == CS_DTYPE_FP16;
+    o->antialias = cfg->model.antialias;
+    o->filter_3d = cfg->model.filter_3d;
+    o->deterministic = cfg->optim.deterministic;
+    o->opt_half = cfg->memory.optimizer_dtype == CS_DTYPE_FP16;
+}
+
 static int build_once(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k);
 
 int cs_kernels_build(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)

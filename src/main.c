@@ -342,8 +342,10 @@ static int cmd_bench(const args *a)
     int rc = -1;
     if (open_device(a, &cfg, &cl, 1)) goto out;
     cs_kernels k;
-    cs_kernel_opts ko = {s.sh_degree, cfg.memory.sh_dtype == CS_DTYPE_FP16, cfg.model.antialias, s.filter_3d != NULL,
-                         cfg.optim.deterministic, cfg.memory.optimizer_dtype == CS_DTYPE_FP16};
+    cs_kernel_opts ko;
+    cs_kernel_opts_of(&cfg, &ko);
+    ko.sh_degree = s.sh_degree; /* the PLY's */
+    ko.filter_3d = s.filter_3d != NULL;
     cs_model m;
     if (cs_kernels_build(&cl, &ko, &k)) goto close;
     if (cs_model_create(&cl, &m, &s, &ko, s.n)) goto kfree;

@@ -48,17 +48,6 @@ static int out_path(const trainer *t, char *buf, size_t n, const char *rel)
     return cs_path_join(buf, n, t->out, rel);
 }
 
-static int kernel_opts_of(const cs_config *cfg, cs_kernel_opts *o)
-{
-    o->sh_degree = cfg->model.sh_degree;
-    o->sh_half = cfg->memory.sh_dtype == CS_DTYPE_FP16;
-    o->antialias = cfg->model.antialias;
-    o->filter_3d = cfg->model.filter_3d;
-    o->deterministic = cfg->optim.deterministic;
-    o->opt_half = cfg->memory.optimizer_dtype == CS_DTYPE_FP16;
-    return 0;
-}
-
 /* shuffled epoch order from (seed, epoch): no hidden RNG state to checkpoint */
 static int view_for_iteration(trainer *t, int iter)
 {
@@ -99,7 +88,7 @@ static int plan_memory(trainer *t)
                                                : (size_t)(cl->global_mem * 0.97);
     size_t rb[4];
     cs_kernel_opts layout;
-    kernel_opts_of(cfg, &layout);
+    cs_kernel_opts_of(cfg, &layout);
     cs_model_row_bytes(&layout, rb);
     /* per-Gaussian scratch of a view: projection (56 B), 2D grads (36 B) and ~12 pairs of 24 B
        (keys, values, sort buffers). Measured on the H100, south_building grown to 6M
@@ -327,7 +316,7 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_train_opts *opt)
     free(dump);
     if (w || out_path(t, p, sizeof p, "cameras.json") || cs_write_cameras_json(p, &t->scene)) goto done;
     cs_kernel_opts ko;
-    kernel_opts_of(cfg, &ko);
+    cs_kernel_opts_of(cfg, &ko);
     double tb = cs_now();
     if (cs_kernels_build(cl, &ko, &t->k)) goto done;
     printf("kernels: %s in %.1f s (float atomics: %s)\n", cl->last_build_cached ? "loaded from cache" : "built",
@@ -503,19 +492,15 @@ int cs_evaluate_splats(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, c
         else t->train[t->n_train++] = i;
     }
     t->residency = CS_RES_LAZY;
-    if (cs_images_init(&t->images, cl, &t->scene, CS_RES_LAZY, t->train, t->n_train, 0)) {
-        t->scene = (cs_scene){0};
-        trainer_free(t);
-        return -1;
-    }
     t->metrics = json_array();
     t->budget = (size_t)-1;
     cs_kernel_opts ko;
-    kernel_opts_of(cfg, &ko);
+    cs_kernel_opts_of(cfg, &ko);
     ko.sh_degree = s->sh_degree;
     ko.filter_3d = s->filter_3d != NULL;
     int rc = -1;
-    if (cs_kernels_build(cl, &ko, &t->k) || cs_model_create(cl, &t->m, s, &ko, s->n))
+    if (cs_images_init(&t->images, cl, &t->scene, CS_RES_LAZY, t->train, t->n_train, 0) ||
+        cs_kernels_build(cl, &ko, &t->k) || cs_model_create(cl, &t->m, s, &ko, s->n))
         goto done;
     cs_renderer_init(&t->r, cl, &t->k, (float)cfg->model.kernel_size);
     cs_loss_init(&t->loss, cl, &t->k);

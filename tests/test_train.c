@@ -1,6 +1,7 @@
 /* test_train: short training runs on the generated demo scene (PoCL in CI): loss falls and
  * PSNR reaches a floor, straight vs checkpoint + resume give identical parameters, evaluation
  * memory does not grow with the number of test views. */
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,16 +117,14 @@ static int train_demo(const char *name, int sh_fp16, int opt_fp16)
     /* the plan's bytes per Gaussian follow the modes: 44 + 48*(4|2) params, 59*4 grads,
        2*59*(4|2) moments, 12 stats */
     snprintf(p, sizeof p, "%s/memory.json", out);
-    char *mj = cs_read_file(p, NULL), *bp = mj ? strstr(mj, "\"bytes_per_gaussian\": ") : NULL;
-    long bpg = bp ? atol(bp + 22) : -1;
-    free(mj);
+    json_t *mj = json_load_file(p, 0, NULL);
+    long bpg = (long)json_integer_value(json_object_get(json_object_get(mj, "plan"), "bytes_per_gaussian"));
+    double peak_mb = json_integer_value(json_object_get(json_object_get(mj, "peak_bytes"), "total")) / 1048576.0;
+    double log_max = 0;
+    json_decref(mj);
     long want = 44 + 48 * (sh_fp16 ? 2 : 4) + 59 * 4 + 2 * 59 * (opt_fp16 ? 2 : 4) + 12;
     CHECK(bpg == want, "memory.json bytes_per_gaussian %ld, expected %ld", bpg, want);
     /* evaluations must not reset the run's peak: memory.json's total covers every logged peak */
-    mj = cs_read_file(p, NULL);
-    char *pk = mj ? strstr(mj, "\"peak_bytes\"") : NULL, *tot = pk ? strstr(pk, "\"total\": ") : NULL;
-    double peak_mb = tot ? atof(tot + 9) / 1048576.0 : -1, log_max = 0;
-    free(mj);
     snprintf(p, sizeof p, "%s/train_log.jsonl", out);
     char *lg = cs_read_file(p, NULL), *q = lg;
     while (q && (q = strstr(q, "\"peak_device_mb\": "))) {
