@@ -1,26 +1,60 @@
-/* bin.cl: duplicate each visible Gaussian once per touched tile with the sort key
- * | tile id (high 32 bits) | depth bits (low 32) |, and find each tile's range in the sorted
- * list (graphdeco duplicateWithKeys / identifyTileRanges). The sorted value is the pair
- * index; pair_gid maps it back to the Gaussian. */
+/* bin.cl: pairs (Gaussian, tile) in depth order. The Gaussians are first sorted by depth
+ * (bin_depth_keys + radix sort over N), then each one, in that order, emits one pair per
+ * touched tile with the tile id as key; a stable sort by the tile bits alone then leaves each
+ * tile's pairs front to back, the same order as graphdeco's sort of (tile | depth) keys, ties
+ * included (both break them by Gaussian index), at 8 passes over N + tile bits / 4 passes
+ * over the pairs instead of (32 + tile bits) / 4 passes over the pairs. The sorted value is
+ * the Gaussian itself, or with DETERMINISTIC the pair index (pair_gid maps it back), whose
+ * per-pair gradient row bin_reduce_pairs sums in a fixed order. */
 
-__kernel void bin_emit_pairs(int n, __global const float2 *xy, __global const int *radii, __global const float *depth,
-                             __global const uint *offsets, /* (N) exclusive scan of tiles touched */
-                             int tiles_x, int tiles_y,
-                             __global ulong *keys,         /* (M) */
-                             __global uint *pair_ids,      /* (M) pair index = position */
-                             __global uint *pair_gid)      /* (M) Gaussian of each pair */
+/* culled Gaussians sort last (0xffffffff is above every positive float's bits) */
+__kernel void bin_depth_keys(int n, __global const int *radii, __global const float *depth, __global uint *keys,
+                             __global uint *order)
 {
     int i = get_global_id(0);
-    if (i >= n || radii[i] <= 0) return;
+    if (i >= n) return;
+    keys[i] = radii[i] > 0 ? as_uint(depth[i]) : 0xffffffffu;
+    order[i] = (uint)i;
+}
+
+/* counts[j] = tiles touched by the j-th Gaussian in depth order */
+__kernel void bin_gather_counts(int n, __global const uint *order, __global const uint *touched, __global uint *counts)
+{
+    int j = get_global_id(0);
+    if (j < n) counts[j] = touched[order[j]];
+}
+
+/* total pairs = exclusive scan at n-1 + the last Gaussian's count */
+__kernel void bin_pair_total(int n, __global const uint *offsets, __global const uint *order,
+                             __global const uint *touched, __global uint *total)
+{
+    if (get_global_id(0) == 0) total[0] = n > 0 ? offsets[n - 1] + touched[order[n - 1]] : 0u;
+}
+
+__kernel void bin_emit_pairs(int n, __global const uint *order, __global const float2 *xy, __global const int *radii,
+                             __global const uint *offsets, /* (N) exclusive scan of counts in depth order */
+                             int tiles_x, int tiles_y,
+                             __global uint *keys,          /* (M) tile id */
+                             __global uint *pair_vals,     /* (M) Gaussian, or pair index (DETERMINISTIC) */
+                             __global uint *pair_gid)      /* (M) Gaussian of each pair (DETERMINISTIC) */
+{
+    int j = get_global_id(0);
+    if (j >= n) return;
+    uint i = order[j];
+    if (radii[i] <= 0) return;
     int2 rmin, rmax;
     tile_rect(xy[i], radii[i], tiles_x, tiles_y, &rmin, &rmax);
-    uint off = offsets[i];
-    ulong d = (ulong)as_uint(depth[i]);
+    uint off = offsets[j];
     for (int y = rmin.y; y < rmax.y; y++)
         for (int x = rmin.x; x < rmax.x; x++) {
-            keys[off] = ((ulong)(uint)(y * tiles_x + x) << 32) | d;
-            pair_ids[off] = off;
-            pair_gid[off] = (uint)i;
+            keys[off] = (uint)(y * tiles_x + x);
+#if DETERMINISTIC
+            pair_vals[off] = off;
+            pair_gid[off] = i;
+#else
+            pair_vals[off] = i;
+            (void)pair_gid;
+#endif
             off++;
         }
 }
@@ -29,25 +63,27 @@ __kernel void bin_emit_pairs(int n, __global const float2 *xy, __global const in
  * list. Start and end of one tile are written by different work-items, so they are separate
  * uint stores: a component store into a uint2 may be a read-modify-write of both halves
  * (NVIDIA compiles it so) and would race. */
-__kernel void bin_tile_ranges(uint m, __global const ulong *keys, __global uint *ranges)
+__kernel void bin_tile_ranges(uint m, __global const uint *keys, __global uint *ranges)
 {
     uint i = get_global_id(0);
     if (i >= m) return;
-    uint tile = (uint)(keys[i] >> 32);
-    if (i == 0 || (uint)(keys[i - 1] >> 32) != tile) ranges[2 * tile] = i;
-    if (i == m - 1 || (uint)(keys[i + 1] >> 32) != tile) ranges[2 * tile + 1] = i + 1;
+    uint tile = keys[i];
+    if (i == 0 || keys[i - 1] != tile) ranges[2 * tile] = i;
+    if (i == m - 1 || keys[i + 1] != tile) ranges[2 * tile + 1] = i + 1;
 }
 
 /* Deterministic mode: sum each Gaussian's per-pair gradients in a fixed order. */
-__kernel void bin_reduce_pairs(int n, __global const uint *offsets, __global const uint *tiles_touched,
+__kernel void bin_reduce_pairs(int n, __global const uint *order, __global const uint *offsets,
+                               __global const uint *tiles_touched,
                                __global const float *v_pair, /* (M, 9) */
                                __global float *v_2d)         /* (N, 9) */
 {
-    int i = get_global_id(0);
-    if (i >= n) return;
+    int j = get_global_id(0);
+    if (j >= n) return;
+    uint i = order[j];
     float acc[V2D_W];
     for (int k = 0; k < V2D_W; k++) acc[k] = 0.f;
-    uint s = offsets[i], e = s + tiles_touched[i];
+    uint s = offsets[j], e = s + tiles_touched[i];
     for (uint p = s; p < e; p++)
         for (int k = 0; k < V2D_W; k++) acc[k] += v_pair[(size_t)p * V2D_W + k];
     for (int k = 0; k < V2D_W; k++) v_2d[(size_t)i * V2D_W + k] = acc[k];

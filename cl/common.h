@@ -44,6 +44,14 @@
 #define SH_K ((SH_DEGREE + 1) * (SH_DEGREE + 1))
 #define GEO_W 11
 #define V2D_W 9
+
+/* the Gaussian of a sorted pair value: the value itself, or via pair_gid when the values are
+ * pair indices (DETERMINISTIC, see bin.cl) */
+#if DETERMINISTIC
+#define PAIR_GAUSSIAN(pair_gid, v) ((pair_gid)[v])
+#else
+#define PAIR_GAUSSIAN(pair_gid, v) (v)
+#endif
 #define BATCH (TILE * TILE)
 
 #if SH_HALF

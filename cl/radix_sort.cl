@@ -1,7 +1,6 @@
-/* radix_sort.cl: portable device scan and LSD radix sort of (ulong key, uint value) pairs,
- * 4 bits per pass, only over the bits in use (brush-style count / scan / scatter). A work-
- * group of SORT_WG items handles a block of SORT_WG * SORT_IPT keys; within each chunk of
- * SORT_WG keys a stable local split by the 4 digit bits gives each key its rank. */
+/* radix_sort.cl: portable device scan and LSD radix sort of (uint key, uint value) pairs,
+ * 4 bits per pass, only over the bits in use (count / scan / scatter). A work-group of SORT_WG
+ * items handles a block of SORT_WG * SORT_IPT keys. */
 #define SORT_WG 256
 #define SORT_IPT 4
 #define SORT_BLOCK (SORT_WG * SORT_IPT)
@@ -58,7 +57,7 @@ __kernel void scan_total(__global const uint *excl, __global const uint *vals, u
 }
 
 /* Per-block digit histogram: hist[digit * nblocks + block]. */
-__kernel void radix_count(__global const ulong *keys, uint n, uint shift, __global uint *hist)
+__kernel void radix_count(__global const uint *keys, uint n, uint shift, __global uint *hist)
 {
     __local uint cnt[16];
     int lid = get_local_id(0);
@@ -67,78 +66,54 @@ __kernel void radix_count(__global const ulong *keys, uint n, uint shift, __glob
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int k = 0; k < SORT_IPT; k++) {
         size_t i = (size_t)b * SORT_BLOCK + (size_t)k * SORT_WG + lid;
-        if (i < n) atomic_inc(&cnt[(uint)(keys[i] >> shift) & 15u]);
+        if (i < n) atomic_inc(&cnt[(keys[i] >> shift) & 15u]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid < 16) hist[lid * nblocks + b] = cnt[lid];
 }
 
-/* Stable scatter by digit using the exclusively scanned histogram. */
-__kernel void radix_scatter(__global const ulong *keys_in, __global const uint *vals_in, __global ulong *keys_out,
+/* Stable scatter by digit using the exclusively scanned histogram. Item lid owns the
+ * SORT_IPT consecutive keys at lid * SORT_IPT of its block; the 16 per-digit counts of an
+ * item are packed two per uint (16 bits each: at most SORT_BLOCK = 1024 keys per block), so
+ * one work-group scan of 8 uints gives every key its rank among equal digits before it. */
+__kernel void radix_scatter(__global const uint *keys_in, __global const uint *vals_in, __global uint *keys_out,
                             __global uint *vals_out, uint n, uint shift, __global const uint *hist_scanned)
 {
-    __local ulong lk[2][SORT_WG];
-    __local uint lv[2][SORT_WG];
-    __local uint scan_buf[SORT_WG];
-    __local uint base[16], ccount[16], cstart[16];
+    __local uint sc[8][SORT_WG];
+    __local uint base[16];
     int lid = get_local_id(0);
     uint nblocks = get_num_groups(0), b = get_group_id(0);
     if (lid < 16) base[lid] = hist_scanned[lid * nblocks + b];
-    barrier(CLK_LOCAL_MEM_FENCE);
+    size_t first = (size_t)b * SORT_BLOCK + (size_t)lid * SORT_IPT;
+    uint key[SORT_IPT], val[SORT_IPT], dig[SORT_IPT], before[SORT_IPT];
+    uint cnt[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (int k = 0; k < SORT_IPT; k++) {
-        size_t i = (size_t)b * SORT_BLOCK + (size_t)k * SORT_WG + lid;
-        int valid = i < n;
-        ulong key = valid ? keys_in[i] : 0ul;
-        uint val = valid ? vals_in[i] : 0u;
-        uint d = valid ? (uint)(key >> shift) & 15u : 15u;
-        if (lid < 16) ccount[lid] = 0;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (valid) atomic_inc(&ccount[d]);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            uint s = 0;
-            for (int j = 0; j < 16; j++) {
-                cstart[j] = s;
-                s += ccount[j];
-            }
+        int valid = first + k < n;
+        key[k] = valid ? keys_in[first + k] : 0u;
+        val[k] = valid ? vals_in[first + k] : 0u;
+        uint d = (key[k] >> shift) & 15u;
+        dig[k] = valid ? d : 16u;
+        if (valid) {
+            before[k] = (cnt[d >> 1] >> ((d & 1u) * 16u)) & 0xffffu;
+            cnt[d >> 1] += 1u << ((d & 1u) * 16u);
         }
-        /* stable local sort of the chunk by the digit: 4 one-bit splits (invalid keys carry
-           digit 15 and sit after every valid key, so ranks of valid keys are unaffected) */
-        int pos = lid, cur = 0;
-        uint my_d = d, valid_bits = (uint)valid;
-        lk[0][lid] = key;
-        lv[0][lid] = val | 0u;
-        for (int bit = 0; bit < 4; bit++) {
-            uint f = (my_d >> bit) & 1u;
-            uint incl = wg_scan_inclusive(f, scan_buf);
-            uint ones_before = incl - f;
-            /* total ones = inclusive value of the last item */
-            if (lid == SORT_WG - 1) scan_buf[0] = incl;
-            barrier(CLK_LOCAL_MEM_FENCE);
-            uint total1 = scan_buf[0];
-            barrier(CLK_LOCAL_MEM_FENCE);
-            int np = f ? (int)(SORT_WG - total1 + ones_before) : (int)(pos - ones_before);
-            lk[cur ^ 1][np] = lk[cur][pos];
-            lv[cur ^ 1][np] = lv[cur][pos];
-            /* carry the digit and validity along through the scan buffer in the next round */
-            barrier(CLK_LOCAL_MEM_FENCE);
-            scan_buf[np] = my_d | (valid_bits << 8);
-            barrier(CLK_LOCAL_MEM_FENCE);
-            uint packed = scan_buf[pos];
-            my_d = packed & 255u;
-            valid_bits = packed >> 8;
-            barrier(CLK_LOCAL_MEM_FENCE);
-            cur ^= 1;
-        }
-        /* item lid now holds the element at sorted position lid */
-        if (valid_bits) {
-            uint rank = (uint)lid - cstart[my_d];
-            uint dst = base[my_d] + rank;
-            keys_out[dst] = lk[cur][lid];
-            vals_out[dst] = lv[cur][lid];
-        }
+    }
+    /* inclusive Hillis-Steele scan of the packed counts over the work-group */
+    for (int c = 0; c < 8; c++) sc[c][lid] = cnt[c];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int off = 1; off < SORT_WG; off <<= 1) {
+        uint add[8];
+        for (int c = 0; c < 8; c++) add[c] = lid >= off ? sc[c][lid - off] : 0u;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid < 16) base[lid] += ccount[lid];
+        for (int c = 0; c < 8; c++) sc[c][lid] += add[c];
         barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (int k = 0; k < SORT_IPT; k++) {
+        uint d = dig[k];
+        if (d > 15u) continue;
+        uint excl = ((sc[d >> 1][lid] - cnt[d >> 1]) >> ((d & 1u) * 16u)) & 0xffffu;
+        uint dst = base[d] + excl + before[k];
+        keys_out[dst] = key[k];
+        vals_out[dst] = val[k];
     }
 }

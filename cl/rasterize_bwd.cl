@@ -73,7 +73,7 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
         int progress = r * BATCH + lid;
         if (progress < total) {
             uint p = sorted_pairs[range.y - (uint)progress - 1u];
-            uint g = pair_gid[p];
+            uint g = PAIR_GAUSSIAN(pair_gid, p);
             l_pair[lid] = p;
 #if DIRECT_GLOBAL
             l_gid[lid] = g;
@@ -149,7 +149,7 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
             __global float *dst = v_out + (size_t)l_pair[lid] * V2D_W;
             for (int k = 0; k < V2D_W; k++) dst[k] = acc[k];
 #else
-            uint g = pair_gid[l_pair[lid]];
+            uint g = PAIR_GAUSSIAN(pair_gid, l_pair[lid]);
             __global float *dst = v_out + (size_t)g * V2D_W;
             for (int k = 0; k < V2D_W; k++)
                 if (acc[k] != 0.f) atomic_add_global_f(dst + k, acc[k]);

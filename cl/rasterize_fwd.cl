@@ -4,8 +4,8 @@
  * Saves the final transmittance and the last contributor for the backward. */
 
 __kernel void rasterize_fwd(__global const uint *ranges,        /* (tiles, 2): start, end */
-                            __global const uint *sorted_pairs,  /* (M) pair index */
-                            __global const uint *pair_gid,      /* (M) Gaussian of a pair */
+                            __global const uint *sorted_pairs,  /* (M) Gaussian or pair index */
+                            __global const uint *pair_gid,      /* (M) Gaussian of a pair index */
                             __global const float2 *xy,          /* (N) */
                             __global const float4 *conic_opacity,
                             __global const float *rgb,          /* (N, 3) */
@@ -39,7 +39,7 @@ __kernel void rasterize_fwd(__global const uint *ranges,        /* (tiles, 2): s
         if (l_done == 0) break;
         uint idx = range.x + (uint)(r * BATCH + lid);
         if (idx < range.y) {
-            uint g = pair_gid[sorted_pairs[idx]];
+            uint g = PAIR_GAUSSIAN(pair_gid, sorted_pairs[idx]);
             l_xy[lid] = xy[g];
             l_co[lid] = conic_opacity[g];
             l_rgb[lid * 3 + 0] = rgb[g * 3 + 0];

@@ -1,4 +1,4 @@
-/* sort: device exclusive scan of uint arrays and radix sort of (ulong key, uint value)
+/* sort: device exclusive scan of uint arrays and radix sort of (uint key, uint value)
  * pairs over the low BITS bits, with scratch from the caller's pool. */
 #ifndef CS_SORT_H
 #define CS_SORT_H

@@ -35,7 +35,7 @@ void cs_renderer_init(cs_renderer *r, cs_cl *cl, const cs_kernels *k, float kern
 /* every pool buffer, for trim and size queries */
 #define POOL_LIST(r) \
     { &(r)->xy, &(r)->conic_opacity, &(r)->rgb, &(r)->depth, &(r)->radii, &(r)->touched, &(r)->offsets, \
-      &(r)->clamped, &(r)->v_2d, &(r)->keys, &(r)->pair_ids, &(r)->pair_gid, &(r)->v_pair, &(r)->ranges, \
+      &(r)->clamped, &(r)->v_2d, &(r)->depth_keys, &(r)->order, &(r)->keys, &(r)->pair_ids, &(r)->pair_gid, &(r)->v_pair, &(r)->ranges, \
       &(r)->img, &(r)->final_T, &(r)->n_contrib, &(r)->v_img, &(r)->total, &(r)->sort.tmp, &(r)->sort.hist, \
       &(r)->sort.keys_alt, &(r)->sort.vals_alt }
 
@@ -96,30 +96,39 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
                   CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->rgb.mem), CS_ARG(r->depth.mem),
                   CS_ARG(r->radii.mem), CS_ARG(r->touched.mem), CS_ARG(r->clamped.mem)))
         return -1;
-    /* pair offsets = exclusive scan of tiles touched; one small read of the total */
+    /* Gaussians front to back, then pair offsets = exclusive scan of tiles touched in that
+       order; one small read of the total (see bin.cl) */
     unsigned un = (unsigned)n, total = 0;
     if (n > 0) {
-        CS_CHECK(clEnqueueCopyBuffer(cl->queue, r->touched.mem, r->offsets.mem, 0, 0, (size_t)n * 4, 0, NULL, NULL));
-        if (cs_scan(cl, k, &r->sort, &r->offsets, un, CS_STAGE_SORT)) return -1;
+        if (reserve(r, &r->depth_keys, N * 4, "depth keys") || reserve(r, &r->order, N * 4, "depth order") ||
+            cs_cl_run(cl, k->bin_depth_keys, CS_STAGE_SORT, 1, &g, &l, 5, CS_ARG(n), CS_ARG(r->radii.mem),
+                      CS_ARG(r->depth.mem), CS_ARG(r->depth_keys.mem), CS_ARG(r->order.mem)) ||
+            cs_radix_sort(cl, k, &r->sort, &r->depth_keys, &r->order, un, 32, CS_STAGE_SORT) ||
+            cs_cl_run(cl, k->bin_gather_counts, CS_STAGE_SORT, 1, &g, &l, 4, CS_ARG(n), CS_ARG(r->order.mem),
+                      CS_ARG(r->touched.mem), CS_ARG(r->offsets.mem)) ||
+            cs_scan(cl, k, &r->sort, &r->offsets, un, CS_STAGE_SORT))
+            return -1;
         size_t one = 1;
-        if (cs_cl_run(cl, k->scan_total, CS_STAGE_SORT, 1, &one, NULL, 4, CS_ARG(r->offsets.mem),
-                      CS_ARG(r->touched.mem), CS_ARG(un), CS_ARG(r->total.mem)) ||
+        if (cs_cl_run(cl, k->bin_pair_total, CS_STAGE_SORT, 1, &one, NULL, 5, CS_ARG(n), CS_ARG(r->offsets.mem),
+                      CS_ARG(r->order.mem), CS_ARG(r->touched.mem), CS_ARG(r->total.mem)) ||
             cs_buf_read(cl, &r->total, 0, 4, &total))
             return -1;
     }
     r->n_pairs = total;
     size_t M = total > 0 ? total : 1;
-    if (reserve(r, &r->keys, M * 8, "sort keys") || reserve(r, &r->pair_ids, M * 4, "pair ids") ||
-        reserve(r, &r->pair_gid, M * 4, "pair Gaussians"))
+    int det = k->opts.deterministic;
+    if (reserve(r, &r->keys, M * 4, "sort keys") || reserve(r, &r->pair_ids, M * 4, "pair values") ||
+        (det && reserve(r, &r->pair_gid, M * 4, "pair Gaussians")))
         return -1;
+    cl_mem pair_gid = det ? r->pair_gid.mem : r->pair_ids.mem; /* unused without DETERMINISTIC */
     cl_uint zero = 0;
     if (cs_buf_fill(cl, &r->ranges, 0, (size_t)r->tiles_x * r->tiles_y * 8, &zero, 4)) return -1;
     if (total > 0) {
-        if (cs_cl_run(cl, k->bin_emit_pairs, CS_STAGE_SORT, 1, &g, &l, 10, CS_ARG(n), CS_ARG(r->xy.mem),
-                      CS_ARG(r->radii.mem), CS_ARG(r->depth.mem), CS_ARG(r->offsets.mem), CS_ARG(r->tiles_x),
-                      CS_ARG(r->tiles_y), CS_ARG(r->keys.mem), CS_ARG(r->pair_ids.mem), CS_ARG(r->pair_gid.mem)))
+        if (cs_cl_run(cl, k->bin_emit_pairs, CS_STAGE_SORT, 1, &g, &l, 10, CS_ARG(n), CS_ARG(r->order.mem),
+                      CS_ARG(r->xy.mem), CS_ARG(r->radii.mem), CS_ARG(r->offsets.mem), CS_ARG(r->tiles_x),
+                      CS_ARG(r->tiles_y), CS_ARG(r->keys.mem), CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid)))
             return -1;
-        int bits = 32 + bits_for((unsigned)(r->tiles_x * r->tiles_y));
+        int bits = bits_for((unsigned)(r->tiles_x * r->tiles_y));
         if (cs_radix_sort(cl, k, &r->sort, &r->keys, &r->pair_ids, total, bits, CS_STAGE_SORT)) return -1;
         size_t gm = total;
         if (cs_cl_run(cl, k->bin_tile_ranges, CS_STAGE_SORT, 1, &gm, &l, 3, CS_ARG(total), CS_ARG(r->keys.mem),
@@ -129,7 +138,7 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
     size_t gt[2] = {(size_t)r->tiles_x * 16, (size_t)r->tiles_y * 16}, lt[2] = {16, 16};
     cl_float4 bgv = {{bg[0], bg[1], bg[2], 0.f}};
     return cs_cl_run(cl, k->rasterize_fwd, CS_STAGE_RASTER_FWD, 2, gt, lt, 13, CS_ARG(r->ranges.mem),
-                     CS_ARG(r->pair_ids.mem), CS_ARG(r->pair_gid.mem), CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem),
+                     CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid), CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem),
                      CS_ARG(r->rgb.mem), CS_ARG(W), CS_ARG(H), CS_ARG(r->tiles_x), CS_ARG(bgv), CS_ARG(r->img.mem),
                      CS_ARG(r->final_T.mem), CS_ARG(r->n_contrib.mem));
 }
@@ -149,15 +158,16 @@ int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active
     }
     size_t gt[2] = {(size_t)r->tiles_x * 16, (size_t)r->tiles_y * 16}, lt[2] = {16, 16};
     cl_float4 bgv = {{bg[0], bg[1], bg[2], 0.f}};
-    cl_mem out = det ? r->v_pair.mem : r->v_2d.mem;
+    cl_mem out = det ? r->v_pair.mem : r->v_2d.mem, pair_gid = det ? r->pair_gid.mem : r->pair_ids.mem;
     if (cs_cl_run(cl, k->rasterize_bwd, CS_STAGE_RASTER_BWD, 2, gt, lt, 14, CS_ARG(r->ranges.mem),
-                  CS_ARG(r->pair_ids.mem), CS_ARG(r->pair_gid.mem), CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem),
-                  CS_ARG(r->rgb.mem), CS_ARG(W), CS_ARG(H), CS_ARG(r->tiles_x), CS_ARG(bgv), CS_ARG(r->final_T.mem),
+                  CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid), CS_ARG(r->xy.mem),
+                  CS_ARG(r->conic_opacity.mem), CS_ARG(r->rgb.mem), CS_ARG(W), CS_ARG(H), CS_ARG(r->tiles_x), CS_ARG(bgv),
+                  CS_ARG(r->final_T.mem),
                   CS_ARG(r->n_contrib.mem), CS_ARG(r->v_img.mem), CS_ARG(out)))
         return -1;
     size_t l = 256, g = (size_t)n;
-    if (det && cs_cl_run(cl, k->bin_reduce_pairs, CS_STAGE_RASTER_BWD, 1, &g, &l, 5, CS_ARG(n),
-                         CS_ARG(r->offsets.mem), CS_ARG(r->touched.mem), CS_ARG(r->v_pair.mem), CS_ARG(r->v_2d.mem)))
+    if (det && cs_cl_run(cl, k->bin_reduce_pairs, CS_STAGE_RASTER_BWD, 1, &g, &l, 6, CS_ARG(n),
+                         CS_ARG(r->order.mem), CS_ARG(r->offsets.mem), CS_ARG(r->touched.mem), CS_ARG(r->v_pair.mem), CS_ARG(r->v_2d.mem)))
         return -1;
     cl_mem filt = m->has_filter ? m->filter3d.mem : m->geo.mem;
     return cs_cl_run(cl, k->project_bwd, CS_STAGE_PROJECT_BWD, 1, &g, &l, 15, CS_ARG(n), CS_ARG(m->geo.mem),

@@ -43,7 +43,7 @@ int cs_radix_sort(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *ke
     if (n <= 1) return 0;
     unsigned nb = (n + CS_SORT_BLOCK - 1) / CS_SORT_BLOCK;
     if (cs_buf_reserve(cl, &s->hist, (size_t)nb * 16 * 4, 0, "radix histogram") ||
-        cs_buf_reserve(cl, &s->keys_alt, (size_t)n * 8, 0, "sort keys (alt)") ||
+        cs_buf_reserve(cl, &s->keys_alt, (size_t)n * 4, 0, "sort keys (alt)") ||
         cs_buf_reserve(cl, &s->vals_alt, (size_t)n * 4, 0, "sort values (alt)"))
         return -1;
     int passes = (bits + 3) / 4;

@@ -496,7 +496,7 @@ int test_grad_cas_atomics(void) { return grad_check(0, 0, 0, 0, CS_ATOMIC_CAS, "
 
 static int cmp_pair(const void *a, const void *b)
 {
-    const uint64_t *x = a, *y = b;
+    const uint32_t *x = a, *y = b;
     if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
     return x[1] < y[1] ? -1 : x[1] > y[1];
 }
@@ -507,38 +507,43 @@ int test_scan_and_sort(void)
     dev_ctx d;
     CHECK_OK(dev_open(&d, 0, 0, 0, 0, 0, -1));
     unsigned sizes[] = {0, 1, 7, 1023, 1024, 1025, 4097, 300001};
+    int bit_counts[] = {32, 12, 13, 1, 32, 7, 31, 12};
     cs_sort_scratch sc = {0};
     for (size_t t = 0; t < sizeof sizes / sizeof sizes[0]; t++) {
         unsigned n = sizes[t];
-        int bits = t % 2 ? 44 : 37;
-        uint64_t *keys = malloc(sizeof(uint64_t) * (n + 1)), *pairs = malloc(sizeof(uint64_t) * 2 * (n + 1));
+        int bits = bit_counts[t];
+        uint32_t mask = bits == 32 ? 0xffffffffu : (1u << bits) - 1u;
+        uint32_t *keys = malloc(sizeof(uint32_t) * (n + 1)), *pairs = malloc(sizeof(uint32_t) * 2 * (n + 1));
         uint32_t *vals = malloc(sizeof(uint32_t) * (n + 1)), *u = malloc(sizeof(uint32_t) * (n + 1));
         for (unsigned i = 0; i < n; i++) {
-            /* few distinct high parts so equal keys occur and stability matters */
-            keys[i] = ((uint64_t)(test_rand(&rs) * 37) << 32 | (uint64_t)(test_rand(&rs) * 4096)) & ((1ull << bits) - 1);
+            /* half the keys from few distinct values (equal keys: stability matters), half
+               spread over all the sorted bits */
+            uint32_t k = i % 2 ? (uint32_t)(test_rand(&rs) * 37) * 0x01010101u
+                               : (uint32_t)(test_rand(&rs) * 4294967295.0);
+            keys[i] = k & mask;
             vals[i] = i;
             u[i] = (uint32_t)(test_rand(&rs) * 100);
         }
         cs_buf kb, vb, ub;
-        CHECK_OK(cs_buf_alloc(&d.cl, &kb, CS_MEM_SCRATCH, (size_t)(n + 1) * 8, "keys"));
+        CHECK_OK(cs_buf_alloc(&d.cl, &kb, CS_MEM_SCRATCH, (size_t)(n + 1) * 4, "keys"));
         CHECK_OK(cs_buf_alloc(&d.cl, &vb, CS_MEM_SCRATCH, (size_t)(n + 1) * 4, "vals"));
         CHECK_OK(cs_buf_alloc(&d.cl, &ub, CS_MEM_SCRATCH, (size_t)(n + 1) * 4, "scan"));
-        CHECK_OK(cs_buf_write(&d.cl, &kb, 0, (size_t)n * 8, keys));
+        CHECK_OK(cs_buf_write(&d.cl, &kb, 0, (size_t)n * 4, keys));
         CHECK_OK(cs_buf_write(&d.cl, &vb, 0, (size_t)n * 4, vals));
         CHECK_OK(cs_buf_write(&d.cl, &ub, 0, (size_t)n * 4, u));
         CHECK_OK(cs_radix_sort(&d.cl, &d.k, &sc, &kb, &vb, n, bits, -1));
         CHECK_OK(cs_scan(&d.cl, &d.k, &sc, &ub, n, -1));
-        uint64_t *gk = malloc(sizeof(uint64_t) * (n + 1));
+        uint32_t *gk = malloc(sizeof(uint32_t) * (n + 1));
         uint32_t *gv = malloc(sizeof(uint32_t) * (n + 1)), *gu = malloc(sizeof(uint32_t) * (n + 1));
-        CHECK_OK(cs_buf_read(&d.cl, &kb, 0, (size_t)n * 8, gk));
+        CHECK_OK(cs_buf_read(&d.cl, &kb, 0, (size_t)n * 4, gk));
         CHECK_OK(cs_buf_read(&d.cl, &vb, 0, (size_t)n * 4, gv));
         CHECK_OK(cs_buf_read(&d.cl, &ub, 0, (size_t)n * 4, gu));
         for (unsigned i = 0; i < n; i++) pairs[2 * i] = keys[i], pairs[2 * i + 1] = vals[i];
-        qsort(pairs, n, 16, cmp_pair);
+        qsort(pairs, n, 8, cmp_pair);
         uint32_t run = 0;
         for (unsigned i = 0; i < n; i++) {
-            CHECK(gk[i] == pairs[2 * i] && gv[i] == pairs[2 * i + 1], "sort n=%u: element %u is (%llx,%u), expected (%llx,%llu)",
-                  n, i, (unsigned long long)gk[i], gv[i], (unsigned long long)pairs[2 * i], (unsigned long long)pairs[2 * i + 1]);
+            CHECK(gk[i] == pairs[2 * i] && gv[i] == pairs[2 * i + 1], "sort n=%u bits=%d: element %u is (%x,%u), expected (%x,%u)",
+                  n, bits, i, gk[i], gv[i], pairs[2 * i], pairs[2 * i + 1]);
             CHECK(gu[i] == run, "scan n=%u: element %u is %u, expected %u", n, i, gu[i], run);
             run += u[i];
         }
