@@ -1,6 +1,6 @@
 /* project_bwd.cl: gradients of the projection, from d/d(mean2d, conic, opacity, rgb) to the
- * parameters (means, log-scales, quaternions, logit opacity, SH). Writes every row (zeros for
- * culled Gaussians), so no clearing is needed. */
+ * parameters (means, log-scales, quaternions, logit opacity, SH). Writes every element of every
+ * row once (zeros for culled Gaussians and inactive SH bands), so no clearing is needed. */
 
 __kernel void project_bwd(int n,
                           __global const float *geo, __global const sh_t *sh, __global const float *filter3d,
@@ -16,10 +16,12 @@ __kernel void project_bwd(int n,
     if (i >= n) return;
     __global float *vg = v_geo + (size_t)i * GEO_W;
     __global float *vs = v_sh + (size_t)i * SH_K * 3;
-    for (int k = 0; k < GEO_W; k++) vg[k] = 0.f;
-    for (int k = 0; k < SH_K * 3; k++) vs[k] = 0.f;
     proj_t P;
-    if (radii[i] <= 0 || !project_gaussian(geo, filter3d, i, cam, intr, W, H, kernel_size, &P)) return;
+    if (radii[i] <= 0 || !project_gaussian(geo, filter3d, i, cam, intr, W, H, kernel_size, &P)) {
+        for (int k = 0; k < GEO_W; k++) vg[k] = 0.f;
+        for (int k = 0; k < SH_K * 3; k++) vs[k] = 0.f;
+        return;
+    }
     __global const float *v = v_2d + (size_t)i * V2D_W;
     float2 v_xy = (float2)(v[0], v[1]);
     float va = v[2], vb = v[3], vc = v[4], v_op = v[5];
@@ -47,6 +49,7 @@ __kernel void project_bwd(int n,
             v_dir += dot(c, v_rgb) * sh_basis_grad(dir, k);
         }
     }
+    for (int k = nk * 3; k < SH_K * 3; k++) vs[k] = 0.f;
     float3 v_p = (v_dir - dir * dot(dir, v_dir)) / dlen;
 
     /* ---- opacity = sigmoid(logit) * c3 * c2 ---- */

@@ -321,12 +321,37 @@ static int cmp_double(const void *x, const void *y)
 }
 
 /* per-stage medians of a training iteration on one view (profiling events) */
+/* Least bytes a stage must move (each input read once, each output written once), for the
+ * bandwidth column: N Gaussians, M pairs, P pixels, TB tile-id bits. A model, not a counter:
+ * re-reads through caches and atomics are not counted, so the percentage is an upper bound
+ * on how close a stage runs to the copy ceiling. */
+static double stage_bytes(int st, const cs_kernel_opts *o, double N, double M, double P, int TB)
+{
+    size_t row[4];
+    cs_model_row_bytes(o, row);
+    double proj_out = 8 + 16 + 12 + 4 + 4 + 4 + 4; /* xy conic rgb depth radii touched clamp */
+    double pass_n = 4 + 8 + 8;                       /* a radix pass: count reads keys, scatter moves pairs */
+    switch (st) {
+    case CS_STAGE_PROJECT: return N * ((double)row[0] + proj_out);
+    case CS_STAGE_SORT:
+        return N * (8 + 8 * pass_n + 12 + 8 + 20) + M * (8 + ((TB + 3) / 4) * pass_n + 4);
+    case CS_STAGE_RASTER_FWD: return M * (4 + 8 + 16 + 12) + P * (12 + 4 + 4);
+    case CS_STAGE_LOSS: return P * (12 + 3 + 12);
+    case CS_STAGE_RASTER_BWD: return M * (4 + 8 + 16 + 12) + P * (12 + 4 + 4) + N * 36;
+    case CS_STAGE_PROJECT_BWD: return N * ((double)row[0] + 36 + 8 + (double)row[1]);
+    case CS_STAGE_ADAM: return N * ((double)row[0] * 2 + (double)row[1] + (double)row[2] * 2);
+    case CS_STAGE_DENSIFY: return N * (4 + 8 + 24);
+    default: return 0;
+    }
+}
+
 static int cmd_bench(const args *a)
 {
     if (a->help || !a->data || !a->ply) {
         printf("usage: clsplat bench -s DATASET --ply FILE [--iters N] [--view I] [--set key=value] [--device P:D]\n"
                "Times a training iteration on one view N times (forward, loss, backward, densification\n"
-               "statistics, Adam with zero learning rates); prints per-stage medians.\n");
+               "statistics, Adam with zero learning rates); prints per-stage medians and the bandwidth\n"
+               "each achieves on the least bytes it must move.\n");
         return a->help ? 0 : cs_fail("bench needs -s DATASET and --ply FILE");
     }
     cs_config cfg;
@@ -400,13 +425,19 @@ static int cmd_bench(const args *a)
         }
         free(rg);
     }
+    int tile_bits = 0;
+    while ((1 << tile_bits) < r.tiles_x * r.tiles_y) tile_bits++;
+    printf("  %-16s %12s  %11s  %12s  %s\n", "stage", "median", "least bytes", "achieved",
+           "of 3.0 TB/s (H100 copy)");
     double sum = 0;
     for (int st = 0; st < CS_STAGE_COUNT; st++) {
         qsort(ms + st * n, n, sizeof(double), cmp_double);
         double med = ms[st * n + n / 2];
         if (med == 0) continue;
         sum += med;
-        printf("  %-16s %9.3f ms\n", cs_stage_names[st], med);
+        double gb = stage_bytes(st, &ko, s.n, r.n_pairs, (double)c->width * c->height, tile_bits) / 1e9;
+        printf("  %-16s %9.3f ms  %8.1f MB  %7.1f GB/s  %5.1f%%\n", cs_stage_names[st], med, gb * 1e3, gb / (med * 1e-3),
+               100.0 * gb / (med * 1e-3) / 3000.0);
     }
     qsort(wall, n, sizeof(double), cmp_double);
     printf("  %-16s %9.3f ms\n  %-16s %9.3f ms\n", "sum of stages", sum, "wall (host)", wall[n / 2]);
