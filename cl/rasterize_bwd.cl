@@ -5,19 +5,17 @@
  * global float atomic (DETERMINISTIC 0) or into the pair's own row (DETERMINISTIC 1, summed
  * later in a fixed order by bin_reduce_pairs). The alpha clamp at 0.99 has zero gradient.
  * On NVIDIA (ATOMIC_PATH 2, not deterministic) the local accumulation is replaced by a warp
- * reduction (shfl.sync, only in warps where some lane contributes, found with vote.sync) and
- * one red.global.add.f32 per value from lane 0: the local compare-and-swap loop serialises 256
- * work-items on one address. Every lane runs every iteration so the warp stays converged. */
+ * reduce-scatter (shfl.sync, only in warps where some lane contributes, found with vote.sync)
+ * and red.global.add.f32 from the lanes holding the sums: the local compare-and-swap loop
+ * serialises 256 work-items on one address. Every lane runs every iteration so the warp stays
+ * converged. Assumes 32-lane warps with TILE a multiple of 2 (rows of 16 lanes pair up). */
 #if ATOMIC_PATH == 2 && !DETERMINISTIC
 #define DIRECT_GLOBAL 1
-inline float warp_sum(float v)
+inline float shfl_xor(float v, int mask)
 {
-    for (int off = 16; off > 0; off >>= 1) {
-        float o;
-        asm volatile("shfl.sync.down.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(o) : "f"(v), "r"(off));
-        v += o;
-    }
-    return v;
+    float o;
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(o) : "f"(v), "r"(mask));
+    return o;
 }
 inline int warp_any(int flag)
 {
@@ -26,6 +24,34 @@ inline int warp_any(int flag)
                  : "=r"(r)
                  : "r"(flag));
     return r;
+}
+/* One exchange of a reduce-scatter: lanes with BIT clear keep the low slots, lanes with it
+ * set the high ones, each adding its partner's copy of the slots it keeps. */
+#define RS_STEP(in, n_in, out, n_out, bit)                                        \
+    for (int s_ = 0; s_ < (n_out); s_++) {                                        \
+        float lo_ = (in)[s_], hi_ = s_ + (n_out) < (n_in) ? (in)[s_ + (n_out)] : 0.f; \
+        int up_ = (lane >> (bit)) & 1;                                            \
+        (out)[s_] = (up_ ? hi_ : lo_) + shfl_xor(up_ ? lo_ : hi_, 1 << (bit));    \
+    }
+/* Sums 9 values over the warp's 32 lanes and adds them to dst[0..8] with one atomic
+ * instruction: a reduce-scatter over lane bits 4..1 (9 -> 5 -> 3 -> 2 -> 1 slots, 11
+ * shuffles) and a last pairwise add (1 shuffle) leaves value k on two lanes, and the even one
+ * of them adds it. A plain butterfly per value would take 45 shuffles and 9 atomics in turn
+ * from one lane. */
+inline void warp_sum9_add(const float v[9], volatile __global float *dst, int lane)
+{
+    float a[5], b[3], c[2], d[1];
+    RS_STEP(v, 9, a, 5, 4)
+    RS_STEP(a, 5, b, 3, 3)
+    RS_STEP(b, 3, c, 2, 2)
+    RS_STEP(c, 2, d, 1, 1)
+    float sum = d[0] + shfl_xor(d[0], 1);
+    /* which value this lane ends with: undo the slot choices from the last step back */
+    int u = (lane >> 1) & 1;                                      /* slot of c */
+    int t = (lane >> 2) & 1 ? (u == 0 ? 2 : -1) : u;              /* slot of b */
+    int sl = t < 0 ? -1 : (lane >> 3) & 1 ? (t < 2 ? 3 + t : -1) : t; /* slot of a */
+    int k = sl < 0 ? -1 : (lane >> 4) & 1 ? (sl < 4 ? 5 + sl : -1) : sl;
+    if (k >= 0 && !(lane & 1)) atomic_add_global_f(dst + k, sum);
 }
 #else
 #define DIRECT_GLOBAL 0
@@ -128,11 +154,9 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
             }
 #if DIRECT_GLOBAL
             if (warp_any(has)) {
-                volatile __global float *dst = v_out + (size_t)l_gid[j] * V2D_W;
-                for (int k = 0; k < V2D_W; k++) {
-                    float v = warp_sum(has ? g9[k] : 0.f);
-                    if ((lid & 31) == 0) atomic_add_global_f(dst + k, v);
-                }
+                if (!has)
+                    for (int k = 0; k < V2D_W; k++) g9[k] = 0.f;
+                warp_sum9_add(g9, v_out + (size_t)l_gid[j] * V2D_W, lid & 31);
             }
 #else
             if (has) {
