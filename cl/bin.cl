@@ -32,6 +32,7 @@ __kernel void bin_pair_total(int n, __global const uint *offsets, __global const
 }
 
 __kernel void bin_emit_pairs(int n, __global const uint *order, __global const float2 *xy, __global const int *radii,
+                             __global const float4 *conic_opacity,
                              __global const uint *offsets, /* (N) exclusive scan of counts in depth order */
                              int tiles_x, int tiles_y,
                              __global uint *keys,          /* (M) tile id */
@@ -43,7 +44,7 @@ __kernel void bin_emit_pairs(int n, __global const uint *order, __global const f
     uint i = order[j];
     if (radii[i] <= 0) return;
     int2 rmin, rmax;
-    tile_rect(xy[i], radii[i], tiles_x, tiles_y, &rmin, &rmax);
+    tile_rect_tight(xy[i], radii[i], conic_opacity[i], tiles_x, tiles_y, &rmin, &rmax);
     uint off = offsets[j];
     for (int y = rmin.y; y < rmax.y; y++)
         for (int x = rmin.x; x < rmax.x; x++) {

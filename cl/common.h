@@ -138,6 +138,29 @@ inline void tile_rect(float2 xy, int radius, int tiles_x, int tiles_y, int2 *rmi
     rmax->y = min(tiles_y, max(0, (int)((xy.y + radius + TILE - 1) / TILE)));
 }
 
+/* The tiles of tile_rect that hold a pixel where the Gaussian reaches alpha >= 1/255 (the
+ * rasterizer skips every other pixel, so the image is the same with fewer pairs): there
+ * d^T conic d <= tau = 2 ln(255 opacity), an ellipse with half-widths sqrt(tau Sigma_xx) and
+ * sqrt(tau Sigma_yy), Sigma = conic^-1. The margin on tau covers rounding. */
+inline void tile_rect_tight(float2 xy, int radius, float4 co, int tiles_x, int tiles_y, int2 *rmin, int2 *rmax)
+{
+    tile_rect(xy, radius, tiles_x, tiles_y, rmin, rmax);
+    float tau = 2.f * log(255.f * co.w) * 1.001f + 1e-3f;
+    float det = co.x * co.z - co.y * co.y;
+    if (!(tau > 0.f)) {
+        *rmax = *rmin;
+        return;
+    }
+    if (!(det > 0.f)) return;
+    float ex = sqrt(tau * co.z / det), ey = sqrt(tau * co.x / det);
+    float fx0 = clamp((xy.x - ex) / TILE, -1.f, (float)tiles_x + 1.f), fx1 = clamp((xy.x + ex) / TILE, -1.f, (float)tiles_x + 1.f);
+    float fy0 = clamp((xy.y - ey) / TILE, -1.f, (float)tiles_y + 1.f), fy1 = clamp((xy.y + ey) / TILE, -1.f, (float)tiles_y + 1.f);
+    rmin->x = max(rmin->x, (int)floor(fx0));
+    rmin->y = max(rmin->y, (int)floor(fy0));
+    rmax->x = max(rmin->x, min(rmax->x, (int)floor(fx1) + 1));
+    rmax->y = max(rmin->y, min(rmax->y, (int)floor(fy1) + 1));
+}
+
 /* ---- spherical harmonics (graphdeco constants and sign conventions) ------------------- */
 #define SH_C0 0.28209479177387814f
 #define SH_C1 0.4886025119029199f

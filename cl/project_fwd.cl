@@ -150,8 +150,10 @@ __kernel void project_fwd(int n,
     rgb[i * 3 + 1] = col.y;
     rgb[i * 3 + 2] = col.z;
     xy[i] = m2;
-    conic_opacity[i] = (float4)(P.c / P.det, -P.b / P.det, P.a / P.det, P.sig * P.c3 * P.c2);
+    float4 co = (float4)(P.c / P.det, -P.b / P.det, P.a / P.det, P.sig * P.c3 * P.c2);
+    conic_opacity[i] = co;
     depth[i] = P.t.z;
     radii[i] = radius;
+    tile_rect_tight(m2, radius, co, tiles_x, tiles_y, &rmin, &rmax);
     tiles_touched[i] = (uint)((rmax.x - rmin.x) * (rmax.y - rmin.y));
 }

@@ -124,8 +124,8 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
     cl_uint zero = 0;
     if (cs_buf_fill(cl, &r->ranges, 0, (size_t)r->tiles_x * r->tiles_y * 8, &zero, 4)) return -1;
     if (total > 0) {
-        if (cs_cl_run(cl, k->bin_emit_pairs, CS_STAGE_SORT, 1, &g, &l, 10, CS_ARG(n), CS_ARG(r->order.mem),
-                      CS_ARG(r->xy.mem), CS_ARG(r->radii.mem), CS_ARG(r->offsets.mem), CS_ARG(r->tiles_x),
+        if (cs_cl_run(cl, k->bin_emit_pairs, CS_STAGE_SORT, 1, &g, &l, 11, CS_ARG(n), CS_ARG(r->order.mem),
+                      CS_ARG(r->xy.mem), CS_ARG(r->radii.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->offsets.mem), CS_ARG(r->tiles_x),
                       CS_ARG(r->tiles_y), CS_ARG(r->keys.mem), CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid)))
             return -1;
         int bits = bits_for((unsigned)(r->tiles_x * r->tiles_y));

@@ -233,6 +233,52 @@ int test_raster_forward_random(void)
     return 0;
 }
 
+/* Large Gaussians of every opacity: pairs go only to tiles the alpha >= 1/255 ellipse
+ * reaches (fewer than the 3-sigma squares give), and the image must not change. */
+int test_raster_tight_tiles(void)
+{
+    uint64_t rs = test_seed() ^ 0x7177;
+    dev_ctx d;
+    CHECK_OK(dev_open(&d, 1, 0, 0, 0, 0, -1));
+    cs_camera cam;
+    random_camera(&rs, 160, 120, 0, &cam);
+    cs_splats s;
+    random_splats(&rs, 60, 1, 0, &cam, 0, &s);
+    for (int i = 0; i < s.n; i++) {
+        for (int k = 0; k < 3; k++) s.log_scales[i * 3 + k] = (float)(-2.2 + 0.6 * test_rand(&rs));
+        s.logit_opacity[i] = (float)(-5.5 + 11.0 * test_rand(&rs));
+    }
+    int fails = compare_forward(&d, &s, &cam, 1, 0, 0, 0, "large Gaussians") == 1;
+    cs_view v;
+    cs_view_from_camera(&cam, &v);
+    float bg[3] = {0, 0, 0};
+    cs_model m;
+    cs_renderer r;
+    CHECK_OK(render_cl(&d, &s, &v, 1, bg, 0.1f, NULL, &m, &r));
+    int *radii = malloc(sizeof(int) * s.n);
+    float *xy = malloc(sizeof(float) * 2 * s.n);
+    CHECK_OK(cs_buf_read(&d.cl, &r.radii, 0, sizeof(int) * s.n, radii));
+    CHECK_OK(cs_buf_read(&d.cl, &r.xy, 0, sizeof(float) * 2 * s.n, xy));
+    long square = 0;
+    for (int i = 0; i < s.n; i++) {
+        if (radii[i] <= 0) continue;
+        int x0 = (int)((xy[2 * i] - radii[i]) / 16), y0 = (int)((xy[2 * i + 1] - radii[i]) / 16);
+        int x1 = (int)((xy[2 * i] + radii[i] + 15) / 16), y1 = (int)((xy[2 * i + 1] + radii[i] + 15) / 16);
+        x0 = x0 < 0 ? 0 : x0 > r.tiles_x ? r.tiles_x : x0, x1 = x1 < 0 ? 0 : x1 > r.tiles_x ? r.tiles_x : x1;
+        y0 = y0 < 0 ? 0 : y0 > r.tiles_y ? r.tiles_y : y0, y1 = y1 < 0 ? 0 : y1 > r.tiles_y ? r.tiles_y : y1;
+        square += (long)(x1 - x0) * (y1 - y0);
+    }
+    printf("  pairs: %u with the alpha ellipse, %ld with 3-sigma squares\n", r.n_pairs, square);
+    free(radii), free(xy);
+    cs_renderer_free(&r);
+    cs_model_free(&d.cl, &m);
+    cs_splats_free(&s);
+    dev_close(&d);
+    CHECK(fails == 0, "image differs from the reference with tight tile rectangles (seed %llu)", (unsigned long long)test_seed());
+    CHECK(square > 0 && r.n_pairs < square, "tight rectangles gave %u pairs, 3-sigma squares %ld", r.n_pairs, square);
+    return 0;
+}
+
 int test_raster_forward_edge_cases(void)
 {
     uint64_t rs = test_seed() ^ 0x777;
