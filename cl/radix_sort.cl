@@ -43,6 +43,24 @@ __kernel void scan_block(__global uint *data, uint off, uint n, __global uint *s
     if (lid == SORT_WG - 1) sums[sums_off + get_group_id(0)] = incl;
 }
 
+/* Exclusive scan, in place, of n values at data + off by one work-group (one launch for the
+ * small arrays: radix histograms, block sums); item lid owns a contiguous run of them. */
+__kernel void scan_single(__global uint *data, uint off, uint n)
+{
+    __local uint buf[SORT_WG];
+    uint lid = get_local_id(0);
+    uint per = (n + SORT_WG - 1) / SORT_WG;
+    uint b = min(n, lid * per), e = min(n, b + per);
+    uint sum = 0;
+    for (uint i = b; i < e; i++) sum += data[off + i];
+    uint run = wg_scan_inclusive(sum, buf) - sum;
+    for (uint i = b; i < e; i++) {
+        uint v = data[off + i];
+        data[off + i] = run;
+        run += v;
+    }
+}
+
 __kernel void scan_add(__global uint *data, uint off, uint n, __global const uint *sums, uint sums_off)
 {
     size_t i = get_global_id(0);

@@ -13,6 +13,8 @@ typedef struct {
 } cs_sort_scratch;
 
 #define CS_SORT_BLOCK 1024
+/* scans up to this many values run as one work-group, in one launch */
+#define CS_SCAN_SINGLE_MAX 32768
 
 /* In-place exclusive scan of N uints. */
 int cs_scan(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *data, unsigned n, int stage);

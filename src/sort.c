@@ -12,6 +12,8 @@ static int scan_level(cs_cl *cl, const cs_kernels *k, cs_buf *tmp, cl_mem data, 
 {
     unsigned nb = (n + CS_SORT_BLOCK - 1) / CS_SORT_BLOCK;
     size_t g = (size_t)nb * WG, l = WG;
+    if (n <= CS_SCAN_SINGLE_MAX) /* launches cost more than the work here */
+        return cs_cl_run(cl, k->scan_single, stage, 1, &l, &l, 3, CS_ARG(data), CS_ARG(off), CS_ARG(n));
     if (cs_cl_run(cl, k->scan_block, stage, 1, &g, &l, 5, CS_ARG(data), CS_ARG(off), CS_ARG(n), CS_ARG(tmp->mem),
                   CS_ARG(sums_off)))
         return -1;

@@ -552,8 +552,8 @@ int test_scan_and_sort(void)
     uint64_t rs = test_seed() ^ 0x5157;
     dev_ctx d;
     CHECK_OK(dev_open(&d, 0, 0, 0, 0, 0, -1));
-    unsigned sizes[] = {0, 1, 7, 1023, 1024, 1025, 4097, 300001};
-    int bit_counts[] = {32, 12, 13, 1, 32, 7, 31, 12};
+    unsigned sizes[] = {0, 1, 7, 1023, 1024, 1025, 4097, 32768, 32769, 300001}; /* one work-group scans <= 32768 */
+    int bit_counts[] = {32, 12, 13, 1, 32, 7, 31, 16, 9, 12};
     cs_sort_scratch sc = {0};
     for (size_t t = 0; t < sizeof sizes / sizeof sizes[0]; t++) {
         unsigned n = sizes[t];
