@@ -71,6 +71,7 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
     __local float4 l_co[BATCH];
     __local float l_rgb[BATCH * 3];
     __local uint l_pair[BATCH];
+    __local uint l_last;
 #if DIRECT_GLOBAL
     __local uint l_gid[BATCH];
 #else
@@ -82,12 +83,17 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
     int inside = px < W && py < H;
     float2 pf = (float2)((float)px, (float)py);
     uint2 range = (uint2)(ranges[2 * (ty * tiles_x + tx)], ranges[2 * (ty * tiles_x + tx) + 1]);
-    int total = (int)(range.y - range.x);
-    int rounds = (total + BATCH - 1) / BATCH;
     size_t pix = (size_t)py * W + px, hw = (size_t)W * H;
     float T_final = inside ? final_T[pix] : 0.f;
     float T = T_final;
     uint last = inside ? n_contrib[pix] : 0u;
+    /* pairs after the tile's last contributor touched no pixel: the replay starts there */
+    if (lid == 0) l_last = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (last) atomic_max(&l_last, last);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int total = (int)min(range.y - range.x, l_last);
+    int rounds = (total + BATCH - 1) / BATCH;
     float3 dpix = inside ? (float3)(v_img[pix], v_img[hw + pix], v_img[2 * hw + pix]) : (float3)(0.f);
     float bg_dot = dot(bg.xyz, dpix);
     float3 accum = (float3)(0.f), last_color = (float3)(0.f);
@@ -98,7 +104,7 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
         /* stage the batch, back to front */
         int progress = r * BATCH + lid;
         if (progress < total) {
-            uint p = sorted_pairs[range.y - (uint)progress - 1u];
+            uint p = sorted_pairs[range.x + (uint)(total - progress) - 1u];
             uint g = PAIR_GAUSSIAN(pair_gid, p);
             l_pair[lid] = p;
 #if DIRECT_GLOBAL
