@@ -19,6 +19,7 @@
 
 typedef struct {
     int n, capacity;
+    int max_rows;      /* growth never reserves more rows than this (0: no limit) */
     int sh_degree, sh_half, has_filter, opt_half;
     int step;          /* Adam steps taken */
     cs_buf geo, sh, filter3d;
@@ -38,7 +39,8 @@ size_t cs_model_moment_row(const cs_model *m, int sh);
 void cs_model_free(cs_cl *cl, cs_model *m);
 /* Copies parameters back to the host. */
 int cs_model_download(cs_cl *cl, const cs_model *m, cs_splats *out);
-/* Grows capacity to hold ROWS (x1.5 spare), one array at a time. */
+/* Grows capacity to hold ROWS (x1.5 spare, at most max_rows unless ROWS needs more), one
+ * array at a time. */
 int cs_model_reserve(cs_cl *cl, cs_model *m, int rows);
 /* Keeps rows with keep[i] != 0, moving row i to offsets[i] (exclusive scan of keep), through
  * SCRATCH (one array at a time). Sets n = NEW_N; shrinks capacity when far too large. */

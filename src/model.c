@@ -199,6 +199,7 @@ int cs_model_reserve(cs_cl *cl, cs_model *m, int rows)
 {
     if (rows <= m->capacity) return 0;
     long cap = (long)m->capacity * 3 / 2;
+    if (m->max_rows > 0 && cap > m->max_rows) cap = m->max_rows;
     if (cap < rows) cap = rows;
     if (cap > 2000000000L) cap = 2000000000L;
     return set_capacity(cl, m, (int)cap);

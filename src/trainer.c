@@ -363,6 +363,7 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_train_opts *opt)
         if (r) goto done;
         if (cfg->model.filter_3d && cs_filter3d_compute(cl, &t->k, &t->d, &t->m)) goto done;
     }
+    t->m.max_rows = t->max_gaussians; /* spare capacity never past the plan */
     int tty = isatty(2);
     double t_start = cs_now(), t_last = t_start;
     int it_last = start;

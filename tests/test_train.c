@@ -245,6 +245,41 @@ int test_image_residency(void)
     return 0;
 }
 
+/* memory.max_gaussians: densification wanting far more (threshold 1e-7) stays at the cap, and
+ * the arrays' spare capacity does not go past it either */
+int test_gaussian_cap(void)
+{
+    char data[600], out[600], p[800];
+    snprintf(data, sizeof data, "%s/demo80", test_tmpdir());
+    snprintf(out, sizeof out, "%s/gaussian_cap", test_tmpdir());
+    CHECK_OK(make_demo(data, 80, 60));
+    cs_config c;
+    base_config(&c, data, out);
+    const int cap = 5000;
+    c.optim.iterations = 200;
+    c.densify.grad_threshold = 1e-7;
+    c.densify.min_opacity = 0.0;
+    c.memory.max_gaussians = cap;
+    CHECK_OK(train_on_test_device(&c, NULL, NULL));
+    snprintf(p, sizeof p, "%s/train_log.jsonl", out);
+    char *lg = cs_read_file(p, NULL), *q = lg;
+    long most = 0;
+    while (q && (q = strstr(q, "\"gaussians\": "))) {
+        q += 13;
+        if (atol(q) > most) most = atol(q);
+    }
+    free(lg);
+    snprintf(p, sizeof p, "%s/memory.json", out);
+    json_t *mj = json_load_file(p, 0, NULL);
+    long params = (long)json_integer_value(json_object_get(json_object_get(mj, "current_bytes"), "params"));
+    json_decref(mj);
+    printf("  at most %ld Gaussians logged (cap %d, start 4000); parameter arrays %ld bytes = %ld rows\n", most, cap,
+           params, params / 236);
+    CHECK(most <= cap && most > 4000, "logged Gaussian counts peaked at %ld with a cap of %d", most, cap);
+    CHECK(params > 0 && params <= (long)cap * 236, "parameter arrays hold %ld rows, past the cap %d", params / 236, cap);
+    return 0;
+}
+
 int test_eval_memory_flat(void)
 {
     char data[600], out[600];
