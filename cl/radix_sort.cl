@@ -68,12 +68,6 @@ __kernel void scan_add(__global uint *data, uint off, uint n, __global const uin
     data[off + i] += sums[sums_off + i / SORT_BLOCK];
 }
 
-/* total = exclusive[n-1] + value[n-1] (0 when n == 0) */
-__kernel void scan_total(__global const uint *excl, __global const uint *vals, uint n, __global uint *total)
-{
-    if (get_global_id(0) == 0) total[0] = n ? excl[n - 1] + vals[n - 1] : 0u;
-}
-
 /* Per-block digit histogram: hist[digit * nblocks + block]. */
 __kernel void radix_count(__global const uint *keys, uint n, uint shift, __global uint *hist)
 {

@@ -21,7 +21,7 @@ typedef struct {
     cs_kernel_opts opts;
     cl_program prog;
     cl_kernel project_fwd, project_bwd;
-    cl_kernel scan_block, scan_single, scan_add, scan_total, radix_count, radix_scatter;
+    cl_kernel scan_block, scan_single, scan_add, radix_count, radix_scatter;
     cl_kernel bin_depth_keys, bin_gather_counts, bin_pair_total, bin_emit_pairs, bin_tile_ranges, bin_reduce_pairs;
     cl_kernel rasterize_fwd, rasterize_bwd;
     cl_kernel ssim_blur_h, ssim_fwd_v, ssim_bwd_h, ssim_bwd_v, reduce_partials;

@@ -63,7 +63,7 @@ static int build_once(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
              o->sh_degree, o->sh_half, o->antialias, o->filter_3d, o->deterministic, o->opt_half);
     if (cs_cl_build(cl, opts, &k->prog)) return -1;
 #define K(name) if (cs_cl_kernel(cl, k->prog, #name, &k->name)) return -1;
-    K(project_fwd) K(project_bwd) K(scan_block) K(scan_single) K(scan_add) K(scan_total) K(radix_count) K(radix_scatter)
+    K(project_fwd) K(project_bwd) K(scan_block) K(scan_single) K(scan_add) K(radix_count) K(radix_scatter)
     K(bin_depth_keys) K(bin_gather_counts) K(bin_pair_total) K(bin_emit_pairs) K(bin_tile_ranges) K(bin_reduce_pairs) K(rasterize_fwd) K(rasterize_bwd)
     K(ssim_blur_h) K(ssim_fwd_v) K(ssim_bwd_h) K(ssim_bwd_v) K(reduce_partials) K(adam_geo) K(adam_sh)
     K(densify_stats) K(densify_classify) K(densify_append) K(densify_prune_flags) K(gather_rows)
@@ -74,7 +74,7 @@ static int build_once(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
 
 void cs_kernels_release(cs_kernels *k)
 {
-    cl_kernel *all[] = {&k->project_fwd, &k->project_bwd, &k->scan_block, &k->scan_single, &k->scan_add, &k->scan_total,
+    cl_kernel *all[] = {&k->project_fwd, &k->project_bwd, &k->scan_block, &k->scan_single, &k->scan_add,
                         &k->radix_count, &k->radix_scatter, &k->bin_depth_keys, &k->bin_gather_counts,
                         &k->bin_pair_total, &k->bin_emit_pairs, &k->bin_tile_ranges,
                         &k->bin_reduce_pairs, &k->rasterize_fwd, &k->rasterize_bwd, &k->ssim_blur_h,
