@@ -35,9 +35,9 @@ void cs_renderer_init(cs_renderer *r, cs_cl *cl, const cs_kernels *k, float kern
 /* every pool buffer, for trim and size queries */
 #define POOL_LIST(r) \
     { &(r)->xy, &(r)->conic_opacity, &(r)->rgb, &(r)->depth, &(r)->radii, &(r)->touched, &(r)->offsets, \
-      &(r)->clamped, &(r)->v_2d, &(r)->depth_keys, &(r)->order, &(r)->keys, &(r)->pair_ids, &(r)->pair_gid, &(r)->v_pair, &(r)->ranges, \
-      &(r)->img, &(r)->final_T, &(r)->n_contrib, &(r)->v_img, &(r)->total, &(r)->sort.tmp, &(r)->sort.hist, \
-      &(r)->sort.keys_alt, &(r)->sort.vals_alt }
+      &(r)->clamped, &(r)->v_2d, &(r)->depth_keys, &(r)->order, &(r)->keys, &(r)->pair_ids, &(r)->pair_gid, \
+      &(r)->v_pair, &(r)->ranges, &(r)->img, &(r)->final_T, &(r)->n_contrib, &(r)->v_img, &(r)->total, \
+      &(r)->sort.tmp, &(r)->sort.hist, &(r)->sort.keys_alt, &(r)->sort.vals_alt }
 
 void cs_renderer_trim(cs_renderer *r)
 {
@@ -61,6 +61,13 @@ static int reserve(cs_renderer *r, cs_buf *b, size_t bytes, const char *what)
     if (b->mem && b->bytes >= bytes) return 0;
     if (b->mem) cs_buf_free(r->cl, b);
     return cs_buf_alloc(r->cl, b, CS_MEM_SCRATCH, bytes, what);
+}
+
+/* the pair_gid kernel argument: the pair -> Gaussian map in deterministic mode; otherwise the
+   sorted values are the Gaussians themselves and the kernels never read it (any buffer) */
+static cl_mem pair_gid_arg(const cs_renderer *r)
+{
+    return r->k->opts.deterministic ? r->pair_gid.mem : r->pair_ids.mem;
 }
 
 static int bits_for(unsigned v)
@@ -120,7 +127,7 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
     if (reserve(r, &r->keys, M * 4, "sort keys") || reserve(r, &r->pair_ids, M * 4, "pair values") ||
         (det && reserve(r, &r->pair_gid, M * 4, "pair Gaussians")))
         return -1;
-    cl_mem pair_gid = det ? r->pair_gid.mem : r->pair_ids.mem; /* unused without DETERMINISTIC */
+    cl_mem pair_gid = pair_gid_arg(r);
     cl_uint zero = 0;
     if (cs_buf_fill(cl, &r->ranges, 0, (size_t)r->tiles_x * r->tiles_y * 8, &zero, 4)) return -1;
     if (total > 0) {
@@ -158,7 +165,7 @@ int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active
     }
     size_t gt[2] = {(size_t)r->tiles_x * 16, (size_t)r->tiles_y * 16}, lt[2] = {16, 16};
     cl_float4 bgv = {{bg[0], bg[1], bg[2], 0.f}};
-    cl_mem out = det ? r->v_pair.mem : r->v_2d.mem, pair_gid = det ? r->pair_gid.mem : r->pair_ids.mem;
+    cl_mem out = det ? r->v_pair.mem : r->v_2d.mem, pair_gid = pair_gid_arg(r);
     if (cs_cl_run(cl, k->rasterize_bwd, CS_STAGE_RASTER_BWD, 2, gt, lt, 14, CS_ARG(r->ranges.mem),
                   CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid), CS_ARG(r->xy.mem),
                   CS_ARG(r->conic_opacity.mem), CS_ARG(r->rgb.mem), CS_ARG(W), CS_ARG(H), CS_ARG(r->tiles_x), CS_ARG(bgv),
