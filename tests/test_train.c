@@ -61,6 +61,22 @@ static double log_loss(const char *out, int iter)
     return v;
 }
 
+/* largest value of KEY over the lines of train_log.jsonl (0 when absent) */
+static double log_max(const char *out, const char *key)
+{
+    char p[700], pat[64];
+    snprintf(p, sizeof p, "%s/train_log.jsonl", out);
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    char *d = cs_read_file(p, NULL), *q = d;
+    double most = 0;
+    while (q && (q = strstr(q, pat))) {
+        q += strlen(pat);
+        if (atof(q) > most) most = atof(q);
+    }
+    free(d);
+    return most;
+}
+
 /* mean test PSNR of the first (FIRST=1) or last evaluation record */
 static double test_psnr(const char *out, int first)
 {
@@ -120,20 +136,13 @@ static int train_demo(const char *name, int sh_fp16, int opt_fp16)
     json_t *mj = json_load_file(p, 0, NULL);
     long bpg = (long)json_integer_value(json_object_get(json_object_get(mj, "plan"), "bytes_per_gaussian"));
     double peak_mb = json_integer_value(json_object_get(json_object_get(mj, "peak_bytes"), "total")) / 1048576.0;
-    double log_max = 0;
     json_decref(mj);
     long want = 44 + 48 * (sh_fp16 ? 2 : 4) + 59 * 4 + 2 * 59 * (opt_fp16 ? 2 : 4) + 12;
     CHECK(bpg == want, "memory.json bytes_per_gaussian %ld, expected %ld", bpg, want);
     /* evaluations must not reset the run's peak: memory.json's total covers every logged peak */
-    snprintf(p, sizeof p, "%s/train_log.jsonl", out);
-    char *lg = cs_read_file(p, NULL), *q = lg;
-    while (q && (q = strstr(q, "\"peak_device_mb\": "))) {
-        q += 18;
-        if (atof(q) > log_max) log_max = atof(q);
-    }
-    free(lg);
-    CHECK(peak_mb + 0.01 >= log_max && log_max > 0, "memory.json peak %.2f MiB below the logged peak %.2f MiB", peak_mb,
-          log_max);
+    double logged = log_max(out, "peak_device_mb");
+    CHECK(peak_mb + 0.01 >= logged && logged > 0, "memory.json peak %.2f MiB below the logged peak %.2f MiB", peak_mb,
+          logged);
     return 0;
 }
 
@@ -261,14 +270,7 @@ int test_gaussian_cap(void)
     c.densify.min_opacity = 0.0;
     c.memory.max_gaussians = cap;
     CHECK_OK(train_on_test_device(&c, NULL, NULL));
-    snprintf(p, sizeof p, "%s/train_log.jsonl", out);
-    char *lg = cs_read_file(p, NULL), *q = lg;
-    long most = 0;
-    while (q && (q = strstr(q, "\"gaussians\": "))) {
-        q += 13;
-        if (atol(q) > most) most = atol(q);
-    }
-    free(lg);
+    long most = (long)log_max(out, "gaussians");
     snprintf(p, sizeof p, "%s/memory.json", out);
     json_t *mj = json_load_file(p, 0, NULL);
     long params = (long)json_integer_value(json_object_get(json_object_get(mj, "current_bytes"), "params"));
