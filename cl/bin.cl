@@ -35,6 +35,7 @@ __kernel void bin_emit_pairs(int n, __global const uint *order, __global const f
                              __global const float4 *conic_opacity,
                              __global const uint *offsets, /* (N) exclusive scan of counts in depth order */
                              int tiles_x, int tiles_y,
+                             uint cap,                     /* pair buffers' capacity: pairs past it are dropped */
                              __global uint *keys,          /* (M) tile id */
                              __global uint *pair_vals,     /* (M) Gaussian, or pair index (DETERMINISTIC) */
                              __global uint *pair_gid)      /* (M) Gaussian of each pair (DETERMINISTIC) */
@@ -47,7 +48,7 @@ __kernel void bin_emit_pairs(int n, __global const uint *order, __global const f
     tile_rect_tight(xy[i], radii[i], conic_opacity[i], tiles_x, tiles_y, &rmin, &rmax);
     uint off = offsets[j];
     for (int y = rmin.y; y < rmax.y; y++)
-        for (int x = rmin.x; x < rmax.x; x++) {
+        for (int x = rmin.x; x < rmax.x && off < cap; x++) {
             keys[off] = (uint)(y * tiles_x + x);
 #if DETERMINISTIC
             pair_vals[off] = off;
@@ -60,13 +61,13 @@ __kernel void bin_emit_pairs(int n, __global const uint *order, __global const f
         }
 }
 
-/* ranges must be zeroed first; tile t's pairs are [ranges[2t], ranges[2t+1]) in the sorted
+/* ranges must be zeroed first; count[0] (capped at cap) pairs are sorted; tile t's pairs are [ranges[2t], ranges[2t+1]) in the sorted
  * list. Start and end of one tile are written by different work-items, so they are separate
  * uint stores: a component store into a uint2 may be a read-modify-write of both halves
  * (NVIDIA compiles it so) and would race. */
-__kernel void bin_tile_ranges(uint m, __global const uint *keys, __global uint *ranges)
+__kernel void bin_tile_ranges(uint cap, __global const uint *count, __global const uint *keys, __global uint *ranges)
 {
-    uint i = get_global_id(0);
+    uint i = get_global_id(0), m = min(count[0], cap);
     if (i >= m) return;
     uint tile = keys[i];
     if (i == 0 || keys[i - 1] != tile) ranges[2 * tile] = i;
@@ -74,7 +75,7 @@ __kernel void bin_tile_ranges(uint m, __global const uint *keys, __global uint *
 }
 
 /* Deterministic mode: sum each Gaussian's per-pair gradients in a fixed order. */
-__kernel void bin_reduce_pairs(int n, __global const uint *order, __global const uint *offsets,
+__kernel void bin_reduce_pairs(int n, uint cap, __global const uint *order, __global const uint *offsets,
                                __global const uint *tiles_touched,
                                __global const float *v_pair, /* (M, 9) */
                                __global float *v_2d)         /* (N, 9) */
@@ -84,7 +85,7 @@ __kernel void bin_reduce_pairs(int n, __global const uint *order, __global const
     uint i = order[j];
     float acc[V2D_W];
     for (int k = 0; k < V2D_W; k++) acc[k] = 0.f;
-    uint s = offsets[j], e = s + tiles_touched[i];
+    uint s = offsets[j], e = min(s + tiles_touched[i], cap); /* past cap: an overflowed pass, redone */
     for (uint p = s; p < e; p++)
         for (int k = 0; k < V2D_W; k++) acc[k] += v_pair[(size_t)p * V2D_W + k];
     for (int k = 0; k < V2D_W; k++) v_2d[(size_t)i * V2D_W + k] = acc[k];

@@ -144,7 +144,7 @@ __kernel void filter3d_depth(int n, __global const float *geo, __global const fl
     for (int c = 0; c < ncams; c++) {
         __global const float *k = cams + c * CAM_W;
         float z = k[6] * p.x + k[7] * p.y + k[8] * p.z + k[11];
-        if (z <= 0.2f) continue;
+        if (z <= NEAR_PLANE) continue;
         float x = (k[0] * p.x + k[1] * p.y + k[2] * p.z + k[9]) / z * k[12] + k[14];
         float y = (k[3] * p.x + k[4] * p.y + k[5] * p.z + k[10]) / z * k[13] + k[15];
         float Wc = k[16], Hc = k[17];

@@ -29,7 +29,7 @@ inline int project_gaussian(__global const float *geo, __global const float *fil
     __global const float *g = geo + (size_t)i * GEO_W;
     P->p = (float3)(g[0], g[1], g[2]);
     P->t = world_to_cam(cam, P->p);
-    if (P->t.z <= 0.2f) return 0;
+    if (P->t.z <= NEAR_PLANE) return 0;
     float3 s = exp((float3)(g[3], g[4], g[5]));
     P->s2raw = s * s;
     float4 q = (float4)(g[6], g[7], g[8], g[9]);

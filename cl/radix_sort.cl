@@ -68,10 +68,19 @@ __kernel void scan_add(__global uint *data, uint off, uint n, __global const uin
     data[off + i] += sums[sums_off + i / SORT_BLOCK];
 }
 
+/* The number of keys: n, or with use_count the device-side count[0] capped at n (the pair
+ * sort runs before the host knows the count; n is then the buffers' capacity). */
+inline uint sort_count(uint n, __global const uint *count, int use_count)
+{
+    return use_count ? min(count[0], n) : n;
+}
+
 /* Per-block digit histogram: hist[digit * nblocks + block]. */
-__kernel void radix_count(__global const uint *keys, uint n, uint shift, __global uint *hist)
+__kernel void radix_count(__global const uint *keys, uint cap, __global const uint *count, int use_count, uint shift,
+                          __global uint *hist)
 {
     __local uint cnt[16];
+    uint n = sort_count(cap, count, use_count);
     int lid = get_local_id(0);
     uint nblocks = get_num_groups(0), b = get_group_id(0);
     if (lid < 16) cnt[lid] = 0;
@@ -89,8 +98,10 @@ __kernel void radix_count(__global const uint *keys, uint n, uint shift, __globa
  * item are packed two per uint (16 bits each: at most SORT_BLOCK = 1024 keys per block), so
  * one work-group scan of 8 uints gives every key its rank among equal digits before it. */
 __kernel void radix_scatter(__global const uint *keys_in, __global const uint *vals_in, __global uint *keys_out,
-                            __global uint *vals_out, uint n, uint shift, __global const uint *hist_scanned)
+                            __global uint *vals_out, uint cap, __global const uint *count, int use_count, uint shift,
+                            __global const uint *hist_scanned)
 {
+    uint n = sort_count(cap, count, use_count);
     __local uint sc[8][SORT_WG];
     __local uint base[16];
     int lid = get_local_id(0);

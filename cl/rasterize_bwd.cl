@@ -129,7 +129,7 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
                 float2 d = l_xy[j] - pf;
                 float4 co = l_co[j];
                 float power = -0.5f * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
-                float G = exp(power);
+                float G = PIX_EXP(power);
                 float raw = co.w * G;
                 float alpha = min(0.99f, raw);
                 if (power <= 0.f && alpha >= 1.f / 255.f) {

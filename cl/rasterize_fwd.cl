@@ -48,22 +48,31 @@ __kernel void rasterize_fwd(__global const uint *ranges,        /* (tiles, 2): s
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         int cnt = min(BATCH, todo);
-        for (int j = 0; !done && j < cnt; j++) {
-            contributor++;
-            float2 d = l_xy[j] - pf;
-            float4 co = l_co[j];
-            float power = -0.5f * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
-            if (power > 0.f) continue;
-            float alpha = min(0.99f, co.w * exp(power));
-            if (alpha < 1.f / 255.f) continue;
-            float test_T = T * (1.f - alpha);
-            if (test_T < 0.0001f) {
-                done = 1;
-                continue;
+        /* two Gaussians a step: their alphas do not depend on each other, so computing both
+           before blending overlaps two exp latencies (heavy tiles run alone at the end) */
+        for (int j = 0; !done && j < cnt; j += 2) {
+            float a[2];
+            for (int u = 0; u < 2; u++) {
+                int jj = min(j + u, cnt - 1);
+                float2 d = l_xy[jj] - pf;
+                float4 co = l_co[jj];
+                float power = -0.5f * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
+                a[u] = power > 0.f ? 0.f : min(0.99f, co.w * PIX_EXP(power)); /* 0: skipped below */
             }
-            C += (float3)(l_rgb[j * 3], l_rgb[j * 3 + 1], l_rgb[j * 3 + 2]) * alpha * T;
-            T = test_T;
-            last = contributor;
+            for (int u = 0; u < 2 && !done && j + u < cnt; u++) {
+                contributor++;
+                float alpha = a[u];
+                if (alpha < 1.f / 255.f) continue;
+                float test_T = T * (1.f - alpha);
+                if (test_T < 0.0001f) {
+                    done = 1;
+                    continue;
+                }
+                int jj = j + u;
+                C += (float3)(l_rgb[jj * 3], l_rgb[jj * 3 + 1], l_rgb[jj * 3 + 2]) * alpha * T;
+                T = test_T;
+                last = contributor;
+            }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }

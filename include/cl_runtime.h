@@ -55,6 +55,9 @@ typedef struct cs_cl {
     size_t max_wg;
     int is_cpu;
     cs_atomic_path atomics;
+    /* 1: fma contraction and native_exp in the rasterizer (FAST_MATH in cl/common.h); on for
+       NVIDIA, whose native_exp is ex2.approx (2 ulp); tests cover both settings */
+    int fast_math;
     /* program build */
     const char *kernel_dir; /* NULL: embedded sources */
     int use_cache;

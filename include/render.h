@@ -29,14 +29,29 @@ typedef struct {
     cs_buf ranges, img, final_T, n_contrib, v_img;
     cs_buf total;
     cs_sort_scratch sort;
-    unsigned n_pairs;
+    /* The pair count is read back without blocking (total_host, total_ev) while the pairs are
+       built and sorted in buffers of pair_cap entries sized from earlier views: pair_guess is
+       the largest count seen before the last trim, pairs_seen_max the largest since. */
+    cl_uint total_host;
+    cl_event total_ev;
+    unsigned pair_cap, pair_guess, pairs_seen_max;
+    unsigned n_pairs; /* the last confirmed view's pair count */
+    int redone;       /* forward passes redone after an overflow (a statistic) */
     int tiles_x, tiles_y;
 } cs_renderer;
 
 void cs_view_from_camera(const cs_camera *c, cs_view *v);
 void cs_renderer_init(cs_renderer *r, cs_cl *cl, const cs_kernels *k, float kernel_size);
-/* Renders the model's first n Gaussians; the image is in r->img (3, H, W). */
+/* Enqueues the rendering of the model's first n Gaussians; the image will be in r->img (3, H,
+ * W). The pair buffers are sized before the pair count is known: cs_render_confirm must be
+ * called before anything reads the result for good. */
 int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree, const float bg[3]);
+/* Waits for the last forward's pair count: 0 when it fit the pair buffers (r->n_pairs is set),
+ * 1 when it did not (the buffers grow; the forward and anything computed from it, e.g. the
+ * backward, must be run again), -1 on error. */
+int cs_render_confirm(cs_renderer *r);
+/* cs_render_forward + cs_render_confirm, redone until the pairs fit. */
+int cs_render_forward_sync(cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree, const float bg[3]);
 /* Backward from r->v_img (3, H, W) to m->v_geo / m->v_sh, with d/d(mean2d ...) in r->v_2d. */
 int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active_degree, const float bg[3]);
 /* Writes r->img (3, H, W) as an 8-bit RGB PNG (clamped, rounded) atomically. */

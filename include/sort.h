@@ -18,9 +18,11 @@ typedef struct {
 
 /* In-place exclusive scan of N uints. */
 int cs_scan(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *data, unsigned n, int stage);
-/* Sorts N pairs by the low BITS of the keys; result is in KEYS / VALS. */
-int cs_radix_sort(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *keys, cs_buf *vals, unsigned n, int bits,
-                  int stage);
+/* Sorts N pairs by the low BITS of the keys; result is in KEYS / VALS. With COUNT (a device
+ * uint), only the first min(COUNT[0], N) pairs are sorted: N is then the buffers' capacity
+ * and the host need not know the count. */
+int cs_radix_sort(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *keys, cs_buf *vals, unsigned n,
+                  const cs_buf *count, int bits, int stage);
 void cs_sort_scratch_free(cs_cl *cl, cs_sort_scratch *s);
 
 #endif

@@ -145,7 +145,8 @@ int cs_cl_list(FILE *out)
                 (list[i].type & CL_DEVICE_TYPE_GPU) ? "GPU" : (list[i].type & CL_DEVICE_TYPE_CPU) ? "CPU" : "other");
         fprintf(out, "     global memory: %.0f MiB, max allocation: %.0f MiB, local memory: %.0f KiB\n",
                 gmem / 1048576.0, amem / 1048576.0, lmem / 1024.0);
-        fprintf(out, "     float atomics: %s\n", cs_atomic_path_names[pick_atomics(list[i].device, vendor)]);
+        fprintf(out, "     float atomics: %s, fast math: %s\n", cs_atomic_path_names[pick_atomics(list[i].device, vendor)],
+                strstr(vendor, "NVIDIA") ? "on" : "off");
     }
     free(list);
     return 0;
@@ -219,6 +220,9 @@ int cs_cl_open(cs_cl *cl, const cs_cl_options *opt)
     CS_CHECK(clGetDeviceInfo(cl->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof cl->local_mem, &cl->local_mem, NULL));
     CS_CHECK(clGetDeviceInfo(cl->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof cl->max_wg, &cl->max_wg, NULL));
     cl->atomics = pick_atomics(cl->device, cl->vendor);
+    cl->fast_math = strstr(cl->vendor, "NVIDIA") != NULL;
+    const char *fm = getenv("CLSPLAT_FAST_MATH"); /* 0 / 1: override, for A/B runs */
+    if (fm && (fm[0] == '0' || fm[0] == '1')) cl->fast_math = fm[0] == '1';
     cl_int err;
     cl->ctx = clCreateContext(NULL, 1, &cl->device, NULL, NULL, &err);
     if (!cl->ctx) return cs_fail("clCreateContext failed for %s: %s", cl->name, cs_cl_strerror(err));
@@ -385,8 +389,9 @@ static int build_from_source(cs_cl *cl, char **texts, int n, const char *opts, c
 int cs_cl_build(cs_cl *cl, const char *options, cl_program *out)
 {
     char opts[2048];
-    snprintf(opts, sizeof opts, "%s -DATOMIC_PATH=%d %s", cl->atomics == CS_ATOMIC_EXT ? "-cl-std=CL3.0" : "-cl-std=CL1.2",
-             (int)cl->atomics, options ? options : "");
+    snprintf(opts, sizeof opts, "%s -DATOMIC_PATH=%d -DFAST_MATH=%d %s",
+             cl->atomics == CS_ATOMIC_EXT ? "-cl-std=CL3.0" : "-cl-std=CL1.2", (int)cl->atomics, cl->fast_math,
+             options ? options : "");
     char **texts = NULL;
     int n = 0;
     if (gather_sources(cl, &texts, &n)) return -1;

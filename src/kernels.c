@@ -2,6 +2,7 @@
 #include "kernels.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
@@ -58,9 +59,11 @@ static int build_once(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
 {
     memset(k, 0, sizeof *k);
     k->opts = *o;
-    char opts[512];
-    snprintf(opts, sizeof opts, "-DSH_DEGREE=%d -DSH_HALF=%d -DANTIALIAS=%d -DFILTER_3D=%d -DDETERMINISTIC=%d -DOPT_HALF=%d -DTILE=16",
-             o->sh_degree, o->sh_half, o->antialias, o->filter_3d, o->deterministic, o->opt_half);
+    char opts[1024];
+    /* CLSPLAT_CL_OPTS: extra build options for A/B measurements of kernel variants */
+    const char *extra = getenv("CLSPLAT_CL_OPTS");
+    snprintf(opts, sizeof opts, "-DSH_DEGREE=%d -DSH_HALF=%d -DANTIALIAS=%d -DFILTER_3D=%d -DDETERMINISTIC=%d -DOPT_HALF=%d -DTILE=16 %s",
+             o->sh_degree, o->sh_half, o->antialias, o->filter_3d, o->deterministic, o->opt_half, extra ? extra : "");
     if (cs_cl_build(cl, opts, &k->prog)) return -1;
 #define K(name) if (cs_cl_kernel(cl, k->prog, #name, &k->name)) return -1;
     K(project_fwd) K(project_bwd) K(scan_block) K(scan_single) K(scan_add) K(radix_count) K(radix_scatter)

@@ -39,10 +39,24 @@ void cs_renderer_init(cs_renderer *r, cs_cl *cl, const cs_kernels *k, float kern
       &(r)->v_pair, &(r)->ranges, &(r)->img, &(r)->final_T, &(r)->n_contrib, &(r)->v_img, &(r)->total, \
       &(r)->sort.tmp, &(r)->sort.hist, &(r)->sort.keys_alt, &(r)->sort.vals_alt }
 
+static void drop_total_event(cs_renderer *r)
+{
+    if (r->total_ev) {
+        clWaitForEvents(1, &r->total_ev); /* the read targets r->total_host */
+        clReleaseEvent(r->total_ev);
+    }
+    r->total_ev = NULL;
+}
+
 void cs_renderer_trim(cs_renderer *r)
 {
+    drop_total_event(r);
     cs_buf *all[] = POOL_LIST(r);
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) cs_buf_free(r->cl, all[i]);
+    /* the next pair buffers fit the largest view seen since the last trim */
+    if (r->pairs_seen_max) r->pair_guess = r->pairs_seen_max;
+    r->pairs_seen_max = 0;
+    r->pair_cap = 0;
 }
 
 size_t cs_renderer_pool_bytes(const cs_renderer *rc)
@@ -104,42 +118,51 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
                   CS_ARG(r->radii.mem), CS_ARG(r->touched.mem), CS_ARG(r->clamped.mem)))
         return -1;
     /* Gaussians front to back, then pair offsets = exclusive scan of tiles touched in that
-       order; one small read of the total (see bin.cl) */
-    unsigned un = (unsigned)n, total = 0;
+       order; the total is read back without waiting (see bin.cl and cs_render_confirm) */
+    unsigned un = (unsigned)n;
+    drop_total_event(r);
+    r->total_host = 0;
     if (n > 0) {
         if (reserve(r, &r->depth_keys, N * 4, "depth keys") || reserve(r, &r->order, N * 4, "depth order") ||
             cs_cl_run(cl, k->bin_depth_keys, CS_STAGE_SORT, 1, &g, &l, 5, CS_ARG(n), CS_ARG(r->radii.mem),
                       CS_ARG(r->depth.mem), CS_ARG(r->depth_keys.mem), CS_ARG(r->order.mem)) ||
-            cs_radix_sort(cl, k, &r->sort, &r->depth_keys, &r->order, un, 32, CS_STAGE_SORT) ||
+            cs_radix_sort(cl, k, &r->sort, &r->depth_keys, &r->order, un, NULL, 32, CS_STAGE_SORT) ||
             cs_cl_run(cl, k->bin_gather_counts, CS_STAGE_SORT, 1, &g, &l, 4, CS_ARG(n), CS_ARG(r->order.mem),
                       CS_ARG(r->touched.mem), CS_ARG(r->offsets.mem)) ||
             cs_scan(cl, k, &r->sort, &r->offsets, un, CS_STAGE_SORT))
             return -1;
         size_t one = 1;
         if (cs_cl_run(cl, k->bin_pair_total, CS_STAGE_SORT, 1, &one, NULL, 5, CS_ARG(n), CS_ARG(r->offsets.mem),
-                      CS_ARG(r->order.mem), CS_ARG(r->touched.mem), CS_ARG(r->total.mem)) ||
-            cs_buf_read(cl, &r->total, 0, 4, &total))
+                      CS_ARG(r->order.mem), CS_ARG(r->touched.mem), CS_ARG(r->total.mem)))
             return -1;
+        CS_CHECK(clEnqueueReadBuffer(cl->queue, r->total.mem, CL_FALSE, 0, 4, &r->total_host, 0, NULL, &r->total_ev));
+        CS_CHECK(clFlush(cl->queue));
     }
-    r->n_pairs = total;
-    size_t M = total > 0 ? total : 1;
+    /* pair capacity: the largest count seen (or a guess from the Gaussian count before any
+       view), with a margin; an overflow is caught by cs_render_confirm */
+    if (!r->pair_cap) {
+        size_t want = r->pair_guess ? (size_t)r->pair_guess + r->pair_guess / 4 : (size_t)n * 4;
+        r->pair_cap = (unsigned)(want < 256 ? 256 : want > 0xfffff000u ? 0xfffff000u : want);
+    }
+    unsigned cap = r->pair_cap;
     int det = k->opts.deterministic;
-    if (reserve(r, &r->keys, M * 4, "sort keys") || reserve(r, &r->pair_ids, M * 4, "pair values") ||
-        (det && reserve(r, &r->pair_gid, M * 4, "pair Gaussians")))
+    if (reserve(r, &r->keys, (size_t)cap * 4, "sort keys") || reserve(r, &r->pair_ids, (size_t)cap * 4, "pair values") ||
+        (det && reserve(r, &r->pair_gid, (size_t)cap * 4, "pair Gaussians")))
         return -1;
     cl_mem pair_gid = pair_gid_arg(r);
     cl_uint zero = 0;
     if (cs_buf_fill(cl, &r->ranges, 0, (size_t)r->tiles_x * r->tiles_y * 8, &zero, 4)) return -1;
-    if (total > 0) {
-        if (cs_cl_run(cl, k->bin_emit_pairs, CS_STAGE_SORT, 1, &g, &l, 11, CS_ARG(n), CS_ARG(r->order.mem),
-                      CS_ARG(r->xy.mem), CS_ARG(r->radii.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->offsets.mem), CS_ARG(r->tiles_x),
-                      CS_ARG(r->tiles_y), CS_ARG(r->keys.mem), CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid)))
+    if (n > 0) {
+        if (cs_cl_run(cl, k->bin_emit_pairs, CS_STAGE_SORT, 1, &g, &l, 12, CS_ARG(n), CS_ARG(r->order.mem),
+                      CS_ARG(r->xy.mem), CS_ARG(r->radii.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->offsets.mem),
+                      CS_ARG(r->tiles_x), CS_ARG(r->tiles_y), CS_ARG(cap), CS_ARG(r->keys.mem),
+                      CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid)))
             return -1;
         int bits = bits_for((unsigned)(r->tiles_x * r->tiles_y));
-        if (cs_radix_sort(cl, k, &r->sort, &r->keys, &r->pair_ids, total, bits, CS_STAGE_SORT)) return -1;
-        size_t gm = total;
-        if (cs_cl_run(cl, k->bin_tile_ranges, CS_STAGE_SORT, 1, &gm, &l, 3, CS_ARG(total), CS_ARG(r->keys.mem),
-                      CS_ARG(r->ranges.mem)))
+        if (cs_radix_sort(cl, k, &r->sort, &r->keys, &r->pair_ids, cap, &r->total, bits, CS_STAGE_SORT)) return -1;
+        size_t gm = cap;
+        if (cs_cl_run(cl, k->bin_tile_ranges, CS_STAGE_SORT, 1, &gm, &l, 4, CS_ARG(cap), CS_ARG(r->total.mem),
+                      CS_ARG(r->keys.mem), CS_ARG(r->ranges.mem)))
             return -1;
     }
     size_t gt[2] = {(size_t)r->tiles_x * 16, (size_t)r->tiles_y * 16}, lt[2] = {16, 16};
@@ -150,6 +173,35 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
                      CS_ARG(r->final_T.mem), CS_ARG(r->n_contrib.mem));
 }
 
+int cs_render_confirm(cs_renderer *r)
+{
+    if (r->total_ev) {
+        CS_CHECK(clWaitForEvents(1, &r->total_ev));
+        clReleaseEvent(r->total_ev);
+        r->total_ev = NULL;
+    }
+    unsigned total = r->total_host;
+    if (total > r->pairs_seen_max) r->pairs_seen_max = total;
+    if (total <= r->pair_cap) {
+        r->n_pairs = total;
+        return 0;
+    }
+    /* the pairs past the capacity were dropped: grow (at the next forward) and redo */
+    r->pair_guess = total;
+    r->pair_cap = 0;
+    r->redone++;
+    return 1;
+}
+
+int cs_render_forward_sync(cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree, const float bg[3])
+{
+    for (;;) {
+        if (cs_render_forward(r, m, v, active_degree, bg)) return -1;
+        int c = cs_render_confirm(r);
+        if (c <= 0) return c;
+    }
+}
+
 int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active_degree, const float bg[3])
 {
     cs_cl *cl = r->cl;
@@ -158,7 +210,7 @@ int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active
     size_t N = (size_t)(m->capacity > 0 ? m->capacity : 1);
     if (reserve(r, &r->v_2d, N * 9 * 4, "2D gradients")) return -1;
     int det = k->opts.deterministic;
-    if (det && reserve(r, &r->v_pair, (size_t)(r->n_pairs ? r->n_pairs : 1) * 9 * 4, "per-pair gradients")) return -1;
+    if (det && reserve(r, &r->v_pair, (size_t)r->pair_cap * 9 * 4, "per-pair gradients")) return -1;
     if (!det) {
         float zero = 0.f;
         if (n > 0 && cs_buf_fill(cl, &r->v_2d, 0, (size_t)n * 9 * 4, &zero, 4)) return -1;
@@ -173,7 +225,7 @@ int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active
                   CS_ARG(r->n_contrib.mem), CS_ARG(r->v_img.mem), CS_ARG(out)))
         return -1;
     size_t l = 256, g = (size_t)n;
-    if (det && cs_cl_run(cl, k->bin_reduce_pairs, CS_STAGE_RASTER_BWD, 1, &g, &l, 6, CS_ARG(n),
+    if (det && cs_cl_run(cl, k->bin_reduce_pairs, CS_STAGE_RASTER_BWD, 1, &g, &l, 7, CS_ARG(n), CS_ARG(r->pair_cap),
                          CS_ARG(r->order.mem), CS_ARG(r->offsets.mem), CS_ARG(r->touched.mem), CS_ARG(r->v_pair.mem), CS_ARG(r->v_2d.mem)))
         return -1;
     cl_mem filt = m->has_filter ? m->filter3d.mem : m->geo.mem;

@@ -39,9 +39,12 @@ int cs_scan(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *data, un
     return scan_level(cl, k, &s->tmp, data->mem, 0, n, 0, stage);
 }
 
-int cs_radix_sort(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *keys, cs_buf *vals, unsigned n, int bits,
-                  int stage)
+int cs_radix_sort(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *keys, cs_buf *vals, unsigned n,
+                  const cs_buf *count, int bits, int stage)
 {
+    /* without a device count the kernels ignore the count argument: any buffer will do */
+    int use_count = count != NULL;
+    cl_mem cnt = count ? count->mem : keys->mem;
     if (n <= 1) return 0;
     unsigned nb = (n + CS_SORT_BLOCK - 1) / CS_SORT_BLOCK;
     if (cs_buf_reserve(cl, &s->hist, (size_t)nb * 16 * 4, 0, "radix histogram") ||
@@ -53,11 +56,12 @@ int cs_radix_sort(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *ke
     size_t g = (size_t)nb * WG, l = WG;
     for (int p = 0; p < passes; p++) {
         unsigned shift = (unsigned)(p * 4);
-        if (cs_cl_run(cl, k->radix_count, stage, 1, &g, &l, 4, CS_ARG(ki->mem), CS_ARG(n), CS_ARG(shift),
-                      CS_ARG(s->hist.mem)) ||
+        if (cs_cl_run(cl, k->radix_count, stage, 1, &g, &l, 6, CS_ARG(ki->mem), CS_ARG(n), CS_ARG(cnt), CS_ARG(use_count),
+                      CS_ARG(shift), CS_ARG(s->hist.mem)) ||
             cs_scan(cl, k, s, &s->hist, nb * 16, stage) ||
-            cs_cl_run(cl, k->radix_scatter, stage, 1, &g, &l, 7, CS_ARG(ki->mem), CS_ARG(vi->mem), CS_ARG(ko->mem),
-                      CS_ARG(vo->mem), CS_ARG(n), CS_ARG(shift), CS_ARG(s->hist.mem)))
+            cs_cl_run(cl, k->radix_scatter, stage, 1, &g, &l, 9, CS_ARG(ki->mem), CS_ARG(vi->mem), CS_ARG(ko->mem),
+                      CS_ARG(vo->mem), CS_ARG(n), CS_ARG(cnt), CS_ARG(use_count), CS_ARG(shift),
+                      CS_ARG(s->hist.mem)))
             return -1;
         cs_buf *t = ki; ki = ko; ko = t;
         t = vi; vi = vo; vo = t;

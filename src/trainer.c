@@ -156,7 +156,7 @@ static int evaluate_split(trainer *t, const char *split, const int *idx, int n, 
         unsigned off;
         cs_metrics mt;
         if (cs_images_get_camera(&t->images, idx[i], &gt, &off) ||
-            cs_render_forward(&t->r, &t->m, &v, active_degree, t->scene.background) ||
+            cs_render_forward_sync(&t->r, &t->m, &v, active_degree, t->scene.background) ||
             cs_loss_metrics(&t->loss, &t->r, gt, off, c->width, c->height, 1) ||
             cs_loss_read(&t->loss, 1, c->width, c->height, 0.f, &mt, NULL)) {
             json_decref(views);
@@ -220,6 +220,25 @@ static int evaluate(trainer *t, int iteration, int active_degree)
 }
 
 /* ---- saving ------------------------------------------------------------------------------------ */
+
+/* One training view's forward, loss and backward (gradients in the model's v_geo / v_sh). The
+ * pair count is only waited for after the backward is queued, so the device never idles on
+ * it; if the pairs overflowed their buffers, the whole pass is redone with larger ones. */
+static int forward_backward(trainer *t, const cs_view *v, int vi, int active, float lambda)
+{
+    const cs_camera *c = &t->scene.cams[t->train[vi]];
+    for (;;) {
+        cs_buf *gt;
+        unsigned goff;
+        if (cs_images_get(&t->images, vi, &gt, &goff) ||
+            cs_render_forward(&t->r, &t->m, v, active, t->scene.background) ||
+            cs_loss_forward_backward(&t->loss, &t->r, gt, goff, c->width, c->height, lambda, 0) ||
+            cs_images_release(&t->images) || cs_render_backward(&t->r, &t->m, v, active, t->scene.background))
+            return -1;
+        int over = cs_render_confirm(&t->r);
+        if (over <= 0) return over;
+    }
+}
 
 static int save_ply(trainer *t, int iteration)
 {
@@ -319,8 +338,9 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_train_opts *opt)
     cs_kernel_opts_of(cfg, &ko);
     double tb = cs_now();
     if (cs_kernels_build(cl, &ko, &t->k)) goto done;
-    printf("kernels: %s in %.1f s (float atomics: %s)\n", cl->last_build_cached ? "loaded from cache" : "built",
-           cs_now() - tb, cs_atomic_path_names[cl->atomics]);
+    printf("kernels: %s in %.1f s (float atomics: %s, fast math: %s)\n",
+           cl->last_build_cached ? "loaded from cache" : "built", cs_now() - tb, cs_atomic_path_names[cl->atomics],
+           cl->fast_math ? "on" : "off");
     if (cs_driver_mem_open(&t->dm, cl) == 0) printf("driver memory: NVML, %.1f MiB in use now\n", cs_driver_mem_sample(&t->dm) / 1048576.0);
     else printf("driver memory: not reported (%s)\n", t->dm.why);
     if (plan_memory(t) ||
@@ -387,12 +407,7 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_train_opts *opt)
         const cs_camera *c = &t->scene.cams[t->train[vi]];
         cs_view v;
         cs_view_from_camera(c, &v);
-        cs_buf *gt;
-        unsigned goff;
-        if (cs_images_get(&t->images, vi, &gt, &goff) ||
-            cs_render_forward(&t->r, &t->m, &v, active, t->scene.background) ||
-            cs_loss_forward_backward(&t->loss, &t->r, gt, goff, c->width, c->height, lambda, 0) ||
-            cs_images_release(&t->images) || cs_render_backward(&t->r, &t->m, &v, active, t->scene.background) ||
+        if (forward_backward(t, &v, vi, active, lambda) ||
             (iter < t->iterations && cs_images_prefetch(&t->images, view_for_iteration(t, iter + 1)))) {
             cs_fail_prefix("iteration %d (view %s)", iter, c->name);
             goto done;
@@ -462,6 +477,7 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_train_opts *opt)
     printf("\ntraining done: %d iterations in %.1f s, %d Gaussians, peak device memory %.1f MiB (accounted)",
            t->iterations - start, cs_now() - t_start, t->m.n, cl->mem.peak_total / 1048576.0);
     if (t->dm.lib) cs_driver_mem_sample(&t->dm), printf(", %.1f MiB (driver, sampled)", t->dm.peak / 1048576.0);
+    if (t->r.redone) printf("; %d passes redone after their pairs overflowed the buffers", t->r.redone);
     if (t->residency != CS_RES_DEVICE)
         printf("; image uploads: %d prefetched, %d on demand", t->images.prefetch_hits, t->images.prefetch_misses);
     printf("\n");
