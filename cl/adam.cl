@@ -41,25 +41,25 @@ inline float adam_delta(size_t i, float g, __global mom_m_t *m, __global mom_v_t
     return (mi / bc1) / (sqrt(vi / bc2) + eps);
 }
 
-__kernel void adam_geo(uint n_elems, __global float *geo, __global const float *v_geo, __global mom_m_t *m,
-                       __global mom_v_t *v, float lr_mean, float lr_scale, float lr_rot, float lr_opac, float b1,
-                       float b2, float eps, float bc1, float bc2, uint step)
+/* One launch for both parameter groups: items [0, n_geo) step the geometry rows (per-column
+ * learning rates), items [n_geo, n_geo + n_sh) the SH rows (DC / rest learning rates). */
+__kernel void adam_step(uint n_geo, __global float *geo, __global const float *v_geo, __global mom_m_t *m_geo,
+                        __global mom_v_t *v2_geo, uint n_sh, __global sh_t *sh, __global const float *v_sh,
+                        __global mom_m_t *m_sh, __global mom_v_t *v2_sh, float lr_mean, float lr_scale, float lr_rot,
+                        float lr_opac, float lr_dc, float lr_rest, float b1, float b2, float eps, float bc1, float bc2,
+                        uint step)
 {
     size_t i = get_global_id(0);
-    if (i >= n_elems) return;
-    int col = (int)(i % GEO_W);
-    float lr = col < 3 ? lr_mean : col < 6 ? lr_scale : col < 10 ? lr_rot : lr_opac;
-    geo[i] -= lr * adam_delta(i, v_geo[i], m, v, b1, b2, eps, bc1, bc2, step);
-}
-
-__kernel void adam_sh(uint n_elems, __global sh_t *sh, __global const float *v_sh, __global mom_m_t *m,
-                      __global mom_v_t *v, float lr_dc, float lr_rest, float b1, float b2, float eps, float bc1,
-                      float bc2, uint step)
-{
-    size_t i = get_global_id(0);
-    if (i >= n_elems) return;
+    if (i < n_geo) {
+        int col = (int)(i % GEO_W);
+        float lr = col < 3 ? lr_mean : col < 6 ? lr_scale : col < 10 ? lr_rot : lr_opac;
+        geo[i] -= lr * adam_delta(i, v_geo[i], m_geo, v2_geo, b1, b2, eps, bc1, bc2, step);
+        return;
+    }
+    i -= n_geo;
+    if (i >= n_sh) return;
     float lr = (i % (SH_K * 3)) < 3 ? lr_dc : lr_rest;
-    float p = SH_LOAD(sh, i) - lr * adam_delta(i, v_sh[i], m, v, b1, b2, eps, bc1, bc2, step ^ 0x5bd1e995u);
+    float p = SH_LOAD(sh, i) - lr * adam_delta(i, v_sh[i], m_sh, v2_sh, b1, b2, eps, bc1, bc2, step ^ 0x5bd1e995u);
     SH_STORE(sh, i, p);
 }
 

@@ -25,7 +25,7 @@ typedef struct {
     cl_kernel bin_depth_keys, bin_gather_counts, bin_pair_total, bin_emit_pairs, bin_tile_ranges, bin_reduce_pairs;
     cl_kernel rasterize_fwd, rasterize_bwd;
     cl_kernel ssim_blur_h, ssim_fwd_v, ssim_bwd_h, ssim_bwd_v, reduce_partials;
-    cl_kernel adam_geo, adam_sh;
+    cl_kernel adam_step;
     cl_kernel densify_stats, densify_classify, densify_append, densify_prune_flags, gather_rows,
         densify_reset_opacity, filter3d_depth, filter3d_finish;
 } cs_kernels;

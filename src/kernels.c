@@ -68,7 +68,7 @@ static int build_once(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
 #define K(name) if (cs_cl_kernel(cl, k->prog, #name, &k->name)) return -1;
     K(project_fwd) K(project_bwd) K(scan_block) K(scan_single) K(scan_add) K(radix_count) K(radix_scatter)
     K(bin_depth_keys) K(bin_gather_counts) K(bin_pair_total) K(bin_emit_pairs) K(bin_tile_ranges) K(bin_reduce_pairs) K(rasterize_fwd) K(rasterize_bwd)
-    K(ssim_blur_h) K(ssim_fwd_v) K(ssim_bwd_h) K(ssim_bwd_v) K(reduce_partials) K(adam_geo) K(adam_sh)
+    K(ssim_blur_h) K(ssim_fwd_v) K(ssim_bwd_h) K(ssim_bwd_v) K(reduce_partials) K(adam_step)
     K(densify_stats) K(densify_classify) K(densify_append) K(densify_prune_flags) K(gather_rows)
     K(densify_reset_opacity) K(filter3d_depth) K(filter3d_finish)
 #undef K
@@ -81,8 +81,8 @@ void cs_kernels_release(cs_kernels *k)
                         &k->radix_count, &k->radix_scatter, &k->bin_depth_keys, &k->bin_gather_counts,
                         &k->bin_pair_total, &k->bin_emit_pairs, &k->bin_tile_ranges,
                         &k->bin_reduce_pairs, &k->rasterize_fwd, &k->rasterize_bwd, &k->ssim_blur_h,
-                        &k->ssim_fwd_v, &k->ssim_bwd_h, &k->ssim_bwd_v, &k->reduce_partials, &k->adam_geo,
-                        &k->adam_sh, &k->densify_stats, &k->densify_classify, &k->densify_append,
+                        &k->ssim_fwd_v, &k->ssim_bwd_h, &k->ssim_bwd_v, &k->reduce_partials, &k->adam_step,
+                        &k->densify_stats, &k->densify_classify, &k->densify_append,
                         &k->densify_prune_flags, &k->gather_rows, &k->densify_reset_opacity,
                         &k->filter3d_depth, &k->filter3d_finish};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
