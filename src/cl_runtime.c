@@ -118,6 +118,15 @@ static cs_atomic_path pick_atomics(cl_device_id dev, const char *vendor)
     return has ? CS_ATOMIC_EXT : CS_ATOMIC_CAS;
 }
 
+/* fma contraction and native_exp per pixel: on for NVIDIA; CLSPLAT_FAST_MATH=0|1 overrides
+   (A/B runs) */
+static int pick_fast_math(const char *vendor)
+{
+    const char *fm = getenv("CLSPLAT_FAST_MATH");
+    if (fm && (fm[0] == '0' || fm[0] == '1')) return fm[0] == '1';
+    return strstr(vendor, "NVIDIA") != NULL;
+}
+
 static void info_str(cl_device_id d, cl_device_info what, char *buf, size_t n)
 {
     buf[0] = '\0';
@@ -146,7 +155,7 @@ int cs_cl_list(FILE *out)
         fprintf(out, "     global memory: %.0f MiB, max allocation: %.0f MiB, local memory: %.0f KiB\n",
                 gmem / 1048576.0, amem / 1048576.0, lmem / 1024.0);
         fprintf(out, "     float atomics: %s, fast math: %s\n", cs_atomic_path_names[pick_atomics(list[i].device, vendor)],
-                strstr(vendor, "NVIDIA") ? "on" : "off");
+                pick_fast_math(vendor) ? "on" : "off");
     }
     free(list);
     return 0;
@@ -220,9 +229,7 @@ int cs_cl_open(cs_cl *cl, const cs_cl_options *opt)
     CS_CHECK(clGetDeviceInfo(cl->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof cl->local_mem, &cl->local_mem, NULL));
     CS_CHECK(clGetDeviceInfo(cl->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof cl->max_wg, &cl->max_wg, NULL));
     cl->atomics = pick_atomics(cl->device, cl->vendor);
-    cl->fast_math = strstr(cl->vendor, "NVIDIA") != NULL;
-    const char *fm = getenv("CLSPLAT_FAST_MATH"); /* 0 / 1: override, for A/B runs */
-    if (fm && (fm[0] == '0' || fm[0] == '1')) cl->fast_math = fm[0] == '1';
+    cl->fast_math = pick_fast_math(cl->vendor);
     cl_int err;
     cl->ctx = clCreateContext(NULL, 1, &cl->device, NULL, NULL, &err);
     if (!cl->ctx) return cs_fail("clCreateContext failed for %s: %s", cl->name, cs_cl_strerror(err));

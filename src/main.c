@@ -13,6 +13,7 @@
 #include "loss.h"
 #include "model.h"
 #include "optim.h"
+#include "pass.h"
 #include "render.h"
 #include "scene.h"
 #include "splats.h"
@@ -396,15 +397,8 @@ static int cmd_bench(const args *a)
     for (int i = -2; i < n; i++) { /* two warm-up runs */
         memset(cl.prof.ms, 0, sizeof cl.prof.ms);
         double t0 = cs_now();
-        int over = 1;
-        while (over > 0) /* as the trainer: the pair count is confirmed after the backward is queued */
-            over = cs_render_forward(&r, &m, &v, s.sh_degree, scene.background) ||
-                           cs_loss_forward_backward(&loss, &r, &gt, 0, c->width, c->height,
-                                                    (float)cfg.optim.lambda_dssim, 0) ||
-                           cs_render_backward(&r, &m, &v, s.sh_degree, scene.background)
-                       ? -1
-                       : cs_render_confirm(&r);
-        if (over < 0 || cs_densify_stats(&cl, &k, &m, &r, c->width, c->height) ||
+        if (cs_train_pass(&r, &loss, &m, &v, s.sh_degree, scene.background, &gt, 0, (float)cfg.optim.lambda_dssim) ||
+            cs_densify_stats(&cl, &k, &m, &r, c->width, c->height) ||
             cs_adam_step(&cl, &k, &m, &frozen, 0.0) || cs_prof_collect(&cl)) {
             free(ms), free(wall);
             goto gfree;

@@ -39,18 +39,20 @@ void cs_renderer_init(cs_renderer *r, cs_cl *cl, const cs_kernels *k, float kern
       &(r)->v_pair, &(r)->ranges, &(r)->img, &(r)->final_T, &(r)->n_contrib, &(r)->v_img, &(r)->total, \
       &(r)->sort.tmp, &(r)->sort.hist, &(r)->sort.keys_alt, &(r)->sort.vals_alt }
 
-static void drop_total_event(cs_renderer *r)
+/* Waits for the pair-count read in flight, if any (it targets r->total_host). */
+static int wait_total(cs_renderer *r)
 {
-    if (r->total_ev) {
-        clWaitForEvents(1, &r->total_ev); /* the read targets r->total_host */
-        clReleaseEvent(r->total_ev);
-    }
+    if (!r->total_ev) return 0;
+    cl_int e = clWaitForEvents(1, &r->total_ev);
+    clReleaseEvent(r->total_ev);
     r->total_ev = NULL;
+    if (e != CL_SUCCESS) return cs_fail("clWaitForEvents (pair count read) failed: %s", cs_cl_strerror(e));
+    return 0;
 }
 
 void cs_renderer_trim(cs_renderer *r)
 {
-    drop_total_event(r);
+    wait_total(r); /* normally done by cs_render_confirm already; the pool is released either way */
     cs_buf *all[] = POOL_LIST(r);
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) cs_buf_free(r->cl, all[i]);
     /* the next pair buffers fit the largest view seen since the last trim */
@@ -120,7 +122,7 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
     /* Gaussians front to back, then pair offsets = exclusive scan of tiles touched in that
        order; the total is read back without waiting (see bin.cl and cs_render_confirm) */
     unsigned un = (unsigned)n;
-    drop_total_event(r);
+    if (wait_total(r)) return -1;
     r->total_host = 0;
     if (n > 0) {
         if (reserve(r, &r->depth_keys, N * 4, "depth keys") || reserve(r, &r->order, N * 4, "depth order") ||
@@ -175,11 +177,7 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
 
 int cs_render_confirm(cs_renderer *r)
 {
-    if (r->total_ev) {
-        CS_CHECK(clWaitForEvents(1, &r->total_ev));
-        clReleaseEvent(r->total_ev);
-        r->total_ev = NULL;
-    }
+    if (wait_total(r)) return -1;
     unsigned total = r->total_host;
     if (total > r->pairs_seen_max) r->pairs_seen_max = total;
     if (total <= r->pair_cap) {

@@ -15,6 +15,7 @@
 #include "model.h"
 #include "optim.h"
 #include "outputs.h"
+#include "pass.h"
 #include "render.h"
 #include "util.h"
 
@@ -221,25 +222,6 @@ static int evaluate(trainer *t, int iteration, int active_degree)
 
 /* ---- saving ------------------------------------------------------------------------------------ */
 
-/* One training view's forward, loss and backward (gradients in the model's v_geo / v_sh). The
- * pair count is only waited for after the backward is queued, so the device never idles on
- * it; if the pairs overflowed their buffers, the whole pass is redone with larger ones. */
-static int forward_backward(trainer *t, const cs_view *v, int vi, int active, float lambda)
-{
-    const cs_camera *c = &t->scene.cams[t->train[vi]];
-    for (;;) {
-        cs_buf *gt;
-        unsigned goff;
-        if (cs_images_get(&t->images, vi, &gt, &goff) ||
-            cs_render_forward(&t->r, &t->m, v, active, t->scene.background) ||
-            cs_loss_forward_backward(&t->loss, &t->r, gt, goff, c->width, c->height, lambda, 0) ||
-            cs_images_release(&t->images) || cs_render_backward(&t->r, &t->m, v, active, t->scene.background))
-            return -1;
-        int over = cs_render_confirm(&t->r);
-        if (over <= 0) return over;
-    }
-}
-
 static int save_ply(trainer *t, int iteration)
 {
     char dir[1200], p[1300];
@@ -407,7 +389,11 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_train_opts *opt)
         const cs_camera *c = &t->scene.cams[t->train[vi]];
         cs_view v;
         cs_view_from_camera(c, &v);
-        if (forward_backward(t, &v, vi, active, lambda) ||
+        cs_buf *gt;
+        unsigned goff;
+        if (cs_images_get(&t->images, vi, &gt, &goff) ||
+            cs_train_pass(&t->r, &t->loss, &t->m, &v, active, t->scene.background, gt, goff, lambda) ||
+            cs_images_release(&t->images) ||
             (iter < t->iterations && cs_images_prefetch(&t->images, view_for_iteration(t, iter + 1)))) {
             cs_fail_prefix("iteration %d (view %s)", iter, c->name);
             goto done;

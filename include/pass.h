@@ -1,0 +1,14 @@
+/* pass: one training view's forward, loss and backward, as the trainer and the benchmark run
+ * it: the pair count is only waited for after the backward is queued, and the whole pass is
+ * redone with larger pair buffers when the pairs overflowed them. */
+#ifndef CS_PASS_H
+#define CS_PASS_H
+
+#include "loss.h"
+
+/* Gradients end in the model's v_geo / v_sh (r->v_2d for densification statistics), the loss
+ * sums in slot 0 of L. GT: 8-bit RGB at byte offset GT_OFF. */
+int cs_train_pass(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v, int active_degree, const float bg[3],
+                  cs_buf *gt, unsigned gt_off, float lambda);
+
+#endif
