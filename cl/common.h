@@ -8,7 +8,7 @@
  *   OPT_HALF       1: Adam moments in 16 bits (see adam.cl; layout in include/model.h)
  *   ATOMIC_PATH    0: compare-and-swap loop, 1: cl_ext_float_atomics, 2: NVIDIA PTX red
  *   FAST_MATH      1: fma contraction and native_exp per pixel (see below)
- *   TILE           tile side in pixels (16)
+ *   TILE           tile side in pixels (16 or 8; src/tune.c measures which)
  * Per-Gaussian layouts:
  *   geo  (N, 11)  means xyz | log_scales xyz | quat wxyz | logit_opacity
  *   sh   (N, K, 3)
@@ -54,6 +54,9 @@
 #define TILE 16
 #endif
 
+#ifndef RADIUS_SIGMA
+#define RADIUS_SIGMA 3.f /* graphdeco's: the tile rectangle spans this many standard deviations */
+#endif
 #ifndef NEAR_PLANE
 #define NEAR_PLANE 0.2f /* graphdeco's: Gaussians at camera depth <= this are culled */
 #endif

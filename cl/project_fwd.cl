@@ -129,7 +129,7 @@ __kernel void project_fwd(int n,
     if (!project_gaussian(geo, filter3d, i, cam, intr, W, H, kernel_size, &P)) return;
     float mid = 0.5f * (P.a + P.c);
     float lambda1 = mid + sqrt(max(0.1f, mid * mid - P.det));
-    int radius = (int)ceil(3.f * sqrt(lambda1));
+    int radius = (int)ceil(RADIUS_SIGMA * sqrt(lambda1));
     float2 m2 = (float2)(intr.x * P.t.x / P.t.z + intr.z - 0.5f, intr.y * P.t.y / P.t.z + intr.w - 0.5f);
     int2 rmin, rmax;
     tile_rect(m2, radius, tiles_x, tiles_y, &rmin, &rmax);

@@ -8,7 +8,7 @@
  * reduce-scatter (shfl.sync, only in warps where some lane contributes, found with vote.sync)
  * and red.global.add.f32 from the lanes holding the sums: the local compare-and-swap loop
  * serialises 256 work-items on one address. Every lane runs every iteration so the warp stays
- * converged. Assumes 32-lane warps with TILE a multiple of 2 (rows of 16 lanes pair up). */
+ * converged. Assumes 32-lane warps and TILE * TILE a multiple of 32 (tiles of 8 or 16). */
 #if ATOMIC_PATH == 2 && !DETERMINISTIC
 #define DIRECT_GLOBAL 1
 inline float shfl_xor(float v, int mask)

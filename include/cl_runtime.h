@@ -8,6 +8,7 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 typedef enum { CS_ATOMIC_CAS = 0, CS_ATOMIC_EXT = 1, CS_ATOMIC_PTX = 2 } cs_atomic_path;
@@ -96,6 +97,16 @@ int cs_cl_run(cs_cl *cl, cl_kernel k, int stage, int dims, const size_t *global,
 
 /* Waits for profiled events and adds their durations (ms) into prof.ms per stage. */
 int cs_prof_collect(cs_cl *cl);
+/* Stage profiling for a measurement on a queue opened without it: begin finishes the queue
+ * and swaps in a profiling one (nothing to do when profiling is on already); end restores. */
+typedef struct {
+    cl_command_queue queue;
+    int enabled;
+} cs_prof_saved;
+int cs_cl_profile_begin(cs_cl *cl, cs_prof_saved *saved);
+int cs_cl_profile_end(cs_cl *cl, cs_prof_saved *saved);
+/* A hash of the kernel sources the device builds from (embedded or --kernel-dir). */
+int cs_cl_sources_hash(cs_cl *cl, uint64_t *out);
 
 const char *cs_cl_strerror(cl_int err);
 /* Checked call for the host side: on error records call, error name, file and line. */

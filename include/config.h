@@ -11,6 +11,9 @@
 enum { CS_AA_CLASSIC = 0, CS_AA_MIP = 1 };
 enum { CS_DTYPE_FP32 = 0, CS_DTYPE_FP16 = 1 };
 enum { CS_RES_AUTO = 0, CS_RES_DEVICE, CS_RES_HOST, CS_RES_LAZY };
+/* device.tune: auto (the per-device tuning cache; measured and stored when missing), off (16x16
+   tiles, 256-item groups), force (measured again); CACHED (internal): the cache or defaults */
+enum { CS_TUNE_AUTO = 0, CS_TUNE_OFF, CS_TUNE_FORCE, CS_TUNE_CACHED };
 
 typedef struct {
     struct {
@@ -68,6 +71,7 @@ typedef struct {
     } output;
     struct {
         char id[128];
+        int tune;              /* CS_TUNE_* */
     } device;
     struct {
         int interval;

@@ -1,7 +1,8 @@
 /* kernels: the one OpenCL program of a configuration (SH degree and storage, antialias
- * mode, 3D filter, deterministic backward, optimizer storage) and its kernel handles. The
- * options double as the model's storage layout. Launchers live in the
- * modules that own each stage. */
+ * mode, 3D filter, deterministic backward, optimizer storage, rasterizer tile size) and its
+ * kernel handles, with the work-group size each group of per-Gaussian kernels launches with.
+ * The options (all but the tile size) double as the model's storage layout. Launchers live
+ * in the modules that own each stage; tune.c chooses the tile and work-group sizes. */
 #ifndef CS_KERNELS_H
 #define CS_KERNELS_H
 
@@ -15,10 +16,18 @@ typedef struct {
     int filter_3d;
     int deterministic;
     int opt_half;      /* Adam moments in 16 bits (memory.optimizer_dtype = fp16) */
+    int tile;          /* rasterizer tile side in pixels (8 or 16; 0 = 16) */
 } cs_kernel_opts;
 
+/* Groups of 1D kernels that share a work-group size (tune.c measures each group). */
+enum { CS_WG_PROJECT, CS_WG_PROJECT_BWD, CS_WG_BIN, CS_WG_ADAM, CS_WG_COUNT };
+extern const char *const cs_wg_names[CS_WG_COUNT];
+#define CS_WG_DEFAULT 256
+
 typedef struct {
-    cs_kernel_opts opts;
+    cs_kernel_opts opts;    /* opts.tile resolved */
+    size_t wg[CS_WG_COUNT];     /* work-group size of each group */
+    size_t wg_max[CS_WG_COUNT]; /* the largest the device allows for every kernel of the group */
     cl_program prog;
     cl_kernel project_fwd, project_bwd;
     cl_kernel scan_block, scan_single, scan_add, radix_count, radix_scatter;
@@ -32,7 +41,11 @@ typedef struct {
 
 /* The options (and model layout) a configuration asks for. */
 void cs_kernel_opts_of(const cs_config *cfg, cs_kernel_opts *o);
+/* Builds the program; work-group sizes start at CS_WG_DEFAULT (or the device's limit). -1
+ * with a message, also when the device cannot run OPTS->tile squared work-items a group. */
 int cs_kernels_build(cs_cl *cl, const cs_kernel_opts *opts, cs_kernels *k);
+/* Sets the work-group size of every group: powers of two up to wg_max; -1 with a message. */
+int cs_kernels_set_wg(cs_kernels *k, const size_t wg[CS_WG_COUNT]);
 void cs_kernels_release(cs_kernels *k);
 
 /* profiling stages (cs_cl_run's STAGE argument) */

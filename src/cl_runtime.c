@@ -485,6 +485,49 @@ int cs_prof_collect(cs_cl *cl)
     return 0;
 }
 
+int cs_cl_profile_begin(cs_cl *cl, cs_prof_saved *saved)
+{
+    saved->queue = NULL;
+    saved->enabled = cl->prof.enabled;
+    if (cl->prof.enabled) return 0;
+    CS_CHECK(clFinish(cl->queue));
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(cl->ctx, cl->device, CL_QUEUE_PROFILING_ENABLE, &err);
+    if (err != CL_SUCCESS) return cs_fail("clCreateCommandQueue (profiling) failed: %s", cs_cl_strerror(err));
+    saved->queue = cl->queue;
+    cl->queue = q;
+    cl->prof.enabled = 1;
+    return 0;
+}
+
+int cs_cl_profile_end(cs_cl *cl, cs_prof_saved *saved)
+{
+    if (!saved->queue) return 0;
+    cl_int e = clFinish(cl->queue);
+    for (int i = 0; i < cl->prof.n; i++) clReleaseEvent(cl->prof.ev[i]);
+    cl->prof.n = 0;
+    clReleaseCommandQueue(cl->queue);
+    cl->queue = saved->queue;
+    cl->prof.enabled = saved->enabled;
+    saved->queue = NULL;
+    return e == CL_SUCCESS ? 0 : cs_fail("clFinish (profiling queue) failed: %s", cs_cl_strerror(e));
+}
+
+int cs_cl_sources_hash(cs_cl *cl, uint64_t *out)
+{
+    char **texts = NULL;
+    int n = 0;
+    if (gather_sources(cl, &texts, &n)) return -1;
+    uint64_t h = CS_HASH_SEED;
+    for (int i = 0; i < n; i++) {
+        h = cs_hash64(texts[i], strlen(texts[i]) + 1, h);
+        free(texts[i]);
+    }
+    free(texts);
+    *out = h;
+    return 0;
+}
+
 /* ---- buffers and accounting ------------------------------------------------------------ */
 
 static void account(cs_cl *cl, cs_mem_cat cat, size_t bytes, int add)

@@ -74,6 +74,7 @@ static const key_desc KEYS[] = {
     {"output.save_iterations", T_INTLIST, L(output.save_iterations, output.n_save_iterations), ""},
     {"output.checkpoint_iterations", T_INTLIST, L(output.checkpoint_iterations, output.n_checkpoint_iterations), ""},
     {"device.id", T_STRING, F(device.id), 0, 0, NULL, 0, "P:D, a name substring, or empty"},
+    {"device.tune", T_ENUM, F(device.tune), 0, 0, "auto|off|force", 0, "tile and work-group sizes: measured per device"},
     {"log.interval", T_INT, F(log.interval), 1, 1e8, NULL, 0, ""},
 };
 #undef F

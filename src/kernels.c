@@ -7,6 +7,8 @@
 
 #include "util.h"
 
+const char *const cs_wg_names[CS_WG_COUNT] = {"project", "project_bwd", "bin", "adam"};
+
 const char *const cs_stage_names[CS_STAGE_COUNT] = {"project", "bin+sort", "rasterize fwd", "loss+ssim",
                                                     "rasterize bwd", "project bwd", "adam", "densify"};
 
@@ -37,6 +39,7 @@ void cs_kernel_opts_of(const cs_config *cfg, cs_kernel_opts *o)
     o->filter_3d = cfg->model.filter_3d;
     o->deterministic = cfg->optim.deterministic;
     o->opt_half = cfg->memory.optimizer_dtype == CS_DTYPE_FP16;
+    o->tile = 0;
 }
 
 static int build_once(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k);
@@ -55,15 +58,75 @@ int cs_kernels_build(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
     return build_once(cl, o, k);
 }
 
+/* The largest work-group K may run with on this device. */
+static int kernel_limit(cs_cl *cl, cl_kernel k, const char *name, size_t *wg, cl_ulong *local)
+{
+    cl_int e = clGetKernelWorkGroupInfo(k, cl->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof *wg, wg, NULL);
+    if (e == CL_SUCCESS) e = clGetKernelWorkGroupInfo(k, cl->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof *local, local, NULL);
+    if (e != CL_SUCCESS)
+        return cs_fail("clGetKernelWorkGroupInfo for kernel %s failed: %s (%s:%d)", name, cs_cl_strerror(e), __FILE__,
+                       __LINE__);
+    if (*wg > cl->max_wg) *wg = cl->max_wg;
+    return 0;
+}
+
+/* Work-group limits of each group and the tile check. */
+static int limits(cs_cl *cl, cs_kernels *k)
+{
+    struct { cl_kernel kern; const char *name; int group; } all[] = {
+        {k->project_fwd, "project_fwd", CS_WG_PROJECT},        {k->project_bwd, "project_bwd", CS_WG_PROJECT_BWD},
+        {k->bin_depth_keys, "bin_depth_keys", CS_WG_BIN},      {k->bin_gather_counts, "bin_gather_counts", CS_WG_BIN},
+        {k->bin_emit_pairs, "bin_emit_pairs", CS_WG_BIN},      {k->bin_tile_ranges, "bin_tile_ranges", CS_WG_BIN},
+        {k->bin_reduce_pairs, "bin_reduce_pairs", CS_WG_BIN},  {k->adam_step, "adam_step", CS_WG_ADAM},
+        {k->rasterize_fwd, "rasterize_fwd", -1},               {k->rasterize_bwd, "rasterize_bwd", -1},
+    };
+    for (int g = 0; g < CS_WG_COUNT; g++) k->wg_max[g] = (size_t)1 << 30;
+    size_t per_tile = (size_t)k->opts.tile * k->opts.tile;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        size_t wg;
+        cl_ulong local;
+        if (kernel_limit(cl, all[i].kern, all[i].name, &wg, &local)) return -1;
+        if (all[i].group >= 0) {
+            if (wg < k->wg_max[all[i].group]) k->wg_max[all[i].group] = wg;
+        } else if (wg < per_tile || local > cl->local_mem) {
+            return cs_fail("kernel %s with %dx%d tiles needs %zu work-items and %llu bytes of local memory a group; "
+                           "%s allows %zu and %llu (try another tile size, see device.tune)",
+                           all[i].name, k->opts.tile, k->opts.tile, per_tile, (unsigned long long)local, cl->name, wg,
+                           (unsigned long long)cl->local_mem);
+        }
+    }
+    for (int g = 0; g < CS_WG_COUNT; g++) {
+        /* largest power of two within the limit */
+        size_t p = 1;
+        while (p * 2 <= k->wg_max[g]) p *= 2;
+        k->wg_max[g] = p;
+        k->wg[g] = CS_WG_DEFAULT < p ? CS_WG_DEFAULT : p;
+    }
+    return 0;
+}
+
+int cs_kernels_set_wg(cs_kernels *k, const size_t wg[CS_WG_COUNT])
+{
+    for (int g = 0; g < CS_WG_COUNT; g++)
+        if (wg[g] == 0 || (wg[g] & (wg[g] - 1)) || wg[g] > k->wg_max[g])
+            return cs_fail("work-group size %zu for the %s kernels: must be a power of two up to %zu on this device", wg[g],
+                           cs_wg_names[g], k->wg_max[g]);
+    memcpy(k->wg, wg, sizeof k->wg);
+    return 0;
+}
+
 static int build_once(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
 {
     memset(k, 0, sizeof *k);
     k->opts = *o;
+    if (!k->opts.tile) k->opts.tile = 16;
+    if (k->opts.tile != 8 && k->opts.tile != 16) return cs_fail("tile size %d: must be 8 or 16", k->opts.tile);
     char opts[1024];
     /* CLSPLAT_CL_OPTS: extra build options for A/B measurements of kernel variants */
     const char *extra = getenv("CLSPLAT_CL_OPTS");
-    snprintf(opts, sizeof opts, "-DSH_DEGREE=%d -DSH_HALF=%d -DANTIALIAS=%d -DFILTER_3D=%d -DDETERMINISTIC=%d -DOPT_HALF=%d -DTILE=16 %s",
-             o->sh_degree, o->sh_half, o->antialias, o->filter_3d, o->deterministic, o->opt_half, extra ? extra : "");
+    snprintf(opts, sizeof opts, "-DSH_DEGREE=%d -DSH_HALF=%d -DANTIALIAS=%d -DFILTER_3D=%d -DDETERMINISTIC=%d -DOPT_HALF=%d -DTILE=%d %s",
+             o->sh_degree, o->sh_half, o->antialias, o->filter_3d, o->deterministic, o->opt_half, k->opts.tile,
+             extra ? extra : "");
     if (cs_cl_build(cl, opts, &k->prog)) return -1;
 #define K(name) if (cs_cl_kernel(cl, k->prog, #name, &k->name)) return -1;
     K(project_fwd) K(project_bwd) K(scan_block) K(scan_single) K(scan_add) K(radix_count) K(radix_scatter)
@@ -72,7 +135,7 @@ static int build_once(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
     K(densify_stats) K(densify_classify) K(densify_append) K(densify_prune_flags) K(gather_rows)
     K(densify_reset_opacity) K(filter3d_depth) K(filter3d_finish)
 #undef K
-    return 0;
+    return limits(cl, k);
 }
 
 void cs_kernels_release(cs_kernels *k)

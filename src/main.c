@@ -18,6 +18,7 @@
 #include "scene.h"
 #include "splats.h"
 #include "trainer.h"
+#include "tune.h"
 #include "util.h"
 
 static volatile int g_stop; /* set by SIGINT/SIGTERM: the trainer saves a checkpoint and returns */
@@ -43,6 +44,7 @@ static const char *USAGE =
     "  eval -m OUT [--device P:D]   evaluate a trained model on its test views\n"
     "  info FILE.ply                count, SH degree, bounds, 3D filter\n"
     "  bench -s DATA --ply FILE [--iters N] [--view I]   per-stage timings of a training iteration\n"
+    "  tune [-c CONFIG] [--set k=v ...] [--device P:D]   measure tile and work-group sizes for the device\n"
     "common options: --kernel-dir DIR (load .cl files from DIR), --no-kernel-cache, -h/--help\n";
 
 static int parse(int argc, char **argv, args *a)
@@ -187,8 +189,8 @@ static int render_views(const args *a, cs_config *cfg, const char *ply_path, con
     memset(&k, 0, sizeof k);
     memset(&m, 0, sizeof m);
     if (open_device(a, cfg, &cl, 0)) goto out;
-    cs_kernel_opts ko = {s.sh_degree, 0, cfg->model.antialias, s.filter_3d != NULL, 0, 0};
-    if (cs_kernels_build(&cl, &ko, &k) || cs_model_create(&cl, &m, &s, &ko, s.n)) goto close;
+    cs_kernel_opts ko = {s.sh_degree, 0, cfg->model.antialias, s.filter_3d != NULL, 0, 0, 0};
+    if (cs_kernels_build_tuned(&cl, &ko, cs_tune_readonly(cfg->device.tune), &k, NULL) || cs_model_create(&cl, &m, &s, &ko, s.n)) goto close;
     cs_renderer_init(&r, &cl, &k, (float)cfg->model.kernel_size);
     if (cs_mkdirs(out_dir)) goto close;
     const char *split = a->split ? a->split : "test";
@@ -294,6 +296,34 @@ static int cmd_eval(const args *a)
     return rc;
 }
 
+static int cmd_tune(const args *a)
+{
+    if (a->help) {
+        printf("usage: clsplat tune [-c CONFIG] [--set key=value] [--device P:D]\n"
+               "Times training passes on a synthetic view for each rasterizer tile size and work-group\n"
+               "size, for the kernel options CONFIG asks for (SH degree and storage, antialias mode,\n"
+               "3D filter), prints the medians and stores the choice in the kernel cache folder, where\n"
+               "train (device.tune = auto) and bench find it.\n");
+        return 0;
+    }
+    cs_config cfg;
+    if (make_config(a, &cfg)) return -1;
+    cs_cl cl;
+    if (open_device(a, &cfg, &cl, 0)) return -1;
+    cs_kernel_opts ko;
+    cs_kernel_opts_of(&cfg, &ko);
+    cs_kernels k;
+    cs_tuning t;
+    int rc = cs_kernels_build_tuned(&cl, &ko, CS_TUNE_FORCE, &k, &t);
+    if (rc == 0) {
+        cs_tuning_report(&t, stdout);
+        cs_tuning_summary(&t, stdout);
+        cs_kernels_release(&k);
+    }
+    cs_cl_close(&cl);
+    return rc;
+}
+
 static int cmd_info(const args *a)
 {
     if (a->help || !a->ply) {
@@ -373,7 +403,10 @@ static int cmd_bench(const args *a)
     ko.sh_degree = s.sh_degree; /* the PLY's */
     ko.filter_3d = s.filter_3d != NULL;
     cs_model m;
-    if (cs_kernels_build(&cl, &ko, &k)) goto close;
+    cs_tuning tun;
+    if (cs_kernels_build_tuned(&cl, &ko, cfg.device.tune, &k, &tun)) goto close;
+    cs_tuning_report(&tun, stdout);
+    cs_tuning_summary(&tun, stdout);
     if (cs_model_create(&cl, &m, &s, &ko, s.n)) goto kfree;
     cs_renderer r;
     cs_loss loss;
@@ -478,6 +511,7 @@ int main(int argc, char **argv)
     else if (!strcmp(cmd, "eval")) rc = cmd_eval(&a);
     else if (!strcmp(cmd, "info")) rc = cmd_info(&a);
     else if (!strcmp(cmd, "bench")) rc = cmd_bench(&a);
+    else if (!strcmp(cmd, "tune")) rc = cmd_tune(&a);
     else {
         fprintf(stderr, "clsplat: unknown command '%s'\n%s", cmd, USAGE);
         return 2;

@@ -20,7 +20,7 @@ int cs_adam_step(cs_cl *cl, const cs_kernels *k, cs_model *m, const cs_config *c
     float lm = (float)lr_mean, ls = (float)cfg->optim.scaling_lr, lr = (float)cfg->optim.rotation_lr,
           lo = (float)cfg->optim.opacity_lr, ld = (float)cfg->optim.feature_lr, lrest = (float)cfg->optim.feature_rest_lr;
     unsigned ng = (unsigned)m->n * 11u, ns = (unsigned)m->n * (unsigned)CS_SH_COEFFS(m->sh_degree) * 3u;
-    size_t g = (size_t)ng + ns, l = 256;
+    size_t g = (size_t)ng + ns, l = k->wg[CS_WG_ADAM];
     cl_uint step = (cl_uint)m->step;
     return cs_cl_run(cl, k->adam_step, CS_STAGE_ADAM, 1, &g, &l, 22, CS_ARG(ng), CS_ARG(m->geo.mem), CS_ARG(m->v_geo.mem),
                      CS_ARG(m->m_geo.mem), CS_ARG(m->v2_geo.mem), CS_ARG(ns), CS_ARG(m->sh.mem), CS_ARG(m->v_sh.mem),

@@ -99,8 +99,9 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
     const cs_kernels *k = r->k;
     int n = m->n, W = v->width, H = v->height;
     size_t N = (size_t)(m->capacity > 0 ? m->capacity : 1);
-    r->tiles_x = (W + 15) / 16;
-    r->tiles_y = (H + 15) / 16;
+    int T = k->opts.tile;
+    r->tiles_x = (W + T - 1) / T;
+    r->tiles_y = (H + T - 1) / T;
     if (reserve(r, &r->xy, N * 8, "projected means") || reserve(r, &r->conic_opacity, N * 16, "conics") ||
         reserve(r, &r->rgb, N * 12, "colours") || reserve(r, &r->depth, N * 4, "depths") ||
         reserve(r, &r->radii, N * 4, "radii") || reserve(r, &r->touched, N * 4, "tiles touched") ||
@@ -111,9 +112,9 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
         reserve(r, &r->final_T, (size_t)W * H * 4, "final transmittance") ||
         reserve(r, &r->n_contrib, (size_t)W * H * 4, "last contributor"))
         return -1;
-    size_t l = 256, g = (size_t)n;
+    size_t l = k->wg[CS_WG_BIN], lp = k->wg[CS_WG_PROJECT], g = (size_t)n;
     cl_mem filt = m->has_filter ? m->filter3d.mem : m->geo.mem;
-    if (cs_cl_run(cl, k->project_fwd, CS_STAGE_PROJECT, 1, &g, &l, 19, CS_ARG(n), CS_ARG(m->geo.mem),
+    if (cs_cl_run(cl, k->project_fwd, CS_STAGE_PROJECT, 1, &g, &lp, 19, CS_ARG(n), CS_ARG(m->geo.mem),
                   CS_ARG(m->sh.mem), CS_ARG(filt), CS_ARG(v->cam), CS_ARG(v->intr), CS_ARG(W), CS_ARG(H),
                   CS_ARG(r->tiles_x), CS_ARG(r->tiles_y), CS_ARG(active_degree), CS_ARG(r->kernel_size),
                   CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->rgb.mem), CS_ARG(r->depth.mem),
@@ -167,7 +168,7 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
                       CS_ARG(r->keys.mem), CS_ARG(r->ranges.mem)))
             return -1;
     }
-    size_t gt[2] = {(size_t)r->tiles_x * 16, (size_t)r->tiles_y * 16}, lt[2] = {16, 16};
+    size_t ts = (size_t)T, gt[2] = {r->tiles_x * ts, r->tiles_y * ts}, lt[2] = {ts, ts};
     cl_float4 bgv = {{bg[0], bg[1], bg[2], 0.f}};
     return cs_cl_run(cl, k->rasterize_fwd, CS_STAGE_RASTER_FWD, 2, gt, lt, 13, CS_ARG(r->ranges.mem),
                      CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid), CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem),
@@ -213,7 +214,7 @@ int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active
         float zero = 0.f;
         if (n > 0 && cs_buf_fill(cl, &r->v_2d, 0, (size_t)n * 9 * 4, &zero, 4)) return -1;
     }
-    size_t gt[2] = {(size_t)r->tiles_x * 16, (size_t)r->tiles_y * 16}, lt[2] = {16, 16};
+    size_t T = (size_t)k->opts.tile, gt[2] = {r->tiles_x * T, r->tiles_y * T}, lt[2] = {T, T};
     cl_float4 bgv = {{bg[0], bg[1], bg[2], 0.f}};
     cl_mem out = det ? r->v_pair.mem : r->v_2d.mem, pair_gid = pair_gid_arg(r);
     if (cs_cl_run(cl, k->rasterize_bwd, CS_STAGE_RASTER_BWD, 2, gt, lt, 14, CS_ARG(r->ranges.mem),
@@ -222,12 +223,12 @@ int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active
                   CS_ARG(r->final_T.mem),
                   CS_ARG(r->n_contrib.mem), CS_ARG(r->v_img.mem), CS_ARG(out)))
         return -1;
-    size_t l = 256, g = (size_t)n;
+    size_t l = k->wg[CS_WG_BIN], lp = k->wg[CS_WG_PROJECT_BWD], g = (size_t)n;
     if (det && cs_cl_run(cl, k->bin_reduce_pairs, CS_STAGE_RASTER_BWD, 1, &g, &l, 7, CS_ARG(n), CS_ARG(r->pair_cap),
                          CS_ARG(r->order.mem), CS_ARG(r->offsets.mem), CS_ARG(r->touched.mem), CS_ARG(r->v_pair.mem), CS_ARG(r->v_2d.mem)))
         return -1;
     cl_mem filt = m->has_filter ? m->filter3d.mem : m->geo.mem;
-    return cs_cl_run(cl, k->project_bwd, CS_STAGE_PROJECT_BWD, 1, &g, &l, 15, CS_ARG(n), CS_ARG(m->geo.mem),
+    return cs_cl_run(cl, k->project_bwd, CS_STAGE_PROJECT_BWD, 1, &g, &lp, 15, CS_ARG(n), CS_ARG(m->geo.mem),
                      CS_ARG(m->sh.mem), CS_ARG(filt), CS_ARG(v->cam), CS_ARG(v->intr), CS_ARG(W), CS_ARG(H),
                      CS_ARG(active_degree), CS_ARG(r->kernel_size), CS_ARG(r->radii.mem), CS_ARG(r->clamped.mem),
                      CS_ARG(r->v_2d.mem), CS_ARG(m->v_geo.mem), CS_ARG(m->v_sh.mem));

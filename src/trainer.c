@@ -17,6 +17,7 @@
 #include "outputs.h"
 #include "pass.h"
 #include "render.h"
+#include "tune.h"
 #include "util.h"
 
 typedef struct {
@@ -319,10 +320,12 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_train_opts *opt)
     cs_kernel_opts ko;
     cs_kernel_opts_of(cfg, &ko);
     double tb = cs_now();
-    if (cs_kernels_build(cl, &ko, &t->k)) goto done;
+    cs_tuning tun;
+    if (cs_kernels_build_tuned(cl, &ko, cfg->device.tune, &t->k, &tun)) goto done;
     printf("kernels: %s in %.1f s (float atomics: %s, fast math: %s)\n",
            cl->last_build_cached ? "loaded from cache" : "built", cs_now() - tb, cs_atomic_path_names[cl->atomics],
            cl->fast_math ? "on" : "off");
+    cs_tuning_summary(&tun, stdout);
     if (cs_driver_mem_open(&t->dm, cl) == 0) printf("driver memory: NVML, %.1f MiB in use now\n", cs_driver_mem_sample(&t->dm) / 1048576.0);
     else printf("driver memory: not reported (%s)\n", t->dm.why);
     if (plan_memory(t) ||
@@ -503,7 +506,8 @@ int cs_evaluate_splats(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, c
     ko.filter_3d = s->filter_3d != NULL;
     int rc = -1;
     if (cs_images_init(&t->images, cl, &t->scene, CS_RES_LAZY, t->train, t->n_train, 0) ||
-        cs_kernels_build(cl, &ko, &t->k) || cs_model_create(cl, &t->m, s, &ko, s->n))
+        cs_kernels_build_tuned(cl, &ko, cs_tune_readonly(cfg->device.tune), &t->k, NULL) ||
+        cs_model_create(cl, &t->m, s, &ko, s->n))
         goto done;
     cs_renderer_init(&t->r, cl, &t->k, (float)cfg->model.kernel_size);
     cs_loss_init(&t->loss, cl, &t->k);

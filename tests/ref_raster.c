@@ -126,14 +126,15 @@ static void project(const cs_splats *s, int i, const cs_view *v, const ref_opts 
     if (near_int(rr, 1e-4)) g->ambiguous = 1; /* float radius error is ~1e-5 */
     int radius = (int)ceil(rr);
     double mx = fx * pc[0] / tz + cx - 0.5, my = fy * pc[1] / tz + cy - 0.5;
-    double e[4] = {(mx - radius) / 16, (my - radius) / 16, (mx + radius + 15) / 16, (my + radius + 15) / 16};
+    int T = TILE_OF(o);
+    double e[4] = {(mx - radius) / T, (my - radius) / T, (mx + radius + T - 1) / T, (my + radius + T - 1) / T};
     for (int k = 0; k < 4; k++)
         if (near_int(e[k], 2e-5)) g->ambiguous = 1;
     /* C (int) truncation toward zero, as in the kernel */
-    g->rx0 = (int)fmin(tiles_x, fmax(0, (int)((mx - radius) / 16)));
-    g->ry0 = (int)fmin(tiles_y, fmax(0, (int)((my - radius) / 16)));
-    g->rx1 = (int)fmin(tiles_x, fmax(0, (int)((mx + radius + 15) / 16)));
-    g->ry1 = (int)fmin(tiles_y, fmax(0, (int)((my + radius + 15) / 16)));
+    g->rx0 = (int)fmin(tiles_x, fmax(0, (int)((mx - radius) / T)));
+    g->ry0 = (int)fmin(tiles_y, fmax(0, (int)((my - radius) / T)));
+    g->rx1 = (int)fmin(tiles_x, fmax(0, (int)((mx + radius + T - 1) / T)));
+    g->ry1 = (int)fmin(tiles_y, fmax(0, (int)((my + radius + T - 1) / T)));
     g->x = mx;
     g->y = my;
     g->ca = cc / det;
@@ -176,7 +177,7 @@ static int cmp_depth(const void *pa, const void *pb)
 static void raster(const cs_splats *s, const cs_view *v, const ref_opts *o, ref_g *gs, double *img,
                    unsigned char *amb, const double *v_img, double *g2d)
 {
-    int W = v->width, H = v->height, tx = (W + 15) / 16, ty = (H + 15) / 16;
+    int W = v->width, H = v->height, T = TILE_OF(o), tx = (W + T - 1) / T, ty = (H + T - 1) / T;
     size_t np = s->n ? (size_t)s->n : 1;
     ref_g **list = calloc(np, sizeof *list), **cg = calloc(np, sizeof *cg);
     double *calpha = calloc(np, sizeof *calpha), *cT = calloc(np, sizeof *cT), *craw = calloc(np, sizeof *craw);
@@ -194,8 +195,8 @@ static void raster(const cs_splats *s, const cs_view *v, const ref_opts *o, ref_
                 if (g->visible && txi >= g->rx0 && txi < g->rx1 && tyi >= g->ry0 && tyi < g->ry1) list[n++] = g;
             }
             qsort(list, n, sizeof *list, cmp_depth);
-            for (int py = tyi * 16; py < tyi * 16 + 16 && py < H; py++)
-                for (int px = txi * 16; px < txi * 16 + 16 && px < W; px++) {
+            for (int py = tyi * T; py < tyi * T + T && py < H; py++)
+                for (int px = txi * T; px < txi * T + T && px < W; px++) {
                     double T = 1, C[3] = {0, 0, 0};
                     int a = 0, nc = 0;
                     for (int j = 0; j < namb; j++) {
@@ -252,7 +253,7 @@ static void raster(const cs_splats *s, const cs_view *v, const ref_opts *o, ref_
 
 void ref_render(const cs_splats *s, const cs_view *v, const ref_opts *o, double *img, unsigned char *amb)
 {
-    int tx = (v->width + 15) / 16, ty = (v->height + 15) / 16;
+    int T = TILE_OF(o), tx = (v->width + T - 1) / T, ty = (v->height + T - 1) / T;
     ref_g *gs = calloc(s->n ? s->n : 1, sizeof *gs);
     for (int i = 0; i < s->n; i++) project(s, i, v, o, tx, ty, &gs[i]);
     raster(s, v, o, gs, img, amb, NULL, NULL);
@@ -386,7 +387,7 @@ static void project_bwd(const cs_splats *s, int i, const cs_view *v, const ref_o
 void ref_backward(const cs_splats *s, const cs_view *v, const ref_opts *o, const double *v_img, double *grad_geo,
                   double *grad_sh)
 {
-    int tx = (v->width + 15) / 16, ty = (v->height + 15) / 16, K = CS_SH_COEFFS(s->sh_degree);
+    int T = TILE_OF(o), tx = (v->width + T - 1) / T, ty = (v->height + T - 1) / T, K = CS_SH_COEFFS(s->sh_degree);
     size_t np = s->n ? (size_t)s->n : 1;
     ref_g *gs = calloc(np, sizeof *gs);
     double *g2d = calloc(np * 9, sizeof *g2d);

@@ -16,7 +16,9 @@ typedef struct {
     int filter_3d;
     int sh_half;        /* SH values are rounded to half first, as the device stores them */
     double bg[3];
+    int tile;           /* tile side in pixels (0 = 16) */
 } ref_opts;
+#define TILE_OF(o) ((o)->tile ? (o)->tile : 16)
 
 /* img: (3, H, W); ambiguous: (H, W) or NULL */
 void ref_render(const cs_splats *s, const cs_view *v, const ref_opts *o, double *img, unsigned char *ambiguous);

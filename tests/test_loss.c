@@ -43,7 +43,7 @@ int test_ssim_loss(void)
     cs_cl cl;
     CHECK_OK(test_open_cl(&cl));
     cs_kernels k;
-    cs_kernel_opts ko = {0, 0, 0, 0, 0, 0};
+    cs_kernel_opts ko = {0, 0, 0, 0, 0, 0, 0};
     CHECK_OK(cs_kernels_build(&cl, &ko, &k));
     double *x = malloc(sizeof(double) * n);
     float *xf = malloc(sizeof(float) * n), *grad = malloc(sizeof(float) * n);

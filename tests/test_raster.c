@@ -88,6 +88,8 @@ typedef struct {
 } dev_ctx;
 
 static int g_fast_math; /* 1: build with FAST_MATH whatever the device */
+static int g_tile;      /* rasterizer tile side (0 = 16) */
+static size_t g_wg;     /* work-group size of every per-Gaussian kernel group (0 = default) */
 
 static int dev_open(dev_ctx *d, int deg, int sh_half, int aa, int filter, int det, int atomics)
 {
@@ -95,8 +97,12 @@ static int dev_open(dev_ctx *d, int deg, int sh_half, int aa, int filter, int de
     if (test_open_cl(&d->cl)) return -1;
     if (atomics >= 0) d->cl.atomics = (cs_atomic_path)atomics;
     if (g_fast_math) d->cl.fast_math = 1;
-    cs_kernel_opts o = {deg, sh_half, aa, filter, det, 0};
-    if (cs_kernels_build(&d->cl, &o, &d->k)) {
+    cs_kernel_opts o = {deg, sh_half, aa, filter, det, 0, g_tile};
+    size_t wg[CS_WG_COUNT];
+    int e = cs_kernels_build(&d->cl, &o, &d->k);
+    for (int g = 0; g < CS_WG_COUNT; g++) wg[g] = g_wg && g_wg < d->k.wg_max[g] ? g_wg : d->k.wg[g];
+    if (e || (g_wg && cs_kernels_set_wg(&d->k, wg))) {
+        cs_kernels_release(&d->k);
         cs_cl_close(&d->cl);
         return -1;
     }
@@ -144,7 +150,7 @@ static int compare_forward_ks(dev_ctx *d, const cs_splats *s, const cs_camera *c
     cs_view_from_camera(cam, &v);
     int W = v.width, H = v.height;
     float bg[3] = {0.2f, 0.5f, 1.0f};
-    ref_opts o = {active, aa, ks, filter, sh_half, {bg[0], bg[1], bg[2]}};
+    ref_opts o = {active, aa, ks, filter, sh_half, {bg[0], bg[1], bg[2]}, g_tile};
     float *img = malloc(sizeof(float) * 3 * W * H);
     double *ref = malloc(sizeof(double) * 3 * W * H);
     unsigned char *amb = malloc((size_t)W * H);
@@ -415,7 +421,7 @@ static int grad_check(int aa, int filter, int sh_half, int det, int atomics, con
             for (int k = 0; k < 48; k++) s.sh[i * 48 + k] = cs_half_to_float(cs_float_to_half(s.sh[i * 48 + k]));
     }
     float bg[3] = {0.3f, 0.6f, 0.9f};
-    ref_opts o = {active, aa, 0.1, filter, sh_half, {bg[0], bg[1], bg[2]}};
+    ref_opts o = {active, aa, 0.1, filter, sh_half, {bg[0], bg[1], bg[2]}, g_tile};
     size_t npx = (size_t)3 * W * H;
     double *w = malloc(sizeof(double) * npx), *img = malloc(sizeof(double) * npx);
     float *wf = malloc(sizeof(float) * npx);
@@ -492,7 +498,7 @@ int test_grad_many_batches(void)
         for (int k = 0; k < 12; k++) s.sh[i * 12 + k] = (float)(0.3 * test_randn(&rs));
     }
     float bg[3] = {0.1f, 0.2f, 0.3f};
-    ref_opts o = {1, 0, 0.1, 0, 0, {bg[0], bg[1], bg[2]}};
+    ref_opts o = {1, 0, 0.1, 0, 0, {bg[0], bg[1], bg[2]}, g_tile};
     size_t npx = (size_t)3 * 80 * 60;
     double *w = malloc(sizeof(double) * npx), *img = malloc(sizeof(double) * npx);
     float *wf = malloc(sizeof(float) * npx), *vgeo = malloc(sizeof(float) * s.n * 11), *vsh = malloc(sizeof(float) * s.n * 12);
@@ -580,6 +586,43 @@ int test_raster_fast_math(void)
     fails += grad_check(1, 1, 1, 0, -1, "fast-math gradients, mip + fp16 SH") != 0;
     g_fast_math = 0;
     CHECK(fails == 0, "%d fast-math checks failed (seed %llu)", fails, (unsigned long long)test_seed());
+    return 0;
+}
+
+/* The other tile size tune.c may choose (8x8, 64-item groups) with 64-item groups for every
+ * per-Gaussian kernel: the forward against the reference (whose tile rectangles follow the
+ * tile size) and the gradients, also through the deterministic per-pair backward */
+int test_raster_tile8_groups64(void)
+{
+    uint64_t rs = test_seed() ^ 0x7e8;
+    g_tile = 8;
+    g_wg = 64;
+    dev_ctx d;
+    int fails = 0;
+    if (dev_open(&d, 3, 0, 1, 1, 0, -1) == 0) {
+        CHECK(d.k.opts.tile == 8 && d.k.wg[CS_WG_PROJECT] == 64 && d.k.wg[CS_WG_ADAM] == 64, "sizes not applied");
+        for (int t = 0; t < 2; t++) {
+            int r = 2;
+            for (int attempt = 0; attempt < 5 && r == 2; attempt++) {
+                cs_camera cam;
+                random_camera(&rs, 61 + 40 * t, 45, t == 0, &cam);
+                cs_splats s;
+                random_splats(&rs, 300, 3, 1, &cam, 0, &s);
+                r = compare_forward(&d, &s, &cam, 3, 1, 1, 0, "8x8-tile forward");
+                cs_splats_free(&s);
+            }
+            fails += r != 0;
+        }
+        dev_close(&d);
+    } else {
+        fprintf(stderr, "  %s\n", cs_last_error());
+        fails++;
+    }
+    fails += grad_check(0, 0, 0, 0, -1, "8x8 tiles, classic") != 0;
+    fails += grad_check(1, 1, 0, 1, -1, "8x8 tiles, mip + 3D filter, deterministic") != 0;
+    g_tile = 0;
+    g_wg = 0;
+    CHECK(fails == 0, "%d 8x8-tile checks failed (seed %llu)", fails, (unsigned long long)test_seed());
     return 0;
 }
 

@@ -32,6 +32,9 @@ static void base_config(cs_config *c, const char *data, const char *out)
     c->log.interval = 10;
     c->eval.n_test_iterations = 0;
     c->output.n_save_iterations = 0;
+    /* tuning builds a second program per option set (seconds each on PoCL): only the demo
+       test runs it (auto), the others take the defaults */
+    c->device.tune = CS_TUNE_OFF;
 }
 
 /* opens the test device, trains with C (resuming from RESUME when given), closes; IS_CPU out */
@@ -110,6 +113,7 @@ static int train_demo(const char *name, int sh_fp16, int opt_fp16)
     c.eval.n_test_iterations = 1;
     c.memory.sh_dtype = sh_fp16 ? CS_DTYPE_FP16 : CS_DTYPE_FP32;
     c.memory.optimizer_dtype = opt_fp16 ? CS_DTYPE_FP16 : CS_DTYPE_FP32;
+    c.device.tune = sh_fp16 ? CS_TUNE_OFF : CS_TUNE_AUTO;
     CHECK_OK(train_on_test_device(&c, NULL, NULL));
     double l10 = log_loss(out, 10), l100 = log_loss(out, 100), p1 = test_psnr(out, 1), psnr = test_psnr(out, 0);
     printf("  demo 80x60, 300 iterations, %s SH, %s moments: loss %.4f at 10, %.4f at 100; test PSNR %.2f at 1, %.2f at "

@@ -29,7 +29,7 @@ peak=$(sort -n "$R/${N}_smi.txt" | tail -1)
 cp "$run/metrics.json" "$R/${N}_metrics.json" 2>/dev/null
 cp "$run/memory.json" "$R/${N}_memory.json" 2>/dev/null
 echo "=== $N: $SCENE $IT iterations $* (exit $rc), process wall $(awk "BEGIN{print $t1 - $t0}") s"
-grep -E "^device|kernels:|driver memory|memory plan|training done|\[eval" "$R/$N.log"
+grep -E "^device|kernels:|tuning:|driver memory|memory plan|training done|\[eval" "$R/$N.log"
 tail -3 "$R/$N.log" | grep -i error
 echo "driver-reported peak: ${peak:-?} MiB (before the run: ${base:-?} MiB)"
 grep -o '"total": [0-9]*' "$run/memory.json" | tail -1 | awk '{printf "accounted peak: %.1f MiB\n", $2/1048576}'

@@ -1,0 +1,368 @@
+/* tune: times training passes (forward, loss, backward, Adam at zero learning rates) on a
+ * synthetic view through a profiling queue, first for each tile size, then with the chosen
+ * tile for each work-group size, and keeps per group the fastest; a size other than the
+ * default must win by MARGIN. The choice is stored as JSON beside the kernel binaries. */
+#include "tune.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loss.h"
+#include "optim.h"
+#include "pass.h"
+#include "util.h"
+
+#define TUNE_FORMAT 1
+#define MARGIN 0.02
+static const int TILES[CS_TUNE_TILES] = {16, 8};
+static const size_t WGS[CS_TUNE_WGS] = {64, 128, 256, 512};
+/* the stage each work-group group's kernels are timed in */
+static const int WG_STAGE[CS_WG_COUNT] = {CS_STAGE_PROJECT, CS_STAGE_PROJECT_BWD, CS_STAGE_SORT, CS_STAGE_ADAM};
+
+/* ---- the synthetic view ----------------------------------------------------------------- */
+
+typedef struct {
+    cs_splats s;
+    cs_view v;
+    cs_buf gt;
+} workload;
+
+/* Gaussians spread over the frustum of a camera at the origin looking down +z, 2 to 8 units
+ * away, with screen radii of 0.5 to 12 pixels (log-uniform), mild anisotropy, random
+ * rotations and opacities: a pair count per Gaussian like a trained scene's. Fixed seed. */
+static int workload_make(cs_cl *cl, const cs_kernel_opts *o, cs_tuning *t, workload *w)
+{
+    memset(w, 0, sizeof *w);
+    int n = t->n_gaussians, W = t->width, H = t->height, K = CS_SH_COEFFS(o->sh_degree);
+    if (cs_splats_alloc(&w->s, n, o->sh_degree, o->filter_3d)) return -1;
+    const uint64_t seed = 0x74756e65ull;
+    float f = 0.9f * (float)W;
+    for (int i = 0; i < n; i++) {
+        uint64_t c = (uint64_t)i * 32;
+#define U(j) cs_rand_uniform(seed, c + (j))
+        float z = 2.f + 6.f * U(0);
+        w->s.means[i * 3 + 0] = (U(1) - 0.5f) * 1.2f * z * (float)W / f;
+        w->s.means[i * 3 + 1] = (U(2) - 0.5f) * 1.2f * z * (float)H / f;
+        w->s.means[i * 3 + 2] = z;
+        float sigma = expf(logf(0.5f) + U(3) * (logf(12.f) - logf(0.5f))) * z / f;
+        for (int k = 0; k < 3; k++) w->s.log_scales[i * 3 + k] = logf(sigma) + 0.6f * (U(4 + k) - 0.5f);
+        for (int k = 0; k < 4; k++) w->s.quats[i * 4 + k] = 2.f * U(7 + k) - 1.f;
+        float op = 0.05f + 0.9f * U(11);
+        w->s.logit_opacity[i] = logf(op / (1.f - op));
+        for (int k = 0; k < K * 3 && k < 20; k++) w->s.sh[(size_t)i * K * 3 + k] = (U(12 + k) - 0.5f) * (k < 3 ? 2.f : 0.1f);
+        if (w->s.filter_3d) w->s.filter_3d[i] = 0.1f * sigma;
+#undef U
+    }
+    memset(&w->v, 0, sizeof w->v);
+    w->v.cam.s[0] = w->v.cam.s[4] = w->v.cam.s[8] = 1.f;
+    w->v.intr.s[0] = w->v.intr.s[1] = f;
+    w->v.intr.s[2] = 0.5f * (float)W;
+    w->v.intr.s[3] = 0.5f * (float)H;
+    w->v.width = W;
+    w->v.height = H;
+    size_t bytes = (size_t)W * H * 3;
+    unsigned char *px = malloc(bytes);
+    if (!px) return cs_fail("out of host memory (tuning image)");
+    for (size_t i = 0; i < bytes; i++) px[i] = (unsigned char)((i * 37u + (i / 3 / (size_t)W) * 11u) & 255u);
+    int r = cs_buf_alloc(cl, &w->gt, CS_MEM_SCRATCH, bytes, "tuning ground truth") || cs_buf_write(cl, &w->gt, 0, bytes, px);
+    free(px);
+    return r ? -1 : 0;
+}
+
+static void workload_free(cs_cl *cl, workload *w)
+{
+    cs_buf_free(cl, &w->gt);
+    cs_splats_free(&w->s);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Medians per stage of REPS training passes (after one warm-up) with K's current sizes. */
+static int time_passes(cs_cl *cl, cs_kernels *k, workload *w, int reps, double med[CS_STAGE_COUNT])
+{
+    cs_model m;
+    cs_renderer r;
+    cs_loss l;
+    cs_config frozen;
+    cs_config_defaults(&frozen);
+    frozen.optim.feature_lr = frozen.optim.feature_rest_lr = frozen.optim.opacity_lr = 0;
+    frozen.optim.scaling_lr = frozen.optim.rotation_lr = 0;
+    if (cs_model_create(cl, &m, &w->s, &k->opts, w->s.n)) return -1;
+    cs_renderer_init(&r, cl, k, 0.1f);
+    cs_loss_init(&l, cl, k);
+    double *ms = calloc((size_t)reps * CS_STAGE_COUNT, sizeof(double));
+    const float bg[3] = {0.f, 0.f, 0.f};
+    int rc = ms ? 0 : cs_fail("out of host memory (tuning)");
+    for (int i = -1; i < reps && !rc; i++) {
+        memset(cl->prof.ms, 0, sizeof cl->prof.ms);
+        rc = cs_train_pass(&r, &l, &m, &w->v, w->s.sh_degree, bg, &w->gt, 0, 0.2f) ||
+             cs_adam_step(cl, k, &m, &frozen, 0.0) || cs_prof_collect(cl);
+        if (!rc && i >= 0)
+            for (int st = 0; st < CS_STAGE_COUNT; st++) ms[st * reps + i] = cl->prof.ms[st];
+    }
+    for (int st = 0; st < CS_STAGE_COUNT && !rc; st++) {
+        qsort(ms + st * reps, reps, sizeof(double), cmp_double);
+        med[st] = ms[st * reps + reps / 2];
+    }
+    free(ms);
+    cs_renderer_free(&r);
+    cs_loss_free(&l);
+    cs_model_free(cl, &m);
+    return rc ? -1 : 0;
+}
+
+static double pass_total(const double med[CS_STAGE_COUNT])
+{
+    double s = 0;
+    for (int st = 0; st < CS_STAGE_COUNT; st++) s += med[st];
+    return s;
+}
+
+/* Index of the smallest of V[0..n) (entries < 0 cannot run); the default's index DEF unless
+ * the best beats it by MARGIN. */
+static int pick(const double *v, int n, int def)
+{
+    int best = -1;
+    for (int i = 0; i < n; i++)
+        if (v[i] >= 0 && (best < 0 || v[i] < v[best])) best = i;
+    if (def >= 0 && v[def] >= 0 && best >= 0 && v[best] > v[def] * (1.0 - MARGIN)) return def;
+    return best;
+}
+
+/* Measures into T and leaves the kernels of the chosen tile (and sizes) in K. */
+static int measure(cs_cl *cl, const cs_kernel_opts *o, cs_tuning *t, cs_kernels *k)
+{
+    double t0 = cs_now();
+    t->n_gaussians = cl->is_cpu ? 4000 : 300000;
+    t->width = cl->is_cpu ? 160 : 800;
+    t->height = cl->is_cpu ? 120 : 800;
+    t->reps = cl->is_cpu ? 3 : 9;
+    workload w;
+    cs_prof_saved ps;
+    if (workload_make(cl, o, t, &w)) {
+        workload_free(cl, &w);
+        return -1;
+    }
+    if (cs_cl_profile_begin(cl, &ps)) {
+        workload_free(cl, &w);
+        return -1;
+    }
+    int rc = 0, best = -1;
+    cs_kernels built[CS_TUNE_TILES];
+    memset(built, 0, sizeof built);
+    char why[CS_TUNE_TILES][512] = {{0}};
+    for (int i = 0; i < CS_TUNE_TILES; i++) {
+        cs_kernel_opts ot = *o;
+        ot.tile = t->tiles[i] = TILES[i];
+        double med[CS_STAGE_COUNT];
+        t->tile_ms[i] = -1;
+        if (cs_kernels_build(cl, &ot, &built[i])) {
+            snprintf(why[i], sizeof why[i], "%s", cs_last_error());
+            cs_kernels_release(&built[i]);
+            continue;
+        }
+        if (time_passes(cl, &built[i], &w, t->reps, med)) {
+            rc = -1;
+            break;
+        }
+        t->tile_ms[i] = pass_total(med);
+    }
+    if (!rc) {
+        best = pick(t->tile_ms, CS_TUNE_TILES, 0);
+        if (best < 0) rc = cs_fail("no rasterizer tile size runs on %s: %s", cl->name, why[0]);
+    }
+    for (int i = 0; i < CS_TUNE_TILES; i++)
+        if (i != best) cs_kernels_release(&built[i]);
+    if (!rc) {
+        *k = built[best];
+        t->tile = TILES[best];
+        for (int c = 0; c < CS_TUNE_WGS && !rc; c++) {
+            size_t wg[CS_WG_COUNT];
+            t->wgs[c] = WGS[c];
+            for (int g = 0; g < CS_WG_COUNT; g++) wg[g] = WGS[c] <= k->wg_max[g] ? WGS[c] : k->wg_max[g];
+            double med[CS_STAGE_COUNT];
+            rc = cs_kernels_set_wg(k, wg) || time_passes(cl, k, &w, t->reps, med);
+            for (int g = 0; g < CS_WG_COUNT && !rc; g++)
+                t->wg_ms[g][c] = WGS[c] <= k->wg_max[g] ? med[WG_STAGE[g]] : -1;
+        }
+        size_t wg[CS_WG_COUNT];
+        for (int g = 0; g < CS_WG_COUNT && !rc; g++) {
+            int def = 0;
+            while (def < CS_TUNE_WGS - 1 && WGS[def] < CS_WG_DEFAULT) def++;
+            int c = pick(t->wg_ms[g], CS_TUNE_WGS, def);
+            wg[g] = c >= 0 ? WGS[c] : k->wg_max[g];
+        }
+        if (!rc) rc = cs_kernels_set_wg(k, wg);
+        if (!rc) memcpy(t->wg, wg, sizeof wg);
+        if (rc) cs_kernels_release(k);
+    }
+    int e = cs_cl_profile_end(cl, &ps);
+    workload_free(cl, &w);
+    /* the measurement's buffers are gone: they do not count towards the run's peak */
+    cl->mem.peak_total = cl->mem.cur_total;
+    memcpy(cl->mem.peak, cl->mem.cur, sizeof cl->mem.peak);
+    t->seconds = cs_now() - t0;
+    if (!rc && e) cs_kernels_release(k);
+    return rc || e ? -1 : 0;
+}
+
+/* ---- the cache ---------------------------------------------------------------------------- */
+
+static int cache_path(cs_cl *cl, const cs_kernel_opts *o, char *out, size_t n)
+{
+    uint64_t src;
+    if (!cl->use_cache) {
+        out[0] = 0;
+        return 0;
+    }
+    if (cs_cl_sources_hash(cl, &src)) return -1;
+    char id[1400];
+    snprintf(id, sizeof id, "%d|%s|%s|%s|%s|%s|%d|%d|%016llx|%d %d %d %d %d %d", TUNE_FORMAT, cl->name, cl->vendor, cl->driver,
+             cl->platform_version, cl->device_version, (int)cl->atomics, cl->fast_math, (unsigned long long)src,
+             o->sh_degree, o->sh_half, o->antialias, o->filter_3d, o->deterministic, o->opt_half);
+    snprintf(out, n, "%s/tune-%016llx.json", cl->cache_dir, (unsigned long long)cs_hash64(id, strlen(id), CS_HASH_SEED));
+    return 0;
+}
+
+/* 0 with T's tile and sizes from PATH; 1 when absent or unusable (a warning says why). */
+static int cache_load(const char *path, cs_tuning *t)
+{
+    if (!path[0]) return 1;
+    FILE *f = fopen(path, "rb");
+    if (!f) return 1;
+    fclose(f);
+    json_error_t err;
+    json_t *j = json_load_file(path, 0, &err);
+    int ok = json_is_object(j) && json_integer_value(json_object_get(j, "format")) == TUNE_FORMAT;
+    json_t *wg = ok ? json_object_get(j, "work_groups") : NULL;
+    if (ok) {
+        t->tile = (int)json_integer_value(json_object_get(j, "tile"));
+        ok = t->tile == 8 || t->tile == 16;
+    }
+    for (int g = 0; g < CS_WG_COUNT && ok; g++) {
+        json_int_t v = json_integer_value(json_object_get(wg, cs_wg_names[g]));
+        ok = v > 0 && v <= 65536 && !(v & (v - 1));
+        t->wg[g] = (size_t)v;
+    }
+    json_decref(j);
+    if (!ok) fprintf(stderr, "warning: ignoring the tuning file %s (unreadable or from another format)\n", path);
+    return ok ? 0 : 1;
+}
+
+static void cache_store(cs_cl *cl, const cs_tuning *t)
+{
+    if (!t->path[0]) return;
+    json_t *j = json_object(), *wg = json_object(), *tiles = json_object(), *st = json_object();
+    json_object_set_new(j, "format", json_integer(TUNE_FORMAT));
+    json_object_set_new(j, "device", json_string(cl->name));
+    json_object_set_new(j, "driver", json_string(cl->driver));
+    json_object_set_new(j, "tile", json_integer(t->tile));
+    for (int g = 0; g < CS_WG_COUNT; g++) json_object_set_new(wg, cs_wg_names[g], json_integer((json_int_t)t->wg[g]));
+    json_object_set_new(j, "work_groups", wg);
+    char key[32];
+    for (int i = 0; i < CS_TUNE_TILES; i++) {
+        snprintf(key, sizeof key, "%d", t->tiles[i]);
+        json_object_set_new(tiles, key, t->tile_ms[i] >= 0 ? json_real(t->tile_ms[i]) : json_null());
+    }
+    json_object_set_new(j, "pass_ms_by_tile", tiles);
+    for (int g = 0; g < CS_WG_COUNT; g++) {
+        json_t *row = json_object();
+        for (int c = 0; c < CS_TUNE_WGS; c++) {
+            snprintf(key, sizeof key, "%zu", t->wgs[c]);
+            json_object_set_new(row, key, t->wg_ms[g][c] >= 0 ? json_real(t->wg_ms[g][c]) : json_null());
+        }
+        json_object_set_new(st, cs_wg_names[g], row);
+    }
+    json_object_set_new(j, "stage_ms_by_work_group", st);
+    json_object_set_new(j, "workload", json_pack("{s:i,s:i,s:i,s:i}", "gaussians", t->n_gaussians, "width", t->width,
+                                                 "height", t->height, "runs", t->reps));
+    char *text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+    json_decref(j);
+    /* a cache that cannot be written only costs a measurement next time */
+    if (text && cs_mkdirs(cl->cache_dir) == 0 && cs_write_file_atomic(t->path, text, strlen(text)))
+        fprintf(stderr, "warning: %s\n", cs_last_error());
+    free(text);
+}
+
+/* ---- policy ------------------------------------------------------------------------------- */
+
+static int build_with(cs_cl *cl, const cs_kernel_opts *o, cs_tuning *t, cs_kernels *k)
+{
+    cs_kernel_opts b = *o;
+    b.tile = t->tile;
+    if (cs_kernels_build(cl, &b, k)) return -1;
+    if (t->source == CS_TUNED_DEFAULT) {
+        memcpy(t->wg, k->wg, sizeof t->wg);
+        t->tile = k->opts.tile;
+        return 0;
+    }
+    size_t wg[CS_WG_COUNT];
+    for (int g = 0; g < CS_WG_COUNT; g++) wg[g] = t->wg[g] < k->wg_max[g] ? t->wg[g] : k->wg_max[g];
+    memcpy(t->wg, wg, sizeof wg);
+    if (cs_kernels_set_wg(k, wg)) {
+        cs_kernels_release(k);
+        return -1;
+    }
+    return 0;
+}
+
+int cs_kernels_build_tuned(cs_cl *cl, const cs_kernel_opts *o, int policy, cs_kernels *k, cs_tuning *out)
+{
+    cs_tuning local, *t = out ? out : &local;
+    memset(t, 0, sizeof *t);
+    if (policy != CS_TUNE_OFF && cache_path(cl, o, t->path, sizeof t->path)) return -1;
+    if (policy == CS_TUNE_OFF || ((policy == CS_TUNE_CACHED || policy == CS_TUNE_AUTO) && cache_load(t->path, t) == 0)) {
+        t->source = policy == CS_TUNE_OFF ? CS_TUNED_DEFAULT : CS_TUNED_CACHE;
+        if (policy == CS_TUNE_OFF) t->tile = 0;
+        return build_with(cl, o, t, k);
+    }
+    if (policy == CS_TUNE_CACHED) {
+        t->source = CS_TUNED_DEFAULT;
+        t->tile = 0;
+        return build_with(cl, o, t, k);
+    }
+    t->source = CS_TUNED_MEASURED;
+    if (measure(cl, o, t, k)) return -1;
+    cache_store(cl, t);
+    return 0;
+}
+
+void cs_tuning_summary(const cs_tuning *t, FILE *out)
+{
+    static const char *const from[] = {"defaults", "from the tuning cache", "measured"};
+    fprintf(out, "tuning: %dx%d tiles, work-groups", t->tile, t->tile);
+    for (int g = 0; g < CS_WG_COUNT; g++) fprintf(out, "%s %s %zu", g ? "," : "", cs_wg_names[g], t->wg[g]);
+    fprintf(out, " (%s", from[t->source]);
+    if (t->source == CS_TUNED_MEASURED) fprintf(out, " in %.1f s", t->seconds);
+    if (t->source != CS_TUNED_DEFAULT && t->path[0]) fprintf(out, "; %s", t->path);
+    fprintf(out, ")\n");
+}
+
+void cs_tuning_report(const cs_tuning *t, FILE *out)
+{
+    if (t->source != CS_TUNED_MEASURED) return;
+    fprintf(out, "synthetic view: %d Gaussians, %dx%d, %d runs each (medians)\n", t->n_gaussians, t->width, t->height,
+            t->reps);
+    for (int i = 0; i < CS_TUNE_TILES; i++) {
+        if (t->tile_ms[i] < 0) fprintf(out, "  tile %2dx%-2d  cannot run on this device\n", t->tiles[i], t->tiles[i]);
+        else fprintf(out, "  tile %2dx%-2d  training pass %8.3f ms%s\n", t->tiles[i], t->tiles[i], t->tile_ms[i],
+                     t->tiles[i] == t->tile ? "  <" : "");
+    }
+    fprintf(out, "  %-12s", "work-group");
+    for (int c = 0; c < CS_TUNE_WGS; c++) fprintf(out, " %9zu", t->wgs[c]);
+    fprintf(out, "   (stage ms)\n");
+    for (int g = 0; g < CS_WG_COUNT; g++) {
+        fprintf(out, "  %-12s", cs_wg_names[g]);
+        for (int c = 0; c < CS_TUNE_WGS; c++) {
+            if (t->wg_ms[g][c] < 0) fprintf(out, " %9s", "-");
+            else fprintf(out, " %8.3f%s", t->wg_ms[g][c], t->wgs[c] == t->wg[g] ? "<" : " ");
+        }
+        fprintf(out, "\n");
+    }
+}
