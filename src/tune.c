@@ -328,9 +328,16 @@ int cs_kernels_build_tuned(cs_cl *cl, const cs_kernel_opts *o, int policy, cs_ke
         return build_with(cl, o, t, k);
     }
     t->source = CS_TUNED_MEASURED;
-    if (measure(cl, o, t, k)) return -1;
-    cache_store(cl, t);
-    return 0;
+    if (measure(cl, o, t, k) == 0) {
+        cache_store(cl, t);
+        return 0;
+    }
+    if (policy == CS_TUNE_FORCE) return -1;
+    /* auto: a measurement that cannot run (e.g. a tight memory budget) costs only speed */
+    fprintf(stderr, "warning: tuning failed (%s); using 16x16 tiles and 256-item groups\n", cs_last_error());
+    memset(t, 0, sizeof *t);
+    t->source = CS_TUNED_DEFAULT;
+    return build_with(cl, o, t, k);
 }
 
 void cs_tuning_summary(const cs_tuning *t, FILE *out)

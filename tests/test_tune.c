@@ -113,6 +113,18 @@ int test_tune(void)
     if (check_measured(&t2, &k)) return 1;
     cs_kernels_release(&k);
     cl.max_wg = saved;
+    /* a measurement that cannot run (no memory for the synthetic view): auto trains on with
+       the defaults, force reports why */
+    snprintf(cl.cache_dir, sizeof cl.cache_dir, "%s/tune_test_oom", test_tmpdir());
+    cl.mem.budget = 1 << 20;
+    CHECK_OK(cs_kernels_build_tuned(&cl, &o, CS_TUNE_AUTO, &k, &t2));
+    CHECK(t2.source == CS_TUNED_DEFAULT && k.opts.tile == 16 && k.wg[CS_WG_ADAM] == CS_WG_DEFAULT,
+          "failed measurement under auto: source %d tile %d", (int)t2.source, k.opts.tile);
+    cs_kernels_release(&k);
+    CHECK(cs_kernels_build_tuned(&cl, &o, CS_TUNE_FORCE, &k, &t2) == -1 && strstr(cs_last_error(), "budget"),
+          "failed measurement under force: %s", cs_last_error());
+    CHECK(cl.mem.cur_total == 0, "%zu bytes left allocated after the failed measurement", cl.mem.cur_total);
+    cl.mem.budget = (size_t)-1;
     cs_cl_close(&cl);
     return 0;
 }
