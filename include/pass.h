@@ -11,4 +11,13 @@
 int cs_train_pass(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v, int active_degree, const float bg[3],
                   cs_buf *gt, unsigned gt_off, float lambda);
 
+/* Times training iterations of one view as clsplat bench and the tuner measure them: REPS
+ * timed runs after two untimed ones of the pass (with CFG's D-SSIM weight), densification
+ * statistics and an Adam step at zero learning rates (full cost, the model stays as it is).
+ * MED gets each stage's median event time (ms), WALL_MED (or NULL) the median host time of an
+ * iteration. Needs stage profiling on the queue. */
+int cs_time_iterations(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v, int active_degree, const float bg[3],
+                       cs_buf *gt, unsigned gt_off, const cs_config *cfg, int reps, double med[CS_STAGE_COUNT],
+                       double *wall_med);
+
 #endif

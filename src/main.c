@@ -8,11 +8,9 @@
 
 #include "cl_runtime.h"
 #include "config.h"
-#include "densify.h"
 #include "kernels.h"
 #include "loss.h"
 #include "model.h"
-#include "optim.h"
 #include "pass.h"
 #include "render.h"
 #include "scene.h"
@@ -345,12 +343,6 @@ static int cmd_info(const args *a)
     return 0;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 /* per-stage medians of a training iteration on one view (profiling events) */
 /* Least bytes a stage must move (each input read once, each output written once), for the
  * bandwidth column: N Gaussians, M pairs, P pixels, TB tile-id bits. A model, not a counter:
@@ -423,23 +415,8 @@ static int cmd_bench(const args *a)
     cs_image_free(&img);
     if (e) goto rfree;
     int n = a->iters > 0 ? a->iters : 20;
-    cs_config frozen = cfg; /* Adam runs at full cost but moves nothing measurable */
-    frozen.optim.feature_lr = frozen.optim.feature_rest_lr = frozen.optim.opacity_lr = 0;
-    frozen.optim.scaling_lr = frozen.optim.rotation_lr = 0;
-    double *ms = calloc((size_t)n * CS_STAGE_COUNT, sizeof(double)), *wall = calloc(n, sizeof(double));
-    for (int i = -2; i < n; i++) { /* two warm-up runs */
-        memset(cl.prof.ms, 0, sizeof cl.prof.ms);
-        double t0 = cs_now();
-        if (cs_train_pass(&r, &loss, &m, &v, s.sh_degree, scene.background, &gt, 0, (float)cfg.optim.lambda_dssim) ||
-            cs_densify_stats(&cl, &k, &m, &r, c->width, c->height) ||
-            cs_adam_step(&cl, &k, &m, &frozen, 0.0) || cs_prof_collect(&cl)) {
-            free(ms), free(wall);
-            goto gfree;
-        }
-        if (i < 0) continue;
-        wall[i] = (cs_now() - t0) * 1e3;
-        for (int st = 0; st < CS_STAGE_COUNT; st++) ms[st * n + i] = cl.prof.ms[st];
-    }
+    double med[CS_STAGE_COUNT], wall;
+    if (cs_time_iterations(&r, &loss, &m, &v, s.sh_degree, scene.background, &gt, 0, &cfg, n, med, &wall)) goto gfree;
     printf("bench: %s view %s (%dx%d), %d Gaussians, %u pairs, %d runs (medians)\n", cfg.data.path, c->name, c->width,
            c->height, s.n, r.n_pairs, n);
     {
@@ -463,17 +440,13 @@ static int cmd_bench(const args *a)
            "of 3.0 TB/s (H100 copy)");
     double sum = 0;
     for (int st = 0; st < CS_STAGE_COUNT; st++) {
-        qsort(ms + st * n, n, sizeof(double), cmp_double);
-        double med = ms[st * n + n / 2];
-        if (med == 0) continue;
-        sum += med;
+        if (med[st] == 0) continue;
+        sum += med[st];
         double gb = stage_bytes(st, &ko, s.n, r.n_pairs, (double)c->width * c->height, tile_bits) / 1e9;
-        printf("  %-16s %9.3f ms  %8.1f MB  %7.1f GB/s  %5.1f%%\n", cs_stage_names[st], med, gb * 1e3, gb / (med * 1e-3),
-               100.0 * gb / (med * 1e-3) / 3000.0);
+        printf("  %-16s %9.3f ms  %8.1f MB  %7.1f GB/s  %5.1f%%\n", cs_stage_names[st], med[st], gb * 1e3,
+               gb / (med[st] * 1e-3), 100.0 * gb / (med[st] * 1e-3) / 3000.0);
     }
-    qsort(wall, n, sizeof(double), cmp_double);
-    printf("  %-16s %9.3f ms\n  %-16s %9.3f ms\n", "sum of stages", sum, "wall (host)", wall[n / 2]);
-    free(ms), free(wall);
+    printf("  %-16s %9.3f ms\n  %-16s %9.3f ms\n", "sum of stages", sum, "wall (host)", wall);
     rc = 0;
 gfree:
     cs_buf_free(&cl, &gt);

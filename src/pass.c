@@ -1,5 +1,13 @@
-/* pass: forward, loss and backward of one training view, redone on a pair overflow. */
+/* pass: forward, loss and backward of one training view, redone on a pair overflow, and
+ * the timing of whole iterations for the benchmark and the tuner. */
 #include "pass.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "densify.h"
+#include "optim.h"
+#include "util.h"
 
 int cs_train_pass(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v, int active_degree, const float bg[3],
                   cs_buf *gt, unsigned gt_off, float lambda)
@@ -12,4 +20,45 @@ int cs_train_pass(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v, int
         int over = cs_render_confirm(r);
         if (over <= 0) return over;
     }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, n, sizeof(double), cmp_double);
+    return v[n / 2];
+}
+
+int cs_time_iterations(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v, int active_degree, const float bg[3],
+                       cs_buf *gt, unsigned gt_off, const cs_config *cfg, int reps, double med[CS_STAGE_COUNT],
+                       double *wall_med)
+{
+    cs_cl *cl = r->cl;
+    cs_config frozen = *cfg;
+    frozen.optim.feature_lr = frozen.optim.feature_rest_lr = frozen.optim.opacity_lr = 0;
+    frozen.optim.scaling_lr = frozen.optim.rotation_lr = 0;
+    double *ms = calloc((size_t)reps * (CS_STAGE_COUNT + 1), sizeof(double)), *wall = ms + (size_t)reps * CS_STAGE_COUNT;
+    if (!ms) return cs_fail("out of host memory (timings)");
+    for (int i = -2; i < reps; i++) {
+        memset(cl->prof.ms, 0, sizeof cl->prof.ms);
+        double t0 = cs_now();
+        if (cs_train_pass(r, l, m, v, active_degree, bg, gt, gt_off, (float)cfg->optim.lambda_dssim) ||
+            cs_densify_stats(cl, r->k, m, r, v->width, v->height) || cs_adam_step(cl, r->k, m, &frozen, 0.0) ||
+            cs_prof_collect(cl)) {
+            free(ms);
+            return -1;
+        }
+        if (i < 0) continue;
+        wall[i] = (cs_now() - t0) * 1e3;
+        for (int st = 0; st < CS_STAGE_COUNT; st++) ms[st * reps + i] = cl->prof.ms[st];
+    }
+    for (int st = 0; st < CS_STAGE_COUNT; st++) med[st] = median(ms + st * reps, reps);
+    if (wall_med) *wall_med = median(wall, reps);
+    free(ms);
+    return 0;
 }

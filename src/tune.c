@@ -1,7 +1,8 @@
-/* tune: times training passes (forward, loss, backward, Adam at zero learning rates) on a
- * synthetic view through a profiling queue, first for each tile size, then with the chosen
- * tile for each work-group size, and keeps per group the fastest; a size other than the
- * default must win by MARGIN. The choice is stored as JSON beside the kernel binaries. */
+/* tune: times training iterations (cs_time_iterations: forward, loss, backward, densification
+ * statistics, Adam at zero learning rates) on a synthetic view through a profiling queue, first
+ * for each tile size, then with the chosen tile for each work-group size, and keeps per group the
+ * fastest; a size other than the default must win by MARGIN. The choice is stored as JSON
+ * beside the kernel binaries. */
 #include "tune.h"
 
 #include <jansson.h>
@@ -9,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loss.h"
-#include "optim.h"
 #include "pass.h"
 #include "util.h"
 
@@ -55,7 +54,6 @@ static int workload_make(cs_cl *cl, const cs_kernel_opts *o, cs_tuning *t, workl
         if (w->s.filter_3d) w->s.filter_3d[i] = 0.1f * sigma;
 #undef U
     }
-    memset(&w->v, 0, sizeof w->v);
     w->v.cam.s[0] = w->v.cam.s[4] = w->v.cam.s[8] = 1.f;
     w->v.intr.s[0] = w->v.intr.s[1] = f;
     w->v.intr.s[2] = 0.5f * (float)W;
@@ -77,44 +75,23 @@ static void workload_free(cs_cl *cl, workload *w)
     cs_splats_free(&w->s);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Medians per stage of REPS training passes (after one warm-up) with K's current sizes. */
+/* Medians per stage of training iterations with K's current sizes. */
 static int time_passes(cs_cl *cl, cs_kernels *k, workload *w, int reps, double med[CS_STAGE_COUNT])
 {
     cs_model m;
     cs_renderer r;
     cs_loss l;
-    cs_config frozen;
-    cs_config_defaults(&frozen);
-    frozen.optim.feature_lr = frozen.optim.feature_rest_lr = frozen.optim.opacity_lr = 0;
-    frozen.optim.scaling_lr = frozen.optim.rotation_lr = 0;
+    cs_config cfg;
+    cs_config_defaults(&cfg);
     if (cs_model_create(cl, &m, &w->s, &k->opts, w->s.n)) return -1;
-    cs_renderer_init(&r, cl, k, 0.1f);
+    cs_renderer_init(&r, cl, k, (float)cfg.model.kernel_size);
     cs_loss_init(&l, cl, k);
-    double *ms = calloc((size_t)reps * CS_STAGE_COUNT, sizeof(double));
     const float bg[3] = {0.f, 0.f, 0.f};
-    int rc = ms ? 0 : cs_fail("out of host memory (tuning)");
-    for (int i = -1; i < reps && !rc; i++) {
-        memset(cl->prof.ms, 0, sizeof cl->prof.ms);
-        rc = cs_train_pass(&r, &l, &m, &w->v, w->s.sh_degree, bg, &w->gt, 0, 0.2f) ||
-             cs_adam_step(cl, k, &m, &frozen, 0.0) || cs_prof_collect(cl);
-        if (!rc && i >= 0)
-            for (int st = 0; st < CS_STAGE_COUNT; st++) ms[st * reps + i] = cl->prof.ms[st];
-    }
-    for (int st = 0; st < CS_STAGE_COUNT && !rc; st++) {
-        qsort(ms + st * reps, reps, sizeof(double), cmp_double);
-        med[st] = ms[st * reps + reps / 2];
-    }
-    free(ms);
+    int rc = cs_time_iterations(&r, &l, &m, &w->v, w->s.sh_degree, bg, &w->gt, 0, &cfg, reps, med, NULL);
     cs_renderer_free(&r);
     cs_loss_free(&l);
     cs_model_free(cl, &m);
-    return rc ? -1 : 0;
+    return rc;
 }
 
 static double pass_total(const double med[CS_STAGE_COUNT])
@@ -319,12 +296,11 @@ int cs_kernels_build_tuned(cs_cl *cl, const cs_kernel_opts *o, int policy, cs_ke
     if (policy != CS_TUNE_OFF && cache_path(cl, o, t->path, sizeof t->path)) return -1;
     if (policy == CS_TUNE_OFF || ((policy == CS_TUNE_CACHED || policy == CS_TUNE_AUTO) && cache_load(t->path, t) == 0)) {
         t->source = policy == CS_TUNE_OFF ? CS_TUNED_DEFAULT : CS_TUNED_CACHE;
-        if (policy == CS_TUNE_OFF) t->tile = 0;
         return build_with(cl, o, t, k);
     }
     if (policy == CS_TUNE_CACHED) {
         t->source = CS_TUNED_DEFAULT;
-        t->tile = 0;
+        t->tile = 0; /* an unusable file may have set it */
         return build_with(cl, o, t, k);
     }
     t->source = CS_TUNED_MEASURED;

@@ -557,6 +557,28 @@ int test_grad_fp16_sh(void) { return grad_check(0, 0, 1, 0, -1, "fp16 SH"); }
 int test_grad_deterministic(void) { return grad_check(1, 0, 0, 1, -1, "deterministic (per-pair) backward"); }
 int test_grad_cas_atomics(void) { return grad_check(0, 0, 0, 0, CS_ATOMIC_CAS, "CAS-loop atomics"); }
 
+/* Two random scenes of 300 Gaussians (SH degree 3, all bands active) at W0 and W0 + DW by H
+ * compared with the reference, each drawn again (up to 5 times) while inconclusive; MIP: mip
+ * filter and 3D filter; FIRST_FLAG: random_camera's flag for the first scene. Returns the
+ * number of failed scenes. */
+static int forward_scenes(dev_ctx *d, uint64_t *rs, int w0, int dw, int h, int first_flag, int mip, const char *what)
+{
+    int fails = 0;
+    for (int t = 0; t < 2; t++) {
+        int r = 2;
+        for (int attempt = 0; attempt < 5 && r == 2; attempt++) {
+            cs_camera cam;
+            random_camera(rs, w0 + dw * t, h, first_flag && t == 0, &cam);
+            cs_splats s;
+            random_splats(rs, 300, 3, mip, &cam, 0, &s);
+            r = compare_forward(d, &s, &cam, 3, mip, mip, 0, what);
+            cs_splats_free(&s);
+        }
+        fails += r != 0;
+    }
+    return fails;
+}
+
 /* FAST_MATH (fma contraction, native_exp per pixel; NVIDIA's default) on any device: the
  * forward against the reference at the usual tolerance, and the gradients */
 int test_raster_fast_math(void)
@@ -566,18 +588,7 @@ int test_raster_fast_math(void)
     dev_ctx d;
     int fails = 0;
     if (dev_open(&d, 3, 0, 0, 0, 0, -1) == 0) {
-        for (int t = 0; t < 2; t++) {
-            int r = 2;
-            for (int attempt = 0; attempt < 5 && r == 2; attempt++) {
-                cs_camera cam;
-                random_camera(&rs, 64 + 29 * t, 48, 0, &cam);
-                cs_splats s;
-                random_splats(&rs, 300, 3, 0, &cam, 0, &s);
-                r = compare_forward(&d, &s, &cam, 3, 0, 0, 0, "fast-math forward");
-                cs_splats_free(&s);
-            }
-            fails += r != 0;
-        }
+        fails += forward_scenes(&d, &rs, 64, 29, 48, 0, 0, "fast-math forward");
         dev_close(&d);
     } else {
         fails++;
@@ -601,18 +612,7 @@ int test_raster_tile8_groups64(void)
     int fails = 0;
     if (dev_open(&d, 3, 0, 1, 1, 0, -1) == 0) {
         CHECK(d.k.opts.tile == 8 && d.k.wg[CS_WG_PROJECT] == 64 && d.k.wg[CS_WG_ADAM] == 64, "sizes not applied");
-        for (int t = 0; t < 2; t++) {
-            int r = 2;
-            for (int attempt = 0; attempt < 5 && r == 2; attempt++) {
-                cs_camera cam;
-                random_camera(&rs, 61 + 40 * t, 45, t == 0, &cam);
-                cs_splats s;
-                random_splats(&rs, 300, 3, 1, &cam, 0, &s);
-                r = compare_forward(&d, &s, &cam, 3, 1, 1, 0, "8x8-tile forward");
-                cs_splats_free(&s);
-            }
-            fails += r != 0;
-        }
+        fails += forward_scenes(&d, &rs, 61, 40, 45, 1, 1, "8x8-tile forward");
         dev_close(&d);
     } else {
         fprintf(stderr, "  %s\n", cs_last_error());
