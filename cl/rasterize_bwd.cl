@@ -3,7 +3,11 @@
  * opacity, rgb) per Gaussian. Each pixel's contribution is first summed in local memory per
  * staged Gaussian; then one work-item per Gaussian flushes the tile's sum, either with a
  * global float atomic (DETERMINISTIC 0) or into the pair's own row (DETERMINISTIC 1, summed
- * later in a fixed order by bin_reduce_pairs). The alpha clamp at 0.99 has zero gradient.
+ * later in a fixed order by bin_reduce_pairs; the rows of pairs past the tile's last
+ * contributor are zeroed). The local sum is a float atomic per pixel
+ * (DETERMINISTIC 0: its order is the device's) or a fixed-order sum, each row of the tile
+ * then the rows (DETERMINISTIC 1: the same bits on every run of a device, whatever order the
+ * work-items run in). The alpha clamp at 0.99 has zero gradient.
  * On NVIDIA (ATOMIC_PATH 2, not deterministic) the local accumulation is replaced by a warp
  * reduce-scatter (shfl.sync, only in warps where some lane contributes, found with vote.sync)
  * and red.global.add.f32 from the lanes holding the sums: the local compare-and-swap loop
@@ -77,6 +81,10 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
 #else
     __local float l_acc[BATCH * V2D_W];
 #endif
+#if DETERMINISTIC
+    __local float l_red[V2D_W * TILE * TILE]; /* [value][pixel] of one staged Gaussian */
+    __local float l_row[V2D_W * TILE];        /* [value][row] */
+#endif
     int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TILE + lx;
     int tx = get_group_id(0), ty = get_group_id(1);
     int px = tx * TILE + lx, py = ty * TILE + ly;
@@ -116,7 +124,7 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
             l_rgb[lid * 3 + 1] = rgb[g * 3 + 1];
             l_rgb[lid * 3 + 2] = rgb[g * 3 + 2];
         }
-#if !DIRECT_GLOBAL
+#if !DIRECT_GLOBAL && !DETERMINISTIC
         for (int k = 0; k < V2D_W; k++) l_acc[lid * V2D_W + k] = 0.f;
 #endif
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -164,6 +172,23 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
                     for (int k = 0; k < V2D_W; k++) g9[k] = 0.f;
                 warp_sum9_add(g9, v_out + (size_t)l_gid[j] * V2D_W, lid & 31);
             }
+#elif DETERMINISTIC
+            /* barriers: l_red is read only between the two, l_row only after the second and
+               before the next Gaussian's first */
+            for (int k = 0; k < V2D_W; k++) l_red[k * TILE * TILE + lid] = has ? g9[k] : 0.f;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (int t = lid; t < V2D_W * TILE; t += TILE * TILE) {
+                __local const float *row = l_red + t * TILE; /* value t / TILE, row t % TILE */
+                float s = 0.f;
+                for (int x = 0; x < TILE; x++) s += row[x];
+                l_row[t] = s;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (lid < V2D_W) {
+                float s = 0.f;
+                for (int y = 0; y < TILE; y++) s += l_row[lid * TILE + y];
+                l_acc[j * V2D_W + lid] = s;
+            }
 #else
             if (has) {
                 volatile __local float *acc = l_acc + j * V2D_W;
@@ -188,4 +213,11 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
         barrier(CLK_LOCAL_MEM_FENCE);
 #endif
     }
+#if DETERMINISTIC
+    /* the rows of the pairs behind the tile's last contributor hold no gradient */
+    for (uint q = (uint)total + (uint)lid; q < range.y - range.x; q += TILE * TILE) {
+        __global float *dst = v_out + (size_t)sorted_pairs[range.x + q] * V2D_W;
+        for (int k = 0; k < V2D_W; k++) dst[k] = 0.f;
+    }
+#endif
 }

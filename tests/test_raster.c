@@ -476,12 +476,14 @@ static int grad_check(int aa, int filter, int sh_half, int det, int atomics, con
     return fails;
 }
 
-/* 80x60 (5x4 tiles), 3000 Gaussians so tiles hold several batches; FD on a random subset */
-int test_grad_many_batches(void)
+/* 80x60 (5x4 tiles), 3000 Gaussians so tiles hold several batches and some tiles end in pairs
+ * behind their last contributor; FD on a random subset (DET 0). DET 1: the deterministic
+ * backward, with the per-pair rows poisoned by an earlier pass, against the reference only. */
+static int many_batches(int det)
 {
-    uint64_t rs = test_seed() ^ 0xbeef;
+    uint64_t rs = test_seed() ^ 0xbeef ^ (uint64_t)det;
     dev_ctx d;
-    CHECK_OK(dev_open(&d, 1, 0, 0, 0, 0, -1));
+    CHECK_OK(dev_open(&d, 1, 0, 0, 0, det, -1));
     cs_camera cam;
     random_camera(&rs, 80, 60, 0, &cam);
     cs_view v;
@@ -512,9 +514,26 @@ int test_grad_many_batches(void)
         unsigned mx = 0;
         for (int t = 0; t < 20; t++) mx = rg[2 * t + 1] - rg[2 * t] > mx ? rg[2 * t + 1] - rg[2 * t] : mx;
         CHECK(mx > 2 * 256, "scene too sparse: the fullest tile holds %u pairs, fewer than 2 batches", mx);
+        /* tiles whose pixels all stop before the tile's last pair */
+        cl_uint *nc = malloc(sizeof(cl_uint) * 80 * 60);
+        CHECK_OK(cs_buf_read(&d.cl, &r.n_contrib, 0, sizeof(cl_uint) * 80 * 60, nc));
+        int tails = 0;
+        for (int t = 0; t < 20; t++) {
+            unsigned last = 0;
+            for (int y = (t / 5) * 16; y < (t / 5) * 16 + 16; y++)
+                for (int x = (t % 5) * 16; x < (t % 5) * 16 + 16; x++) last = nc[y * 80 + x] > last ? nc[y * 80 + x] : last;
+            tails += last < rg[2 * t + 1] - rg[2 * t];
+        }
+        free(nc);
+        CHECK(tails > 0, "no tile has pairs behind its last contributor");
     }
     CHECK_OK(cs_buf_alloc(&d.cl, &r.v_img, CS_MEM_SCRATCH, npx * 4, "v_img"));
     CHECK_OK(cs_buf_write(&d.cl, &r.v_img, 0, npx * 4, wf));
+    if (det) { /* a first pass allocates the per-pair rows; then every row holds NaN */
+        float nanv = NAN;
+        CHECK_OK(cs_render_backward(&r, &m, &v, 1, bg));
+        CHECK_OK(cs_buf_fill(&d.cl, &r.v_pair, 0, r.v_pair.bytes, &nanv, 4));
+    }
     CHECK_OK(cs_render_backward(&r, &m, &v, 1, bg));
     CHECK_OK(cs_buf_read(&d.cl, &m.v_geo, 0, sizeof(float) * s.n * 11, vgeo));
     CHECK_OK(cs_buf_read(&d.cl, &m.v_sh, 0, sizeof(float) * s.n * 12, vsh));
@@ -530,7 +549,7 @@ int test_grad_many_batches(void)
             for (int k = 0; k < gw[g]; k++)
                 grad_cmp_add(&clc[g], g == 4 ? vsh[i * 12 + k] : vgeo[i * 11 + goff[g] + k],
                              g == 4 ? rsh[i * 12 + k] : rgeo[i * 11 + goff[g] + k], i, k);
-    for (int t = 0; t < 400 && fdc.n < 40; t++) {
+    for (int t = 0; t < 400 && fdc.n < 40 && !det; t++) {
         int i = (int)(test_rand(&rs) * s.n), g = (int)(test_rand(&rs) * 5);
         int k = (int)(test_rand(&rs) * gw[g]);
         double fd, ref = g == 4 ? rsh[i * 12 + k] : rgeo[i * 11 + goff[g] + k];
@@ -546,10 +565,14 @@ int test_grad_many_batches(void)
         snprintf(tag, sizeof tag, "d/d%s, OpenCL vs reference backward", gname[g]);
         fails += grad_cmp_report(&clc[g], tag, 1e-4);
     }
+    if (det) return fails;
     CHECK(fdc.n >= 15, "only %d smooth parameters found", fdc.n);
     fails += grad_cmp_report(&fdc, "reference backward vs finite differences", 1e-3);
     return fails;
 }
+
+int test_grad_many_batches(void) { return many_batches(0); }
+int test_grad_many_batches_det(void) { return many_batches(1); }
 
 int test_grad_classic(void) { return grad_check(0, 0, 0, 0, -1, "classic"); }
 int test_grad_mip(void) { return grad_check(1, 1, 0, 0, -1, "mip + 3D filter"); }

@@ -37,14 +37,13 @@ static void base_config(cs_config *c, const char *data, const char *out)
     c->device.tune = CS_TUNE_OFF;
 }
 
-/* opens the test device, trains with C (resuming from RESUME when given), closes; IS_CPU out */
-static int train_on_test_device(const cs_config *c, const char *resume, int *is_cpu)
+/* opens the test device, trains with C (resuming from RESUME when given), closes */
+static int train_on_test_device(const cs_config *c, const char *resume)
 {
     cs_cl cl;
     if (test_open_cl(&cl)) return -1;
     cs_train_opts o = {resume, NULL};
     int r = cs_train(&cl, c, &o);
-    if (is_cpu) *is_cpu = cl.is_cpu;
     cs_cl_close(&cl);
     return r;
 }
@@ -114,7 +113,7 @@ static int train_demo(const char *name, int sh_fp16, int opt_fp16)
     c.memory.sh_dtype = sh_fp16 ? CS_DTYPE_FP16 : CS_DTYPE_FP32;
     c.memory.optimizer_dtype = opt_fp16 ? CS_DTYPE_FP16 : CS_DTYPE_FP32;
     c.device.tune = sh_fp16 ? CS_TUNE_OFF : CS_TUNE_AUTO;
-    CHECK_OK(train_on_test_device(&c, NULL, NULL));
+    CHECK_OK(train_on_test_device(&c, NULL));
     double l10 = log_loss(out, 10), l100 = log_loss(out, 100), p1 = test_psnr(out, 1), psnr = test_psnr(out, 0);
     printf("  demo 80x60, 300 iterations, %s SH, %s moments: loss %.4f at 10, %.4f at 100; test PSNR %.2f at 1, %.2f at "
            "300\n", sh_fp16 ? "fp16" : "fp32", opt_fp16 ? "16-bit" : "fp32", l10, l100, p1, psnr);
@@ -163,10 +162,9 @@ static int files_equal(const char *a, const char *b)
     return eq;
 }
 
-/* Checkpoint at 100, then (a) resuming to 100 reproduces the saved model bit for bit, on every
- * device; (b) 100 + resume + 100 equals 200 straight where work-items run in order (CPU / PoCL,
- * as in CI). On GPUs the float-atomic order changes rounding from run to run, so (b) there
- * compares Gaussian counts only and says so. */
+/* Checkpoint at 100, then (a) resuming to 100 reproduces the saved model bit for bit and
+ * (b) 100 + resume + 100 equals 200 straight, on every device (optim.deterministic: no
+ * float atomics, fixed-order sums). */
 int test_resume_identical(void)
 {
     char data[600], a[600], b[600], b0[600], ck[800], pa[800], pb[800];
@@ -188,34 +186,22 @@ int test_resume_identical(void)
     c.output.save_iterations[0] = 100;
     c.output.n_save_iterations = 1;
     c.data.eval = false;
-    int in_order = 0;
-    CHECK_OK(train_on_test_device(&c, NULL, &in_order));
+    CHECK_OK(train_on_test_device(&c, NULL));
     snprintf(ck, sizeof ck, "%s/checkpoints/chkpnt_100.bin", a);
     /* (a) exact restore */
     c.optim.iterations = 100;
     snprintf(c.output.dir, sizeof c.output.dir, "%s", b0);
-    CHECK_OK(train_on_test_device(&c, ck, NULL));
+    CHECK_OK(train_on_test_device(&c, ck));
     snprintf(pa, sizeof pa, "%s/point_cloud/iteration_100/point_cloud.ply", a);
     snprintf(pb, sizeof pb, "%s/point_cloud/iteration_100/point_cloud.ply", b0);
     CHECK(files_equal(pa, pb), "the checkpoint does not restore the model exactly (%s vs %s)", pa, pb);
     /* (b) continued training */
     c.optim.iterations = 200;
     snprintf(c.output.dir, sizeof c.output.dir, "%s", b);
-    CHECK_OK(train_on_test_device(&c, ck, NULL));
+    CHECK_OK(train_on_test_device(&c, ck));
     snprintf(pa, sizeof pa, "%s/point_cloud/iteration_200/point_cloud.ply", a);
     snprintf(pb, sizeof pb, "%s/point_cloud/iteration_200/point_cloud.ply", b);
-    if (in_order) {
-        CHECK(files_equal(pa, pb), "200 straight and 100 + resume + 100 differ (%s vs %s)", pa, pb);
-    } else {
-        cs_splats sa, sb;
-        CHECK_OK(cs_ply_read(pa, &sa));
-        CHECK_OK(cs_ply_read(pb, &sb));
-        int na = sa.n, nb = sb.n;
-        cs_splats_free(&sa);
-        cs_splats_free(&sb);
-        printf("  GPU: float-atomic order differs between runs; compared Gaussian counts only: %d vs %d\n", na, nb);
-        CHECK(abs(na - nb) <= na / 10 + 5, "Gaussian counts diverge: %d vs %d", na, nb);
-    }
+    CHECK(files_equal(pa, pb), "200 straight and 100 + resume + 100 differ (%s vs %s)", pa, pb);
     return 0;
 }
 
@@ -229,7 +215,6 @@ int test_image_residency(void)
     CHECK_OK(make_demo(data, 160, 120)); /* 40 views of 56 KiB: 2.2 MiB */
     const char *names[4] = {"device", "host", "lazy_nocache", "lazy_1mb"};
     int modes[4] = {CS_RES_DEVICE, CS_RES_HOST, CS_RES_LAZY, CS_RES_LAZY}, cache[4] = {2048, 2048, 0, 1};
-    int in_order = 0;
     for (int m = 0; m < 4; m++) {
         snprintf(out, sizeof out, "%s/residency_%s", test_tmpdir(), names[m]);
         cs_config c;
@@ -244,11 +229,11 @@ int test_image_residency(void)
         c.data.host_cache_mb = cache[m];
         c.eval.test_iterations[0] = 20;
         c.eval.n_test_iterations = 1;
-        CHECK_OK(train_on_test_device(&c, NULL, &in_order));
+        CHECK_OK(train_on_test_device(&c, NULL));
         snprintf(ply, sizeof ply, "%s/point_cloud/iteration_40/point_cloud.ply", out);
         if (m == 0) {
             snprintf(first, sizeof first, "%s", ply);
-        } else if (in_order) {
+        } else {
             CHECK(files_equal(first, ply), "residency %s trains a different model than device residency (%s vs %s)",
                   names[m], ply, first);
         }
@@ -273,7 +258,7 @@ int test_gaussian_cap(void)
     c.densify.grad_threshold = 1e-7;
     c.densify.min_opacity = 0.0;
     c.memory.max_gaussians = cap;
-    CHECK_OK(train_on_test_device(&c, NULL, NULL));
+    CHECK_OK(train_on_test_device(&c, NULL));
     long most = (long)log_max(out, "gaussians");
     snprintf(p, sizeof p, "%s/memory.json", out);
     json_t *mj = json_load_file(p, 0, NULL);
@@ -367,7 +352,7 @@ static int real_train(const char *scene, int white, int iters, double min_psnr, 
     c.log.interval = 50;
     c.eval.test_iterations[0] = 1;
     c.eval.n_test_iterations = 1;
-    CHECK_OK(train_on_test_device(&c, NULL, NULL));
+    CHECK_OK(train_on_test_device(&c, NULL));
     double l50 = log_loss(out, 50), l100 = log_loss(out, 100), p1 = test_psnr(out, 1), p = test_psnr(out, 0);
     printf("  %s at 1/8 resolution, %d iterations: loss %.4f at 50, %.4f at 100; test PSNR %.2f at 1, %.2f at the end\n",
            scene, iters, l50, l100, p1, p);
