@@ -520,7 +520,7 @@ static int many_batches(int det)
         int tails = 0;
         for (int t = 0; t < 20; t++) {
             unsigned last = 0;
-            for (int y = (t / 5) * 16; y < (t / 5) * 16 + 16; y++)
+            for (int y = (t / 5) * 16; y < (t / 5) * 16 + 16 && y < 60; y++)
                 for (int x = (t % 5) * 16; x < (t % 5) * 16 + 16; x++) last = nc[y * 80 + x] > last ? nc[y * 80 + x] : last;
             tails += last < rg[2 * t + 1] - rg[2 * t];
         }
