@@ -1,13 +1,13 @@
 /* rasterize_bwd.cl: back-to-front replay of the blending from the saved final transmittance
  * and last contributor (graphdeco renderCUDA backward), giving d/d(mean2d in pixels, conic,
- * opacity, rgb) per Gaussian. Each pixel's contribution is first summed in local memory per
- * staged Gaussian; then one work-item per Gaussian flushes the tile's sum, either with a
- * global float atomic (DETERMINISTIC 0) or into the pair's own row (DETERMINISTIC 1, summed
- * later in a fixed order by bin_reduce_pairs; the rows of pairs past the tile's last
- * contributor are zeroed). The local sum is a float atomic per pixel
- * (DETERMINISTIC 0: its order is the device's) or a fixed-order sum, each row of the tile
- * then the rows (DETERMINISTIC 1: the same bits on every run of a device, whatever order the
- * work-items run in). The alpha clamp at 0.99 has zero gradient.
+ * opacity, rgb) per Gaussian. The alpha clamp at 0.99 has zero gradient.
+ * DETERMINISTIC 0: each pixel's contribution is added per staged Gaussian into local memory
+ * with a float atomic, then one work-item per Gaussian adds the tile's sum to the Gaussian's
+ * row with a global float atomic; the order of the additions is the device's.
+ * DETERMINISTIC 1: per staged Gaussian, a fixed-order sum (each row of the tile, then the
+ * rows) goes into the pair's own row, summed later in a fixed order by bin_reduce_pairs; the
+ * rows of pairs past the tile's last contributor are zeroed. Same bits on every run of a
+ * device, whatever order the work-items run in.
  * On NVIDIA (ATOMIC_PATH 2, not deterministic) the local accumulation is replaced by a warp
  * reduce-scatter (shfl.sync, only in warps where some lane contributes, found with vote.sync)
  * and red.global.add.f32 from the lanes holding the sums: the local compare-and-swap loop
@@ -78,12 +78,11 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
     __local uint l_last;
 #if DIRECT_GLOBAL
     __local uint l_gid[BATCH];
-#else
-    __local float l_acc[BATCH * V2D_W];
-#endif
-#if DETERMINISTIC
+#elif DETERMINISTIC
     __local float l_red[V2D_W * TILE * TILE]; /* [value][pixel] of one staged Gaussian */
     __local float l_row[V2D_W * TILE];        /* [value][row] */
+#else
+    __local float l_acc[BATCH * V2D_W];
 #endif
     int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TILE + lx;
     int tx = get_group_id(0), ty = get_group_id(1);
@@ -187,7 +186,7 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
             if (lid < V2D_W) {
                 float s = 0.f;
                 for (int y = 0; y < TILE; y++) s += l_row[lid * TILE + y];
-                l_acc[j * V2D_W + lid] = s;
+                v_out[(size_t)l_pair[j] * V2D_W + lid] = s;
             }
 #else
             if (has) {
@@ -197,18 +196,13 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
 #endif
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-#if !DIRECT_GLOBAL
+#if !DIRECT_GLOBAL && !DETERMINISTIC
         if (lid < cnt) {
             __local const float *acc = l_acc + lid * V2D_W;
-#if DETERMINISTIC
-            __global float *dst = v_out + (size_t)l_pair[lid] * V2D_W;
-            for (int k = 0; k < V2D_W; k++) dst[k] = acc[k];
-#else
             uint g = PAIR_GAUSSIAN(pair_gid, l_pair[lid]);
             __global float *dst = v_out + (size_t)g * V2D_W;
             for (int k = 0; k < V2D_W; k++)
                 if (acc[k] != 0.f) atomic_add_global_f(dst + k, acc[k]);
-#endif
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 #endif

@@ -93,6 +93,14 @@ static int bits_for(unsigned v)
     return b;
 }
 
+/* the 2D launch of the per-pixel kernels: one work-group per tile, one work-item per pixel */
+static void tile_launch(const cs_renderer *r, size_t gt[2], size_t lt[2])
+{
+    size_t T = (size_t)r->k->opts.tile;
+    gt[0] = (size_t)r->tiles_x * T, gt[1] = (size_t)r->tiles_y * T;
+    lt[0] = lt[1] = T;
+}
+
 int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree, const float bg[3])
 {
     cs_cl *cl = r->cl;
@@ -168,7 +176,8 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
                       CS_ARG(r->keys.mem), CS_ARG(r->ranges.mem)))
             return -1;
     }
-    size_t ts = (size_t)T, gt[2] = {r->tiles_x * ts, r->tiles_y * ts}, lt[2] = {ts, ts};
+    size_t gt[2], lt[2];
+    tile_launch(r, gt, lt);
     cl_float4 bgv = {{bg[0], bg[1], bg[2], 0.f}};
     return cs_cl_run(cl, k->rasterize_fwd, CS_STAGE_RASTER_FWD, 2, gt, lt, 13, CS_ARG(r->ranges.mem),
                      CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid), CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem),
@@ -214,7 +223,8 @@ int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active
         float zero = 0.f;
         if (n > 0 && cs_buf_fill(cl, &r->v_2d, 0, (size_t)n * 9 * 4, &zero, 4)) return -1;
     }
-    size_t T = (size_t)k->opts.tile, gt[2] = {r->tiles_x * T, r->tiles_y * T}, lt[2] = {T, T};
+    size_t gt[2], lt[2];
+    tile_launch(r, gt, lt);
     cl_float4 bgv = {{bg[0], bg[1], bg[2], 0.f}};
     cl_mem out = det ? r->v_pair.mem : r->v_2d.mem, pair_gid = pair_gid_arg(r);
     if (cs_cl_run(cl, k->rasterize_bwd, CS_STAGE_RASTER_BWD, 2, gt, lt, 14, CS_ARG(r->ranges.mem),
