@@ -42,6 +42,7 @@ typedef struct {
         int seed;
         int random_init_points;
         bool deterministic;    /* per-pair gradient buffers instead of global atomics */
+        bool step_on_densify;  /* Adam steps on densification iterations too (gsplat), before densifying */
     } optim;
     struct {
         int from, until, interval;

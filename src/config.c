@@ -54,6 +54,7 @@ static const key_desc KEYS[] = {
     {"optim.seed", T_INT, F(optim.seed), 0, 2147483647, NULL, 0, ""},
     {"optim.random_init_points", T_INT, F(optim.random_init_points), 1, 1e8, NULL, 0, ""},
     {"optim.deterministic", T_BOOL, F(optim.deterministic), 0, 0, NULL, 0, ""},
+    {"optim.step_on_densify", T_BOOL, F(optim.step_on_densify), 0, 0, NULL, 0, ""},
     {"densify.from", T_INT, F(densify.from), 0, 1e8, NULL, 0, ""},
     {"densify.until", T_INT, F(densify.until), 0, 1e8, NULL, 0, ""},
     {"densify.interval", T_INT, F(densify.interval), 1, 1e8, NULL, 0, ""},
@@ -105,6 +106,7 @@ void cs_config_defaults(cs_config *c)
     c->optim.lambda_dssim = 0.2;
     c->optim.sh_increase_interval = 1000;
     c->optim.random_init_points = 100000;
+    c->optim.step_on_densify = true;
     c->densify.from = 500;
     c->densify.until = 15000;
     c->densify.interval = 100;

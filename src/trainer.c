@@ -401,7 +401,12 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_train_opts *opt)
             cs_fail_prefix("iteration %d (view %s)", iter, c->name);
             goto done;
         }
-        int densified = 0, reset = 0;
+        /* gsplat steps Adam on every iteration, then densifies the stepped parameters; graphdeco
+           replaces its tensors before the step, so it takes no step on densification iterations
+           (optim.step_on_densify false). H100, south_building 7k: 22.10 dB over 21 seeds with the
+           step, 22.01 over 45 without. */
+        int step_first = cfg->optim.step_on_densify, densified = 0, reset = 0;
+        if (step_first && cs_adam_step(cl, &t->k, &t->m, cfg, lr_mean)) goto done;
         if (iter < cfg->densify.until) {
             if (cs_densify_stats(cl, &t->k, &t->m, &t->r, c->width, c->height)) goto done;
             if (iter > cfg->densify.from && iter % cfg->densify.interval == 0) {
@@ -417,8 +422,7 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_train_opts *opt)
         } else if (cfg->model.filter_3d && iter % 100 == 0 && iter < t->iterations - 100) {
             if (cs_filter3d_compute(cl, &t->k, &t->d, &t->m)) goto done;
         }
-        /* graphdeco: the densification step replaces the tensors, so no Adam step happens then */
-        if (!densified && cs_adam_step(cl, &t->k, &t->m, cfg, lr_mean)) goto done;
+        if (!step_first && !densified && cs_adam_step(cl, &t->k, &t->m, cfg, lr_mean)) goto done;
         /* graphdeco resets opacity before the step and skips the step for the new opacity
            tensor; resetting after the step gives the same min(o, 0.01) and zero moments */
         if (reset && cs_densify_reset_opacity(cl, &t->k, &t->m)) goto done;

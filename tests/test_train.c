@@ -205,6 +205,46 @@ int test_resume_identical(void)
     return 0;
 }
 
+/* Adam step count stored in a checkpoint (header: 8-byte magic, then int32 version, iteration,
+   n, SH degree, SH half, filter, step, optimizer half; src/outputs.c) */
+static int ckpt_step(const char *path)
+{
+    size_t len;
+    char *d = cs_read_file(path, &len);
+    int32_t step = -1;
+    if (d && len >= 40 && memcmp(d, "CSCKPT1", 8) == 0) memcpy(&step, d + 8 + 6 * 4, 4);
+    free(d);
+    return step;
+}
+
+/* optim.step_on_densify: gsplat steps Adam on every iteration (120 steps in 120 iterations);
+   graphdeco skips the step on its 4 densification iterations (60, 70, 80, 90) */
+int test_step_on_densify(void)
+{
+    char data[600], out[600], ck[800];
+    snprintf(data, sizeof data, "%s/demo40", test_tmpdir());
+    CHECK_OK(make_demo(data, 40, 30));
+    for (int on = 0; on < 2; on++) {
+        snprintf(out, sizeof out, "%s/step_on_densify_%d", test_tmpdir(), on);
+        cs_config c;
+        base_config(&c, data, out);
+        c.optim.iterations = 120;
+        c.optim.random_init_points = 1000;
+        c.optim.step_on_densify = on;
+        c.densify.from = 50;
+        c.densify.interval = 10;
+        c.densify.until = 100;
+        c.output.checkpoint_iterations[0] = 120;
+        c.output.n_checkpoint_iterations = 1;
+        c.data.eval = false;
+        CHECK_OK(train_on_test_device(&c, NULL));
+        snprintf(ck, sizeof ck, "%s/checkpoints/chkpnt_120.bin", out);
+        int step = ckpt_step(ck), want = on ? 120 : 116;
+        CHECK(step == want, "step_on_densify %d: %d Adam steps after 120 iterations, expected %d", on, step, want);
+    }
+    return 0;
+}
+
 /* device, host (two upload slots on a second queue) and lazy residency (no cache, and a
    1 MiB cache smaller than the images, so views are evicted and decoded again) train the
    same model: the same images reach the same kernels */
