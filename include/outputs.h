@@ -4,6 +4,7 @@
 #define CS_OUTPUTS_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 #include "cl_runtime.h"
 #include "model.h"
@@ -16,6 +17,14 @@ int cs_write_json(const char *path, json_t *v);
 /* Memory accounting as JSON: {"current": {...}, "peak": {"total": ..., per category}} */
 json_t *cs_mem_json(const cs_cl *cl);
 
+/* checkpoint file header; the model's arrays follow it */
+typedef struct {
+    char magic[8];
+    int32_t version, iteration, n, sh_degree, sh_half, has_filter, step, opt_half;
+} cs_ckpt_header;
+/* Copies the header out of a checkpoint's first LEN bytes and checks its magic; PATH names the
+   file in the error. */
+int cs_checkpoint_header(const void *data, size_t len, const char *path, cs_ckpt_header *h);
 /* checkpoint: the model's arrays, Adam state, stats, iteration */
 int cs_checkpoint_save(cs_cl *cl, const cs_model *m, int iteration, const char *path);
 /* Reads the header (iteration, n, degree, half, filter) and creates the model with CAPACITY. */

@@ -66,11 +66,14 @@ json_t *cs_mem_json(const cs_cl *cl)
 
 /* ---- checkpoints ------------------------------------------------------------------------ */
 
-typedef struct {
-    char magic[8];
-    int32_t version, iteration, n, sh_degree, sh_half, has_filter, step, opt_half;
-} ckpt_header;
 #define CKPT_VERSION 1
+
+int cs_checkpoint_header(const void *data, size_t len, const char *path, cs_ckpt_header *h)
+{
+    if (!data || len < sizeof *h || (memcpy(h, data, sizeof *h), memcmp(h->magic, "CSCKPT1", 8) != 0))
+        return cs_fail("%s: not a clsplat checkpoint", path);
+    return 0;
+}
 
 static int ckpt_arrays(cs_model *m, cs_buf **bufs, size_t *rows)
 {
@@ -90,7 +93,7 @@ static int ckpt_arrays(cs_model *m, cs_buf **bufs, size_t *rows)
 int cs_checkpoint_save(cs_cl *cl, const cs_model *mc, int iteration, const char *path)
 {
     cs_model *m = (cs_model *)mc;
-    ckpt_header h = {"CSCKPT1", CKPT_VERSION, iteration, m->n, m->sh_degree, m->sh_half, m->has_filter, m->step, m->opt_half};
+    cs_ckpt_header h = {"CSCKPT1", CKPT_VERSION, iteration, m->n, m->sh_degree, m->sh_half, m->has_filter, m->step, m->opt_half};
     cs_atomic_file af;
     if (cs_atomic_open(&af, path)) return -1;
     int ok = fwrite(&h, sizeof h, 1, af.f) == 1;
@@ -121,10 +124,10 @@ int cs_checkpoint_load(cs_cl *cl, cs_model *m, int *iteration, const char *path,
     size_t len;
     char *d = cs_read_file(path, &len);
     if (!d) return -1;
-    ckpt_header h;
-    if (len < sizeof h || (memcpy(&h, d, sizeof h), memcmp(h.magic, "CSCKPT1", 8) != 0)) {
+    cs_ckpt_header h;
+    if (cs_checkpoint_header(d, len, path, &h)) {
         free(d);
-        return cs_fail("%s: not a clsplat checkpoint", path);
+        return -1;
     }
     if (h.version != CKPT_VERSION || h.sh_degree != deg || h.sh_half != sh_half || h.has_filter != has_filter ||
         h.opt_half != opt_half || h.n < 0) {

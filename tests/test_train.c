@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outputs.h"
 #include "splats.h"
 #include "test.h"
 #include "trainer.h"
@@ -205,14 +206,13 @@ int test_resume_identical(void)
     return 0;
 }
 
-/* Adam step count stored in a checkpoint (header: 8-byte magic, then int32 version, iteration,
-   n, SH degree, SH half, filter, step, optimizer half; src/outputs.c) */
+/* Adam step count stored in a checkpoint's header (-1 if unreadable) */
 static int ckpt_step(const char *path)
 {
-    size_t len;
+    size_t len = 0;
     char *d = cs_read_file(path, &len);
-    int32_t step = -1;
-    if (d && len >= 40 && memcmp(d, "CSCKPT1", 8) == 0) memcpy(&step, d + 8 + 6 * 4, 4);
+    cs_ckpt_header h;
+    int step = cs_checkpoint_header(d, len, path, &h) ? -1 : h.step;
     free(d);
     return step;
 }
