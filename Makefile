@@ -10,11 +10,11 @@ EXTRA ?=
 NO_TRUNC_WARN := $(shell $(CC) -Werror -Wno-format-truncation -E -x c /dev/null >/dev/null 2>&1 && echo -Wno-format-truncation)
 CFLAGS ?= $(OPT) -g
 CFLAGS += $(EXTRA)
-CFLAGS += -std=c11 -Wall -Wextra -Werror $(NO_TRUNC_WARN) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude $(PKG_CFLAGS)
+CFLAGS += -std=c11 -Wall -Wextra -Werror $(NO_TRUNC_WARN) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -Icl $(PKG_CFLAGS)
 LDLIBS += $(PKG_LIBS) -lm -ldl -lpthread $(EXTRA)
 BUILD ?= build
 
-CL_SOURCES := cl/common.h cl/project_fwd.cl cl/project_bwd.cl cl/radix_sort.cl cl/bin.cl cl/rasterize_fwd.cl \
+CL_SOURCES := cl/layout.h cl/common.h cl/project_fwd.cl cl/project_bwd.cl cl/radix_sort.cl cl/bin.cl cl/rasterize_fwd.cl \
               cl/rasterize_bwd.cl cl/ssim.cl cl/adam.cl cl/densify.cl
 LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c))
 LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/cl_sources.o
@@ -27,9 +27,9 @@ all: $(BUILD)/clsplat $(BUILD)/gen_demo
 deps:
 	@sh tools/install-deps.sh
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard include/*.h) | $(BUILD)/obj
+$(BUILD)/obj/%.o: src/%.c $(wildcard include/*.h src/*.h cl/layout.h) | $(BUILD)/obj
 	$(CC) $(CFLAGS) -c $< -o $@
-$(BUILD)/obj/tests/%.o: tests/%.c $(wildcard include/*.h tests/*.h) | $(BUILD)/obj
+$(BUILD)/obj/tests/%.o: tests/%.c $(wildcard include/*.h src/*.h cl/layout.h tests/*.h) | $(BUILD)/obj
 	@mkdir -p $(BUILD)/obj/tests
 	$(CC) $(CFLAGS) -Itests -c $< -o $@
 $(BUILD)/embed_sources: tools/embed_sources.c | $(BUILD)/obj

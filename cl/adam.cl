@@ -51,7 +51,7 @@ __kernel void adam_step(uint n_geo, __global float *geo, __global const float *v
 {
     size_t i = get_global_id(0);
     if (i < n_geo) {
-        int col = (int)(i % GEO_W);
+        int col = (int)(i % CS_GEO_W);
         float lr = col < 3 ? lr_mean : col < 6 ? lr_scale : col < 10 ? lr_rot : lr_opac;
         geo[i] -= lr * adam_delta(i, v_geo[i], m_geo, v2_geo, b1, b2, eps, bc1, bc2, step);
         return;

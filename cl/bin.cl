@@ -83,10 +83,10 @@ __kernel void bin_reduce_pairs(int n, uint cap, __global const uint *order, __gl
     int j = get_global_id(0);
     if (j >= n) return;
     uint i = order[j];
-    float acc[V2D_W];
-    for (int k = 0; k < V2D_W; k++) acc[k] = 0.f;
+    float acc[CS_V2D_W];
+    for (int k = 0; k < CS_V2D_W; k++) acc[k] = 0.f;
     uint s = offsets[j], e = min(s + tiles_touched[i], cap); /* past cap: an overflowed pass, redone */
     for (uint p = s; p < e; p++)
-        for (int k = 0; k < V2D_W; k++) acc[k] += v_pair[(size_t)p * V2D_W + k];
-    for (int k = 0; k < V2D_W; k++) v_2d[(size_t)i * V2D_W + k] = acc[k];
+        for (int k = 0; k < CS_V2D_W; k++) acc[k] += v_pair[(size_t)p * CS_V2D_W + k];
+    for (int k = 0; k < CS_V2D_W; k++) v_2d[(size_t)i * CS_V2D_W + k] = acc[k];
 }

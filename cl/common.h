@@ -9,10 +9,8 @@
  *   ATOMIC_PATH    0: compare-and-swap loop, 1: cl_ext_float_atomics, 2: NVIDIA PTX red
  *   FAST_MATH      1: fma contraction and native_exp per pixel (see below)
  *   TILE           tile side in pixels (16 or 8; src/tune.c measures which)
- * Per-Gaussian layouts:
- *   geo  (N, 11)  means xyz | log_scales xyz | quat wxyz | logit_opacity
- *   sh   (N, K, 3)
- *   v_2d (N, 9)   d/d mean2d xy | d/d conic abc | d/d opacity | d/d rgb */
+ * Row layouts (geo, v_2d) and the rasterizer thresholds are in layout.h, prepended before
+ * this file; sh is (N, K, 3). */
 /* FAST_MATH 0: exact IEEE arithmetic as written, no contraction into fma, so every device
  * computes what the CPU reference computes. FAST_MATH 1 (NVIDIA): fma contraction everywhere
  * and native_exp in the rasterizer's per-pixel loops (ex2.approx there), 4-5% of an
@@ -62,8 +60,6 @@
 #endif
 
 #define SH_K ((SH_DEGREE + 1) * (SH_DEGREE + 1))
-#define GEO_W 11
-#define V2D_W 9
 
 /* the Gaussian of a sorted pair value: the value itself, or via pair_gid when the values are
  * pair indices (DETERMINISTIC, see bin.cl) */
@@ -165,7 +161,7 @@ inline void tile_rect(float2 xy, int radius, int tiles_x, int tiles_y, int2 *rmi
 inline void tile_rect_tight(float2 xy, int radius, float4 co, int tiles_x, int tiles_y, int2 *rmin, int2 *rmax)
 {
     tile_rect(xy, radius, tiles_x, tiles_y, rmin, rmax);
-    float tau = 2.f * log(255.f * co.w) * 1.001f + 1e-3f;
+    float tau = 2.f * log(CS_ALPHA_MIN_INV * co.w) * 1.001f + 1e-3f;
     float det = co.x * co.z - co.y * co.y;
     if (!(tau > 0.f)) {
         *rmax = *rmin;

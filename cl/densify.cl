@@ -9,7 +9,7 @@ __kernel void densify_stats(int n, __global const int *radii, __global const flo
 {
     int i = get_global_id(0);
     if (i >= n || radii[i] <= 0) return;
-    float gx = v_2d[(size_t)i * V2D_W] * 0.5f * W, gy = v_2d[(size_t)i * V2D_W + 1] * 0.5f * H;
+    float gx = v_2d[(size_t)i * CS_V2D_W] * 0.5f * W, gy = v_2d[(size_t)i * CS_V2D_W + 1] * 0.5f * H;
     stats[i * 3 + 0] += sqrt(gx * gx + gy * gy);
     stats[i * 3 + 1] += 1.f;
     stats[i * 3 + 2] = max(stats[i * 3 + 2], (float)radii[i]);
@@ -26,8 +26,8 @@ __kernel void densify_classify(int n, __global const float *geo, __global const 
     float g = denom > 0.f ? stats[i * 3] / denom : 0.f;
     uint f = D_KEEP, c = 0;
     if (g >= threshold) {
-        __global const float *r = geo + (size_t)i * GEO_W;
-        float ms = exp(max(r[3], max(r[4], r[5])));
+        __global const float *r = geo + (size_t)i * CS_GEO_W;
+        float ms = exp(max(r[CS_GEO_LOG_SCALE], max(r[CS_GEO_LOG_SCALE + 1], r[CS_GEO_LOG_SCALE + 2])));
         if (ms <= clone_max_scale) f = D_CLONE, c = 1;
         else f = D_SPLIT, c = 2;
     }
@@ -43,15 +43,15 @@ __kernel void densify_append(int n, __global float *geo, __global sh_t *sh, __gl
     int i = get_global_id(0);
     if (i >= n || flags[i] == D_KEEP) return;
     int copies = flags[i] == D_CLONE ? 1 : 2;
-    __global const float *src = geo + (size_t)i * GEO_W;
+    __global const float *src = geo + (size_t)i * CS_GEO_W;
     float4 q = (float4)(src[6], src[7], src[8], src[9]);
     q /= max(length(q), 1e-12f);
     float R[9];
     quat_to_rot(q, R);
     for (int c = 0; c < copies; c++) {
         size_t row = (size_t)n + offsets[i] + c;
-        __global float *dst = geo + row * GEO_W;
-        for (int k = 0; k < GEO_W; k++) dst[k] = src[k];
+        __global float *dst = geo + row * CS_GEO_W;
+        for (int k = 0; k < CS_GEO_W; k++) dst[k] = src[k];
         if (flags[i] == D_SPLIT) {
             float3 s = exp((float3)(src[3], src[4], src[5]));
             float3 z = (float3)(rand_normal(seed, (uint)i, (uint)(c * 3 + 0)) * s.x,
@@ -82,14 +82,14 @@ __kernel void densify_prune_flags(int n_total, int n_old, __global const float *
 {
     int i = get_global_id(0);
     if (i >= n_total) return;
-    __global const float *r = geo + (size_t)i * GEO_W;
+    __global const float *r = geo + (size_t)i * CS_GEO_W;
     uint k = 1;
     if (i < n_old && flags[i] == D_SPLIT) k = 0;
-    if (sigmoidf(r[10]) < min_opacity) k = 0;
+    if (sigmoidf(r[CS_GEO_LOGIT_OPACITY]) < min_opacity) k = 0;
     if (check_size) {
         float maxr = i < n_old ? stats[i * 3 + 2] : 0.f;
         if (max_screen > 0.f && maxr > max_screen) k = 0;
-        if (exp(max(r[3], max(r[4], r[5]))) > max_world) k = 0;
+        if (exp(max(r[CS_GEO_LOG_SCALE], max(r[CS_GEO_LOG_SCALE + 1], r[CS_GEO_LOG_SCALE + 2]))) > max_world) k = 0;
     }
     keep[i] = k;
 }
@@ -110,13 +110,13 @@ __kernel void densify_reset_opacity(int n, __global float *geo, __global const f
 {
     int i = get_global_id(0);
     if (i >= n) return;
-    size_t o = (size_t)i * GEO_W + 10;
+    size_t o = (size_t)i * CS_GEO_W + CS_GEO_LOGIT_OPACITY;
     float op = sigmoidf(geo[o]);
     float c3 = 1.f;
 #if FILTER_3D
     {
         float f2 = filter3d[i] * filter3d[i];
-        float3 s2 = exp(2.f * (float3)(geo[i * GEO_W + 3], geo[i * GEO_W + 4], geo[i * GEO_W + 5]));
+        float3 s2 = exp(2.f * (float3)(geo[i * CS_GEO_W + CS_GEO_LOG_SCALE], geo[i * CS_GEO_W + CS_GEO_LOG_SCALE + 1], geo[i * CS_GEO_W + CS_GEO_LOG_SCALE + 2]));
         c3 = sqrt((s2.x * s2.y * s2.z) / ((s2.x + f2) * (s2.y + f2) * (s2.z + f2)));
     }
 #else
@@ -139,7 +139,7 @@ __kernel void filter3d_depth(int n, __global const float *geo, __global const fl
 {
     int i = get_global_id(0);
     if (i >= n) return;
-    float3 p = (float3)(geo[(size_t)i * GEO_W], geo[(size_t)i * GEO_W + 1], geo[(size_t)i * GEO_W + 2]);
+    float3 p = (float3)(geo[(size_t)i * CS_GEO_W], geo[(size_t)i * CS_GEO_W + 1], geo[(size_t)i * CS_GEO_W + 2]);
     float best = INFINITY;
     for (int c = 0; c < ncams; c++) {
         __global const float *k = cams + c * CAM_W;

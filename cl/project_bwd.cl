@@ -9,20 +9,20 @@ __kernel void project_bwd(int n,
                           __global const uint *clamped,  /* (N) */
                           __global const float *v_2d,    /* (N, 9) */
                           /* outputs */
-                          __global float *v_geo,         /* (N, 11) */
+                          __global float *v_geo,         /* (N, CS_GEO_W) */
                           __global float *v_sh)          /* (N, K, 3) */
 {
     int i = get_global_id(0);
     if (i >= n) return;
-    __global float *vg = v_geo + (size_t)i * GEO_W;
+    __global float *vg = v_geo + (size_t)i * CS_GEO_W;
     __global float *vs = v_sh + (size_t)i * SH_K * 3;
     proj_t P;
     if (radii[i] <= 0 || !project_gaussian(geo, filter3d, i, cam, intr, W, H, kernel_size, &P)) {
-        for (int k = 0; k < GEO_W; k++) vg[k] = 0.f;
+        for (int k = 0; k < CS_GEO_W; k++) vg[k] = 0.f;
         for (int k = 0; k < SH_K * 3; k++) vs[k] = 0.f;
         return;
     }
-    __global const float *v = v_2d + (size_t)i * V2D_W;
+    __global const float *v = v_2d + (size_t)i * CS_V2D_W;
     float2 v_xy = (float2)(v[0], v[1]);
     float va = v[2], vb = v[3], vc = v[4], v_op = v[5];
     float3 v_rgb = (float3)(v[6], v[7], v[8]);
@@ -54,7 +54,7 @@ __kernel void project_bwd(int n,
 
     /* ---- opacity = sigmoid(logit) * c3 * c2 ---- */
     float v_sig = v_op * P.c3 * P.c2;
-    vg[10] = v_sig * P.sig * (1.f - P.sig);
+    vg[CS_GEO_LOGIT_OPACITY] = v_sig * P.sig * (1.f - P.sig);
     float v_c3 = v_op * P.sig * P.c2;
     float v_c2 = v_op * P.sig * P.c3;
 

@@ -26,19 +26,19 @@ typedef struct {
 inline int project_gaussian(__global const float *geo, __global const float *filter3d, int i, float16 cam, float4 intr,
                             int W, int H, float kernel_size, proj_t *P)
 {
-    __global const float *g = geo + (size_t)i * GEO_W;
-    P->p = (float3)(g[0], g[1], g[2]);
+    __global const float *g = geo + (size_t)i * CS_GEO_W;
+    P->p = (float3)(g[CS_GEO_MEAN], g[CS_GEO_MEAN + 1], g[CS_GEO_MEAN + 2]);
     P->t = world_to_cam(cam, P->p);
     if (P->t.z <= NEAR_PLANE) return 0;
-    float3 s = exp((float3)(g[3], g[4], g[5]));
+    float3 s = exp((float3)(g[CS_GEO_LOG_SCALE], g[CS_GEO_LOG_SCALE + 1], g[CS_GEO_LOG_SCALE + 2]));
     P->s2raw = s * s;
-    float4 q = (float4)(g[6], g[7], g[8], g[9]);
+    float4 q = (float4)(g[CS_GEO_QUAT], g[CS_GEO_QUAT + 1], g[CS_GEO_QUAT + 2], g[CS_GEO_QUAT + 3]);
     P->qnorm = max(length(q), 1e-12f);
     P->qn = q / P->qnorm;
     float Rq[9]; /* private copy: under OpenCL C 2.0+ P->R is a generic pointer */
     quat_to_rot(P->qn, Rq);
     for (int k = 0; k < 9; k++) P->R[k] = Rq[k];
-    P->sig = sigmoidf(g[10]);
+    P->sig = sigmoidf(g[CS_GEO_LOGIT_OPACITY]);
 #if FILTER_3D
     float f = filter3d[i];
     P->f2 = f * f;
@@ -107,7 +107,7 @@ inline int project_gaussian(__global const float *geo, __global const float *fil
 }
 
 __kernel void project_fwd(int n,
-                          __global const float *geo,      /* (N, 11) */
+                          __global const float *geo,      /* (N, CS_GEO_W) */
                           __global const sh_t *sh,        /* (N, K, 3) */
                           __global const float *filter3d, /* (N) or unused */
                           float16 cam, float4 intr, int W, int H, int tiles_x, int tiles_y, int active_degree,

@@ -1,17 +1,14 @@
 /* radix_sort.cl: portable device scan and LSD radix sort of (uint key, uint value) pairs,
- * 4 bits per pass, only over the bits in use (count / scan / scatter). A work-group of SORT_WG
- * items handles a block of SORT_WG * SORT_IPT keys. */
-#define SORT_WG 256
-#define SORT_IPT 4
-#define SORT_BLOCK (SORT_WG * SORT_IPT)
+ * CS_RADIX_BITS bits per pass, only over the bits in use (count / scan / scatter). A work-group
+ * of CS_SORT_WG items handles a block of CS_SORT_BLOCK keys (constants in layout.h). */
 
-/* inclusive Hillis-Steele scan of one value per item over SORT_WG items */
+/* inclusive Hillis-Steele scan of one value per item over CS_SORT_WG items */
 inline uint wg_scan_inclusive(uint v, __local uint *buf)
 {
     int lid = get_local_id(0);
     buf[lid] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int off = 1; off < SORT_WG; off <<= 1) {
+    for (int off = 1; off < CS_SORT_WG; off <<= 1) {
         uint add = lid >= off ? buf[lid - off] : 0u;
         barrier(CLK_LOCAL_MEM_FENCE);
         buf[lid] += add;
@@ -22,34 +19,34 @@ inline uint wg_scan_inclusive(uint v, __local uint *buf)
     return r;
 }
 
-/* Exclusive scan, in place, of each block of SORT_BLOCK values at data + off; block totals
+/* Exclusive scan, in place, of each block of CS_SORT_BLOCK values at data + off; block totals
  * to sums + sums_off. */
 __kernel void scan_block(__global uint *data, uint off, uint n, __global uint *sums, uint sums_off)
 {
-    __local uint buf[SORT_WG];
+    __local uint buf[CS_SORT_WG];
     int lid = get_local_id(0);
-    size_t base = (size_t)get_group_id(0) * SORT_BLOCK + (size_t)lid * SORT_IPT;
-    uint v[SORT_IPT], sum = 0;
-    for (int k = 0; k < SORT_IPT; k++) {
+    size_t base = (size_t)get_group_id(0) * CS_SORT_BLOCK + (size_t)lid * CS_SORT_IPT;
+    uint v[CS_SORT_IPT], sum = 0;
+    for (int k = 0; k < CS_SORT_IPT; k++) {
         v[k] = base + k < n ? data[off + base + k] : 0u;
         sum += v[k];
     }
     uint incl = wg_scan_inclusive(sum, buf);
     uint run = incl - sum;
-    for (int k = 0; k < SORT_IPT; k++) {
+    for (int k = 0; k < CS_SORT_IPT; k++) {
         if (base + k < n) data[off + base + k] = run;
         run += v[k];
     }
-    if (lid == SORT_WG - 1) sums[sums_off + get_group_id(0)] = incl;
+    if (lid == CS_SORT_WG - 1) sums[sums_off + get_group_id(0)] = incl;
 }
 
 /* Exclusive scan, in place, of n values at data + off by one work-group (one launch for the
  * small arrays: radix histograms, block sums); item lid owns a contiguous run of them. */
 __kernel void scan_single(__global uint *data, uint off, uint n)
 {
-    __local uint buf[SORT_WG];
+    __local uint buf[CS_SORT_WG];
     uint lid = get_local_id(0);
-    uint per = (n + SORT_WG - 1) / SORT_WG;
+    uint per = (n + CS_SORT_WG - 1) / CS_SORT_WG;
     uint b = min(n, lid * per), e = min(n, b + per);
     uint sum = 0;
     for (uint i = b; i < e; i++) sum += data[off + i];
@@ -65,7 +62,7 @@ __kernel void scan_add(__global uint *data, uint off, uint n, __global const uin
 {
     size_t i = get_global_id(0);
     if (i >= n) return;
-    data[off + i] += sums[sums_off + i / SORT_BLOCK];
+    data[off + i] += sums[sums_off + i / CS_SORT_BLOCK];
 }
 
 /* The number of keys: n, or with use_count the device-side count[0] capped at n (the pair
@@ -79,43 +76,46 @@ inline uint sort_count(uint n, __global const uint *count, int use_count)
 __kernel void radix_count(__global const uint *keys, uint cap, __global const uint *count, int use_count, uint shift,
                           __global uint *hist)
 {
-    __local uint cnt[16];
+    __local uint cnt[CS_RADIX_BUCKETS];
     uint n = sort_count(cap, count, use_count);
     int lid = get_local_id(0);
     uint nblocks = get_num_groups(0), b = get_group_id(0);
-    if (lid < 16) cnt[lid] = 0;
+    if (lid < CS_RADIX_BUCKETS) cnt[lid] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int k = 0; k < SORT_IPT; k++) {
-        size_t i = (size_t)b * SORT_BLOCK + (size_t)k * SORT_WG + lid;
-        if (i < n) atomic_inc(&cnt[(keys[i] >> shift) & 15u]);
+    for (int k = 0; k < CS_SORT_IPT; k++) {
+        size_t i = (size_t)b * CS_SORT_BLOCK + (size_t)k * CS_SORT_WG + lid;
+        if (i < n) atomic_inc(&cnt[(keys[i] >> shift) & (CS_RADIX_BUCKETS - 1u)]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid < 16) hist[lid * nblocks + b] = cnt[lid];
+    if (lid < CS_RADIX_BUCKETS) hist[lid * nblocks + b] = cnt[lid];
 }
 
+#if CS_RADIX_BUCKETS != 16
+#error radix_scatter packs 16 digit counts into 8 uints
+#endif
 /* Stable scatter by digit using the exclusively scanned histogram. Item lid owns the
- * SORT_IPT consecutive keys at lid * SORT_IPT of its block; the 16 per-digit counts of an
- * item are packed two per uint (16 bits each: at most SORT_BLOCK = 1024 keys per block), so
+ * CS_SORT_IPT consecutive keys at lid * CS_SORT_IPT of its block; the 16 per-digit counts of an
+ * item are packed two per uint (16 bits each: at most CS_SORT_BLOCK = 1024 keys per block), so
  * one work-group scan of 8 uints gives every key its rank among equal digits before it. */
 __kernel void radix_scatter(__global const uint *keys_in, __global const uint *vals_in, __global uint *keys_out,
                             __global uint *vals_out, uint cap, __global const uint *count, int use_count, uint shift,
                             __global const uint *hist_scanned)
 {
     uint n = sort_count(cap, count, use_count);
-    __local uint sc[8][SORT_WG];
-    __local uint base[16];
+    __local uint sc[8][CS_SORT_WG];
+    __local uint base[CS_RADIX_BUCKETS];
     int lid = get_local_id(0);
     uint nblocks = get_num_groups(0), b = get_group_id(0);
-    if (lid < 16) base[lid] = hist_scanned[lid * nblocks + b];
-    size_t first = (size_t)b * SORT_BLOCK + (size_t)lid * SORT_IPT;
-    uint key[SORT_IPT], val[SORT_IPT], dig[SORT_IPT], before[SORT_IPT];
+    if (lid < CS_RADIX_BUCKETS) base[lid] = hist_scanned[lid * nblocks + b];
+    size_t first = (size_t)b * CS_SORT_BLOCK + (size_t)lid * CS_SORT_IPT;
+    uint key[CS_SORT_IPT], val[CS_SORT_IPT], dig[CS_SORT_IPT], before[CS_SORT_IPT];
     uint cnt[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int k = 0; k < SORT_IPT; k++) {
+    for (int k = 0; k < CS_SORT_IPT; k++) {
         int valid = first + k < n;
         key[k] = valid ? keys_in[first + k] : 0u;
         val[k] = valid ? vals_in[first + k] : 0u;
-        uint d = (key[k] >> shift) & 15u;
-        dig[k] = valid ? d : 16u;
+        uint d = (key[k] >> shift) & (CS_RADIX_BUCKETS - 1u);
+        dig[k] = valid ? d : CS_RADIX_BUCKETS;
         if (valid) {
             before[k] = (cnt[d >> 1] >> ((d & 1u) * 16u)) & 0xffffu;
             cnt[d >> 1] += 1u << ((d & 1u) * 16u);
@@ -124,16 +124,16 @@ __kernel void radix_scatter(__global const uint *keys_in, __global const uint *v
     /* inclusive Hillis-Steele scan of the packed counts over the work-group */
     for (int c = 0; c < 8; c++) sc[c][lid] = cnt[c];
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int off = 1; off < SORT_WG; off <<= 1) {
+    for (int off = 1; off < CS_SORT_WG; off <<= 1) {
         uint add[8];
         for (int c = 0; c < 8; c++) add[c] = lid >= off ? sc[c][lid - off] : 0u;
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int c = 0; c < 8; c++) sc[c][lid] += add[c];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    for (int k = 0; k < SORT_IPT; k++) {
+    for (int k = 0; k < CS_SORT_IPT; k++) {
         uint d = dig[k];
-        if (d > 15u) continue;
+        if (d >= CS_RADIX_BUCKETS) continue;
         uint excl = ((sc[d >> 1][lid] - cnt[d >> 1]) >> ((d & 1u) * 16u)) & 0xffffu;
         uint dst = base[d] + excl + before[k];
         keys_out[dst] = key[k];

@@ -1,6 +1,6 @@
 /* rasterize_bwd.cl: back-to-front replay of the blending from the saved final transmittance
  * and last contributor (graphdeco renderCUDA backward), giving d/d(mean2d in pixels, conic,
- * opacity, rgb) per Gaussian. The alpha clamp at 0.99 has zero gradient.
+ * opacity, rgb) per Gaussian. The alpha clamp at CS_ALPHA_MAX has zero gradient.
  * DETERMINISTIC 0: each pixel's contribution is added per staged Gaussian into local memory
  * with a float atomic, then one work-item per Gaussian adds the tile's sum to the Gaussian's
  * row with a global float atomic; the order of the additions is the device's.
@@ -79,10 +79,10 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
 #if DIRECT_GLOBAL
     __local uint l_gid[BATCH];
 #elif DETERMINISTIC
-    __local float l_red[V2D_W * TILE * TILE]; /* [value][pixel] of one staged Gaussian */
-    __local float l_row[V2D_W * TILE];        /* [value][row] */
+    __local float l_red[CS_V2D_W * TILE * TILE]; /* [value][pixel] of one staged Gaussian */
+    __local float l_row[CS_V2D_W * TILE];        /* [value][row] */
 #else
-    __local float l_acc[BATCH * V2D_W];
+    __local float l_acc[BATCH * CS_V2D_W];
 #endif
     int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TILE + lx;
     int tx = get_group_id(0), ty = get_group_id(1);
@@ -124,13 +124,13 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
             l_rgb[lid * 3 + 2] = rgb[g * 3 + 2];
         }
 #if !DIRECT_GLOBAL && !DETERMINISTIC
-        for (int k = 0; k < V2D_W; k++) l_acc[lid * V2D_W + k] = 0.f;
+        for (int k = 0; k < CS_V2D_W; k++) l_acc[lid * CS_V2D_W + k] = 0.f;
 #endif
         barrier(CLK_LOCAL_MEM_FENCE);
         int cnt = min(BATCH, todo);
         for (int j = 0; j < cnt; j++) {
             contributor--;
-            float g9[V2D_W];
+            float g9[CS_V2D_W];
             int has = 0;
             if (inside && contributor < last) {
                 float2 d = l_xy[j] - pf;
@@ -138,8 +138,8 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
                 float power = -0.5f * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
                 float G = PIX_EXP(power);
                 float raw = co.w * G;
-                float alpha = min(0.99f, raw);
-                if (power <= 0.f && alpha >= 1.f / 255.f) {
+                float alpha = min(CS_ALPHA_MAX, raw);
+                if (power <= 0.f && alpha >= CS_ALPHA_MIN) {
                     has = 1;
                     T = T / (1.f - alpha);
                     float3 c = (float3)(l_rgb[j * 3], l_rgb[j * 3 + 1], l_rgb[j * 3 + 2]);
@@ -149,8 +149,8 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
                     float dL_dalpha = dot(c - accum, dpix) * T;
                     last_alpha = alpha;
                     dL_dalpha += (-T_final / (1.f - alpha)) * bg_dot;
-                    float dL_dG = raw < 0.99f ? co.w * dL_dalpha : 0.f;
-                    float dL_do = raw < 0.99f ? G * dL_dalpha : 0.f;
+                    float dL_dG = raw < CS_ALPHA_MAX ? co.w * dL_dalpha : 0.f;
+                    float dL_do = raw < CS_ALPHA_MAX ? G * dL_dalpha : 0.f;
                     float gdx = G * d.x, gdy = G * d.y;
                     float dG_ddx = -gdx * co.x - gdy * co.y;
                     float dG_ddy = -gdy * co.z - gdx * co.y;
@@ -168,40 +168,40 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
 #if DIRECT_GLOBAL
             if (warp_any(has)) {
                 if (!has)
-                    for (int k = 0; k < V2D_W; k++) g9[k] = 0.f;
-                warp_sum9_add(g9, v_out + (size_t)l_gid[j] * V2D_W, lid & 31);
+                    for (int k = 0; k < CS_V2D_W; k++) g9[k] = 0.f;
+                warp_sum9_add(g9, v_out + (size_t)l_gid[j] * CS_V2D_W, lid & 31);
             }
 #elif DETERMINISTIC
             /* barriers: l_red is read only between the two, l_row only after the second and
                before the next Gaussian's first */
-            for (int k = 0; k < V2D_W; k++) l_red[k * TILE * TILE + lid] = has ? g9[k] : 0.f;
+            for (int k = 0; k < CS_V2D_W; k++) l_red[k * TILE * TILE + lid] = has ? g9[k] : 0.f;
             barrier(CLK_LOCAL_MEM_FENCE);
-            for (int t = lid; t < V2D_W * TILE; t += TILE * TILE) {
+            for (int t = lid; t < CS_V2D_W * TILE; t += TILE * TILE) {
                 __local const float *row = l_red + t * TILE; /* value t / TILE, row t % TILE */
                 float s = 0.f;
                 for (int x = 0; x < TILE; x++) s += row[x];
                 l_row[t] = s;
             }
             barrier(CLK_LOCAL_MEM_FENCE);
-            if (lid < V2D_W) {
+            if (lid < CS_V2D_W) {
                 float s = 0.f;
                 for (int y = 0; y < TILE; y++) s += l_row[lid * TILE + y];
-                v_out[(size_t)l_pair[j] * V2D_W + lid] = s;
+                v_out[(size_t)l_pair[j] * CS_V2D_W + lid] = s;
             }
 #else
             if (has) {
-                volatile __local float *acc = l_acc + j * V2D_W;
-                for (int k = 0; k < V2D_W; k++) atomic_add_local_f(acc + k, g9[k]);
+                volatile __local float *acc = l_acc + j * CS_V2D_W;
+                for (int k = 0; k < CS_V2D_W; k++) atomic_add_local_f(acc + k, g9[k]);
             }
 #endif
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 #if !DIRECT_GLOBAL && !DETERMINISTIC
         if (lid < cnt) {
-            __local const float *acc = l_acc + lid * V2D_W;
+            __local const float *acc = l_acc + lid * CS_V2D_W;
             uint g = PAIR_GAUSSIAN(pair_gid, l_pair[lid]);
-            __global float *dst = v_out + (size_t)g * V2D_W;
-            for (int k = 0; k < V2D_W; k++)
+            __global float *dst = v_out + (size_t)g * CS_V2D_W;
+            for (int k = 0; k < CS_V2D_W; k++)
                 if (acc[k] != 0.f) atomic_add_global_f(dst + k, acc[k]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -210,8 +210,8 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
 #if DETERMINISTIC
     /* the rows of the pairs behind the tile's last contributor hold no gradient */
     for (uint q = (uint)total + (uint)lid; q < range.y - range.x; q += TILE * TILE) {
-        __global float *dst = v_out + (size_t)sorted_pairs[range.x + q] * V2D_W;
-        for (int k = 0; k < V2D_W; k++) dst[k] = 0.f;
+        __global float *dst = v_out + (size_t)sorted_pairs[range.x + q] * CS_V2D_W;
+        for (int k = 0; k < CS_V2D_W; k++) dst[k] = 0.f;
     }
 #endif
 }

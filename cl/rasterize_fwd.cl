@@ -1,6 +1,7 @@
 /* rasterize_fwd.cl: front-to-back alpha blending per TILE x TILE tile (graphdeco renderCUDA):
  * Gaussians are staged through local memory in batches of TILE*TILE; skip power > 0, alpha =
- * min(0.99, o * exp(power)), skip alpha < 1/255, stop before transmittance drops below 1e-4.
+ * min(CS_ALPHA_MAX, o * exp(power)), skip alpha < CS_ALPHA_MIN, stop before transmittance drops
+ * below CS_T_MIN (layout.h says why each is what it is).
  * Saves the final transmittance and the last contributor for the backward. */
 
 __kernel void rasterize_fwd(__global const uint *ranges,        /* (tiles, 2): start, end */
@@ -57,14 +58,14 @@ __kernel void rasterize_fwd(__global const uint *ranges,        /* (tiles, 2): s
                 float2 d = l_xy[jj] - pf;
                 float4 co = l_co[jj];
                 float power = -0.5f * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
-                a[u] = power > 0.f ? 0.f : min(0.99f, co.w * PIX_EXP(power)); /* 0: skipped below */
+                a[u] = power > 0.f ? 0.f : min(CS_ALPHA_MAX, co.w * PIX_EXP(power)); /* 0: skipped below */
             }
             for (int u = 0; u < 2 && !done && j + u < cnt; u++) {
                 contributor++;
                 float alpha = a[u];
-                if (alpha < 1.f / 255.f) continue;
+                if (alpha < CS_ALPHA_MIN) continue;
                 float test_T = T * (1.f - alpha);
-                if (test_T < 0.0001f) {
+                if (test_T < CS_T_MIN) {
                     done = 1;
                     continue;
                 }

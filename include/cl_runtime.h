@@ -88,12 +88,24 @@ int cs_cl_build(cs_cl *cl, const char *options, cl_program *out);
 /* Creates a kernel, -1 with a message naming it. */
 int cs_cl_kernel(cs_cl *cl, cl_program prog, const char *name, cl_kernel *out);
 
-/* Sets NARGS arguments given as (size_t size, const void *value) pairs and enqueues K over
- * GLOBAL (rounded up to LOCAL) in DIMS dimensions. STAGE is a profiling bucket (or -1).
- * -1 with a message naming the kernel and the OpenCL error. */
-int cs_cl_run(cs_cl *cl, cl_kernel k, int stage, int dims, const size_t *global, const size_t *local, int nargs, ...);
-#define CS_ARG(x) sizeof(x), (const void *)&(x)
-#define CS_LOCAL(bytes) (size_t)(bytes), (const void *)NULL
+/* One kernel argument: CS_ARG(lvalue) passes its bytes, CS_LOCAL(n) n bytes of local memory. */
+typedef struct {
+    size_t size;
+    const void *value;
+} cs_arg;
+#define CS_ARG(x) ((cs_arg){sizeof(x), (const void *)&(x)})
+#define CS_LOCAL(bytes) ((cs_arg){(size_t)(bytes), NULL})
+
+/* Sets the NARGS arguments ARGS and enqueues K over GLOBAL (rounded up to LOCAL) in DIMS
+ * dimensions; does not block. STAGE is a profiling bucket (or -1). A zero global size
+ * launches nothing. -1 with a message naming the kernel, the argument and the OpenCL error. */
+int cs_cl_launch(cs_cl *cl, cl_kernel k, int stage, int dims, const size_t *global, const size_t *local,
+                 const cs_arg *args, int nargs);
+/* cs_cl_launch with the arguments listed inline and their count computed:
+ *   cs_cl_run(cl, k, stage, 1, &g, &l, CS_ARG(n), CS_ARG(buf.mem)) */
+#define cs_cl_run(cl, k, stage, dims, global, local, ...)                                               \
+    cs_cl_launch((cl), (k), (stage), (dims), (global), (local), (const cs_arg[]){__VA_ARGS__},          \
+                 (int)(sizeof((const cs_arg[]){__VA_ARGS__}) / sizeof(cs_arg)))
 
 /* Waits for profiled events and adds their durations (ms) into prof.ms per stage. */
 int cs_prof_collect(cs_cl *cl);

@@ -15,68 +15,87 @@ enum { CS_RES_AUTO = 0, CS_RES_DEVICE, CS_RES_HOST, CS_RES_LAZY };
    tiles, 256-item groups), force (measured again); CACHED (internal): the cache or defaults */
 enum { CS_TUNE_AUTO = 0, CS_TUNE_OFF, CS_TUNE_FORCE, CS_TUNE_CACHED };
 
+/* Each group is a named type, so a stage takes only its own part of the settings. */
 typedef struct {
-    struct {
-        char path[1024];
-        char images[256];
-        int resolution;        /* 1,2,4,8, a target width >= 16, or -1 (graphdeco auto) */
-        bool eval;             /* hold out every 8th image by sorted name (COLMAP) */
-        bool white_background;
-        int image_residency;   /* CS_RES_* */
-        int host_cache_mb;
-    } data;
-    struct {
-        int sh_degree;         /* 0..3 */
-        int antialias;         /* CS_AA_* */
-        double kernel_size;    /* mip 2D filter variance */
-        bool filter_3d;        /* mip-splatting 3D smoothing filter */
-    } model;
-    struct {
-        int iterations;
-        int iterations_on_cpu; /* if > 0 and the device is a CPU, used instead */
-        double position_lr_init, position_lr_final, position_lr_delay_mult;
-        int position_lr_max_steps;
-        double feature_lr, feature_rest_lr, opacity_lr, scaling_lr, rotation_lr;
-        double lambda_dssim;
-        int sh_increase_interval;
-        int seed;
-        int random_init_points;
-        bool deterministic;    /* per-pair gradient buffers instead of global atomics */
-        bool step_on_densify;  /* Adam steps on densification iterations too (gsplat), before densifying */
-    } optim;
-    struct {
-        int from, until, interval;
-        double grad_threshold, percent_dense;
-        int opacity_reset_interval;
-        double min_opacity, max_screen_size;
-    } densify;
-    struct {
-        int sh_dtype;          /* CS_DTYPE_* */
-        int optimizer_dtype;   /* CS_DTYPE_* */
-        int flush_interval;    /* iterations */
-        double vram_budget_mb; /* 0 = 97% of the device's global memory */
-        int max_gaussians;     /* 0 = what the budget allows */
-    } memory;
-    struct {
-        int test_iterations[CS_MAX_MARKS];
-        int n_test_iterations;
-        bool save_renders;
-        int train_views;       /* also evaluate this many training views (0 = none) */
-    } eval;
-    struct {
-        char dir[1024];
-        int save_iterations[CS_MAX_MARKS];
-        int n_save_iterations;
-        int checkpoint_iterations[CS_MAX_MARKS];
-        int n_checkpoint_iterations;
-    } output;
-    struct {
-        char id[128];
-        int tune;              /* CS_TUNE_* */
-    } device;
-    struct {
-        int interval;
-    } log;
+    char path[1024];
+    char images[256];
+    int resolution;        /* 1,2,4,8, a target width >= 16, or -1 (graphdeco auto) */
+    bool eval;             /* hold out every 8th image by sorted name (COLMAP) */
+    bool white_background;
+    int image_residency;   /* CS_RES_* */
+    int host_cache_mb;
+} cs_data_cfg;
+
+typedef struct {
+    int sh_degree;         /* 0..3 */
+    int antialias;         /* CS_AA_* */
+    double kernel_size;    /* mip 2D filter variance */
+    bool filter_3d;        /* mip-splatting 3D smoothing filter */
+} cs_model_cfg;
+
+typedef struct {
+    int iterations;
+    int iterations_on_cpu; /* if > 0 and the device is a CPU, used instead */
+    double position_lr_init, position_lr_final, position_lr_delay_mult;
+    int position_lr_max_steps;
+    double feature_lr, feature_rest_lr, opacity_lr, scaling_lr, rotation_lr;
+    double lambda_dssim;
+    int sh_increase_interval;
+    int seed;
+    int random_init_points;
+    bool deterministic;    /* per-pair gradient buffers instead of global atomics */
+    bool step_on_densify;  /* Adam steps on densification iterations too (gsplat), before densifying */
+} cs_optim_cfg;
+
+typedef struct {
+    int from, until, interval;
+    double grad_threshold, percent_dense;
+    int opacity_reset_interval;
+    double min_opacity, max_screen_size;
+} cs_densify_cfg;
+
+typedef struct {
+    int sh_dtype;          /* CS_DTYPE_* */
+    int optimizer_dtype;   /* CS_DTYPE_* */
+    int flush_interval;    /* iterations */
+    double vram_budget_mb; /* 0 = 97% of the device's global memory */
+    int max_gaussians;     /* 0 = what the budget allows */
+} cs_memory_cfg;
+
+typedef struct {
+    int test_iterations[CS_MAX_MARKS];
+    int n_test_iterations;
+    bool save_renders;
+    int train_views;       /* also evaluate this many training views (0 = none) */
+} cs_eval_cfg;
+
+typedef struct {
+    char dir[1024];
+    int save_iterations[CS_MAX_MARKS];
+    int n_save_iterations;
+    int checkpoint_iterations[CS_MAX_MARKS];
+    int n_checkpoint_iterations;
+} cs_output_cfg;
+
+typedef struct {
+    char id[128];
+    int tune;              /* CS_TUNE_* */
+} cs_device_cfg;
+
+typedef struct {
+    int interval;
+} cs_log_cfg;
+
+typedef struct {
+    cs_data_cfg data;
+    cs_model_cfg model;
+    cs_optim_cfg optim;
+    cs_densify_cfg densify;
+    cs_memory_cfg memory;
+    cs_eval_cfg eval;
+    cs_output_cfg output;
+    cs_device_cfg device;
+    cs_log_cfg log;
 } cs_config;
 
 /* Fills CFG with the built-in defaults. */

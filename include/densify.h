@@ -18,7 +18,7 @@ typedef struct {
 int cs_densify_stats(cs_cl *cl, const cs_kernels *k, cs_model *m, const cs_renderer *r, int W, int H);
 /* Clone / split / prune. MAX_N caps the count (highest-gradient candidates first).
  * CHECK_SIZE enables the screen / world size prune. Stats are zeroed afterwards. */
-int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m, const cs_config *cfg, double extent,
+int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m, const cs_densify_cfg *cfg, double extent,
                     int check_size, int max_n, unsigned seed);
 int cs_densify_reset_opacity(cs_cl *cl, const cs_kernels *k, cs_model *m);
 /* Uploads the training cameras for the 3D filter. */

@@ -17,6 +17,9 @@
 #include "image.h"
 #include "scene.h"
 
+/* ground truth on the device: 8-bit RGB */
+#define CS_IMAGE_BYTES_PER_PIXEL 3
+
 typedef struct {
     cs_cl *cl;
     const cs_scene *scene;

@@ -1,26 +1,59 @@
 /* kernels: the one OpenCL program of a configuration (SH degree and storage, antialias
  * mode, 3D filter, deterministic backward, optimizer storage, rasterizer tile size) and its
  * kernel handles, with the work-group size each group of per-Gaussian kernels launches with.
- * The options (all but the tile size) double as the model's storage layout. Launchers live
+ * The options hold the model's storage layout (model_layout.h). Launchers live
  * in the modules that own each stage; tune.c chooses the tile and work-group sizes. */
 #ifndef CS_KERNELS_H
 #define CS_KERNELS_H
 
 #include "cl_runtime.h"
 #include "config.h"
+#include "model_layout.h"
 
 typedef struct {
-    int sh_degree;     /* allocated */
-    int sh_half;
-    int antialias;     /* CS_AA_* */
-    int filter_3d;
-    int deterministic;
-    int opt_half;      /* Adam moments in 16 bits (memory.optimizer_dtype = fp16) */
-    int tile;          /* rasterizer tile side in pixels (8 or 16; 0 = 16) */
+    cs_model_layout layout; /* the model's storage, which the kernels read and write */
+    int antialias;          /* CS_AA_* */
+    int deterministic;      /* fixed-order backward sums (optim.deterministic) */
+    int tile;               /* rasterizer tile side in pixels (8 or 16; 0 = 16) */
 } cs_kernel_opts;
 
-/* Groups of 1D kernels that share a work-group size (tune.c measures each group). */
-enum { CS_WG_PROJECT, CS_WG_PROJECT_BWD, CS_WG_BIN, CS_WG_ADAM, CS_WG_COUNT };
+/* Groups of 1D kernels that share a work-group size (tune.c measures each group).
+ * CS_WG_TILE: one work-item per pixel of a rasterizer tile (checked against the tile size);
+ * CS_WG_FIXED: a size set by the kernel's own algorithm (sort, SSIM, densification). */
+enum { CS_WG_PROJECT, CS_WG_PROJECT_BWD, CS_WG_BIN, CS_WG_ADAM, CS_WG_COUNT, CS_WG_TILE = -1, CS_WG_FIXED = -2 };
+
+/* Every kernel of the program, written once: X(name, work-group group). The struct below,
+ * the build, the limit checks and the release all expand it. */
+#define CS_KERNEL_LIST(X)                                                                               \
+    X(project_fwd, CS_WG_PROJECT)                                                                       \
+    X(project_bwd, CS_WG_PROJECT_BWD)                                                                   \
+    X(scan_block, CS_WG_FIXED)                                                                          \
+    X(scan_single, CS_WG_FIXED)                                                                         \
+    X(scan_add, CS_WG_FIXED)                                                                            \
+    X(radix_count, CS_WG_FIXED)                                                                         \
+    X(radix_scatter, CS_WG_FIXED)                                                                       \
+    X(bin_depth_keys, CS_WG_BIN)                                                                        \
+    X(bin_gather_counts, CS_WG_BIN)                                                                     \
+    X(bin_pair_total, CS_WG_FIXED)                                                                      \
+    X(bin_emit_pairs, CS_WG_BIN)                                                                        \
+    X(bin_tile_ranges, CS_WG_BIN)                                                                       \
+    X(bin_reduce_pairs, CS_WG_BIN)                                                                      \
+    X(rasterize_fwd, CS_WG_TILE)                                                                        \
+    X(rasterize_bwd, CS_WG_TILE)                                                                        \
+    X(ssim_blur_h, CS_WG_FIXED)                                                                         \
+    X(ssim_fwd_v, CS_WG_FIXED)                                                                          \
+    X(ssim_bwd_h, CS_WG_FIXED)                                                                          \
+    X(ssim_bwd_v, CS_WG_FIXED)                                                                          \
+    X(reduce_partials, CS_WG_FIXED)                                                                     \
+    X(adam_step, CS_WG_ADAM)                                                                            \
+    X(densify_stats, CS_WG_FIXED)                                                                       \
+    X(densify_classify, CS_WG_FIXED)                                                                    \
+    X(densify_append, CS_WG_FIXED)                                                                      \
+    X(densify_prune_flags, CS_WG_FIXED)                                                                 \
+    X(gather_rows, CS_WG_FIXED)                                                                         \
+    X(densify_reset_opacity, CS_WG_FIXED)                                                               \
+    X(filter3d_depth, CS_WG_FIXED)                                                                      \
+    X(filter3d_finish, CS_WG_FIXED)
 extern const char *const cs_wg_names[CS_WG_COUNT];
 #define CS_WG_DEFAULT 256
 
@@ -29,14 +62,9 @@ typedef struct {
     size_t wg[CS_WG_COUNT];     /* work-group size of each group */
     size_t wg_max[CS_WG_COUNT]; /* the largest the device allows for every kernel of the group */
     cl_program prog;
-    cl_kernel project_fwd, project_bwd;
-    cl_kernel scan_block, scan_single, scan_add, radix_count, radix_scatter;
-    cl_kernel bin_depth_keys, bin_gather_counts, bin_pair_total, bin_emit_pairs, bin_tile_ranges, bin_reduce_pairs;
-    cl_kernel rasterize_fwd, rasterize_bwd;
-    cl_kernel ssim_blur_h, ssim_fwd_v, ssim_bwd_h, ssim_bwd_v, reduce_partials;
-    cl_kernel adam_step;
-    cl_kernel densify_stats, densify_classify, densify_append, densify_prune_flags, gather_rows,
-        densify_reset_opacity, filter3d_depth, filter3d_finish;
+#define CS_KERNEL_FIELD(name, group) cl_kernel name;
+    CS_KERNEL_LIST(CS_KERNEL_FIELD)
+#undef CS_KERNEL_FIELD
 } cs_kernels;
 
 /* The options (and model layout) a configuration asks for. */

@@ -9,6 +9,7 @@ typedef struct {
     cs_cl *cl;
     const cs_kernels *k;
     cs_buf h5, dmap3, partials, sums; /* scratch: 5 blurred maps, 3 derivative maps, sums */
+    cs_buf v_img;                    /* (3, H, W) d loss / d rendered image, for the backward */
     int n_sums;                      /* reduced slots written since the last read */
 } cs_loss;
 
@@ -18,14 +19,19 @@ typedef struct {
 
 void cs_loss_init(cs_loss *l, cs_cl *cl, const cs_kernels *k);
 void cs_loss_free(cs_loss *l);
-/* Loss of r->img against GT (8-bit RGB at byte offset GT_OFF in GT) and its gradient into
- * r->v_img. The image's sums go to slot SLOT of the sums buffer (read with cs_loss_read). */
+/* Enqueues the loss of r->img against GT (8-bit RGB at byte offset GT_OFF in GT) and its
+ * gradient into l->v_img (does not block). The image's sums go to slot SLOT of the sums
+ * buffer (read with cs_loss_read). */
 int cs_loss_forward_backward(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, int W, int H, float lambda,
                              int slot);
 /* Metrics only (render clamped to [0, 1] as graphdeco's evaluation does), into SLOT. */
 int cs_loss_metrics(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, int W, int H, int slot);
-/* Reads slot SLOT: L1, MSE, SSIM means over the image and the loss value for LAMBDA. */
+/* Reads slot SLOT (blocks until the sums are computed): L1, MSE, SSIM means over the image
+ * and the loss value for LAMBDA. */
 int cs_loss_read(cs_loss *l, int slot, int W, int H, float lambda, cs_metrics *m, double *loss);
+/* Frees the per-image scratch (the sums slots stay). */
 void cs_loss_trim(cs_loss *l);
+/* Scratch bytes per pixel of the largest image (for the memory plan). */
+size_t cs_loss_bytes_per_pixel(void);
 
 #endif

@@ -1,6 +1,6 @@
 /* model: the per-Gaussian arrays on the device, with a count and a capacity. Parameters,
  * gradients and both Adam moments share one row layout so the optimizer is a flat loop:
- *   geo  (cap, 11) float   means | log_scales | quat wxyz | logit_opacity
+ *   geo  (cap, CS_GEO_W) float   the geometry row of cl/layout.h (CS_GEO_*)
  *   sh   (cap, K*3) float or half   (K = (sh_degree+1)^2)
  *   filter3d (cap) float   (mip 3D filter only)
  *   v_geo, v_sh (grads, float), m/v for geo and sh (optimizer), stats (cap, 3) (densify)
@@ -15,6 +15,8 @@
 
 #include "cl_runtime.h"
 #include "kernels.h"
+#include "layout.h"
+#include "model_layout.h"
 #include "splats.h"
 
 typedef struct {
@@ -28,12 +30,25 @@ typedef struct {
     cs_buf stats;
 } cs_model;
 
-/* Bytes per Gaussian for each category (params, grads, optimizer, densify). */
-void cs_model_row_bytes(const cs_kernel_opts *layout, size_t out[4]);
+/* One device array of the model: its buffer, bytes a row, accounting category, name, and
+ * whether checkpoints keep it (gradients are recomputed, so they are not kept). */
+typedef struct {
+    cs_buf *buf;
+    size_t row_bytes;
+    cs_mem_cat cat;
+    const char *what;
+    int in_checkpoint;
+} cs_model_array;
+#define CS_MODEL_MAX_ARRAYS 12
+/* The model's arrays in their one fixed order (the checkpoint order too); returns the count. */
+int cs_model_arrays(cs_model *m, cs_model_array out[CS_MODEL_MAX_ARRAYS]);
+/* The layout M was created with. */
+cs_model_layout cs_model_layout_of(const cs_model *m);
+
 /* Allocates for CAPACITY rows in LAYOUT (SH degree and storage, 3D filter, optimizer
- * storage) and uploads S (its degree must not exceed the layout's; missing bands are zero).
- * Moments and stats start at zero. */
-int cs_model_create(cs_cl *cl, cs_model *m, const cs_splats *s, const cs_kernel_opts *layout, int capacity);
+ * storage) and uploads S (its degree must not exceed the layout's; missing bands are zero);
+ * blocks until the upload is done. Moments and stats start at zero. */
+int cs_model_create(cs_cl *cl, cs_model *m, const cs_splats *s, const cs_model_layout *layout, int capacity);
 /* Bytes of one row of the moments of geometry / SH. */
 size_t cs_model_moment_row(const cs_model *m, int sh);
 void cs_model_free(cs_cl *cl, cs_model *m);

@@ -7,7 +7,14 @@
 
 /* graphdeco get_expon_lr_func: log-linear from init to final over max_steps, with delay. */
 double cs_lr_expon(double init, double final, double delay_mult, int delay_steps, int max_steps, int step);
-/* One Adam step on every group; the position lr is already scaled by the scene extent. */
-int cs_adam_step(cs_cl *cl, const cs_kernels *k, cs_model *m, const cs_config *cfg, double lr_mean);
+/* Adam learning rates of the parameter groups other than the means. */
+typedef struct {
+    double feature, feature_rest, opacity, scaling, rotation;
+} cs_adam_lrs;
+/* The learning rates the optimizer settings give. */
+cs_adam_lrs cs_adam_lrs_of(const cs_optim_cfg *o);
+/* Enqueues one Adam step on every group (does not block); LR_MEAN, the position lr, is
+ * already scaled by the scene extent. Increments m->step. */
+int cs_adam_step(cs_cl *cl, const cs_kernels *k, cs_model *m, const cs_adam_lrs *lrs, double lr_mean);
 
 #endif

@@ -28,6 +28,6 @@ int cs_checkpoint_header(const void *data, size_t len, const char *path, cs_ckpt
 /* checkpoint: the model's arrays, Adam state, stats, iteration */
 int cs_checkpoint_save(cs_cl *cl, const cs_model *m, int iteration, const char *path);
 /* Reads the header (iteration, n, degree, half, filter) and creates the model with CAPACITY. */
-int cs_checkpoint_load(cs_cl *cl, cs_model *m, int *iteration, const char *path, const cs_kernel_opts *layout);
+int cs_checkpoint_load(cs_cl *cl, cs_model *m, int *iteration, const char *path, const cs_model_layout *layout);
 
 #endif

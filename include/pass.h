@@ -6,18 +6,19 @@
 
 #include "loss.h"
 
-/* Gradients end in the model's v_geo / v_sh (r->v_2d for densification statistics), the loss
- * sums in slot 0 of L. GT: 8-bit RGB at byte offset GT_OFF. */
+/* Enqueues the pass; gradients end in the model's v_geo / v_sh (r->v_2d for densification
+ * statistics), the loss sums in slot 0 of L. GT: 8-bit RGB at byte offset GT_OFF. Blocks once,
+ * for the pair count (after the backward is queued), and again only when a pass is redone. */
 int cs_train_pass(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v, int active_degree, const float bg[3],
                   cs_buf *gt, unsigned gt_off, float lambda);
 
 /* Times training iterations of one view as clsplat bench and the tuner measure them: REPS
- * timed runs after two untimed ones of the pass (with CFG's D-SSIM weight), densification
+ * timed runs after two untimed ones of the pass (with D-SSIM weight LAMBDA), densification
  * statistics and an Adam step at zero learning rates (full cost, the model stays as it is).
  * MED gets each stage's median event time (ms), WALL_MED (or NULL) the median host time of an
  * iteration. Needs stage profiling on the queue. */
 int cs_time_iterations(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v, int active_degree, const float bg[3],
-                       cs_buf *gt, unsigned gt_off, const cs_config *cfg, int reps, double med[CS_STAGE_COUNT],
+                       cs_buf *gt, unsigned gt_off, float lambda, int reps, double med[CS_STAGE_COUNT],
                        double *wall_med);
 
 #endif

@@ -7,7 +7,7 @@
 #include "cl_runtime.h"
 #include "kernels.h"
 #include "model.h"
-#include "scene.h"
+#include "camera.h"
 #include "sort.h"
 
 typedef struct {
@@ -26,7 +26,7 @@ typedef struct {
     /* per pair */
     cs_buf keys, pair_ids, pair_gid, v_pair;
     /* per tile / pixel */
-    cs_buf ranges, img, final_T, n_contrib, v_img;
+    cs_buf ranges, img, final_T, n_contrib;
     cs_buf total;
     cs_sort_scratch sort;
     /* The pair count is read back without blocking (total_host, total_ev) while the pairs are
@@ -52,13 +52,24 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
 int cs_render_confirm(cs_renderer *r);
 /* cs_render_forward + cs_render_confirm, redone until the pairs fit. */
 int cs_render_forward_sync(cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree, const float bg[3]);
-/* Backward from r->v_img (3, H, W) to m->v_geo / m->v_sh, with d/d(mean2d ...) in r->v_2d. */
-int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active_degree, const float bg[3]);
+/* Enqueues the backward from V_IMG (3, H, W), the loss's image gradient, to m->v_geo /
+ * m->v_sh, with d/d(mean2d ...) per Gaussian in r->v_2d (CS_V2D_* rows); does not block. */
+int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active_degree, const float bg[3],
+                       const cs_buf *v_img);
 /* Writes r->img (3, H, W) as an 8-bit RGB PNG (clamped, rounded) atomically. */
 int cs_render_save_png(cs_renderer *r, int W, int H, const char *path);
 /* Releases all scratch; the next view allocates exactly what it needs. */
 void cs_renderer_trim(cs_renderer *r);
 size_t cs_renderer_pool_bytes(const cs_renderer *r);
+
+/* What the renderer's pool holds for a view, per Gaussian, per pair and per pixel, for the
+ * memory plan and the benchmark (the pool allocates by the same numbers). Pair buffers get a
+ * CS_PAIR_MARGIN on top of the largest pair count seen. */
+typedef struct {
+    size_t per_gaussian, per_pair, per_pixel;
+} cs_render_footprint;
+cs_render_footprint cs_renderer_footprint(const cs_kernel_opts *o);
+#define CS_PAIR_MARGIN 1.25
 void cs_renderer_free(cs_renderer *r);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "cl_runtime.h"
 #include "kernels.h"
+#include "layout.h"
 
 typedef struct {
     cs_buf tmp;         /* scan block sums (all levels) */
@@ -12,9 +13,7 @@ typedef struct {
     cs_buf keys_alt, vals_alt;
 } cs_sort_scratch;
 
-#define CS_SORT_BLOCK 1024
-/* scans up to this many values run as one work-group, in one launch */
-#define CS_SCAN_SINGLE_MAX 32768
+/* block and pass constants: CS_SORT_* and CS_RADIX_* in cl/layout.h */
 
 /* In-place exclusive scan of N uints. */
 int cs_scan(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *data, unsigned n, int stage);

@@ -1,4 +1,5 @@
-/* splats: the host-side copy of a Gaussian scene (what PLY files and checkpoints hold). */
+/* splats: the host-side copy of a Gaussian scene (what PLY files and checkpoints hold; ply.h
+ * reads and writes it). */
 #ifndef CS_SPLATS_H
 #define CS_SPLATS_H
 
@@ -20,11 +21,5 @@ typedef struct {
 /* Allocates arrays for N Gaussians (zeroed); filter_3d only if WITH_FILTER. */
 int cs_splats_alloc(cs_splats *s, int n, int sh_degree, int with_filter);
 void cs_splats_free(cs_splats *s);
-
-/* Reads a graphdeco-layout PLY (any property order, ASCII or binary). -1 with a message. */
-int cs_ply_read(const char *path, cs_splats *out);
-/* Writes binary little-endian graphdeco layout atomically; with BAKE_FILTER the 3D filter is
- * folded into scales and opacity and no filter_3D property is written. */
-int cs_ply_write(const char *path, const cs_splats *s, int bake_filter);
 
 #endif

@@ -434,22 +434,18 @@ int cs_cl_kernel(cs_cl *cl, cl_program prog, const char *name, cl_kernel *out)
 
 /* ---- launches --------------------------------------------------------------------------- */
 
-int cs_cl_run(cs_cl *cl, cl_kernel k, int stage, int dims, const size_t *global, const size_t *local, int nargs, ...)
+int cs_cl_launch(cs_cl *cl, cl_kernel k, int stage, int dims, const size_t *global, const size_t *local,
+                 const cs_arg *args, int nargs)
 {
     char kname[128] = "?";
-    va_list ap;
-    va_start(ap, nargs);
     for (int i = 0; i < nargs; i++) {
-        size_t sz = va_arg(ap, size_t);
-        const void *v = va_arg(ap, const void *);
-        cl_int e = clSetKernelArg(k, (cl_uint)i, sz, v);
+        cl_int e = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
         if (e != CL_SUCCESS) {
-            va_end(ap);
             clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof kname, kname, NULL);
-            return cs_fail("clSetKernelArg(%s, arg %d, %zu bytes) failed: %s", kname, i, sz, cs_cl_strerror(e));
+            return cs_fail("clSetKernelArg(%s, arg %d, %zu bytes) failed: %s", kname, i, args[i].size,
+                           cs_cl_strerror(e));
         }
     }
-    va_end(ap);
     size_t g[3];
     for (int d = 0; d < dims; d++) {
         g[d] = global[d];

@@ -11,7 +11,7 @@
 int cs_densify_stats(cs_cl *cl, const cs_kernels *k, cs_model *m, const cs_renderer *r, int W, int H)
 {
     size_t g = (size_t)m->n, l = 256;
-    return cs_cl_run(cl, k->densify_stats, CS_STAGE_DENSIFY, 1, &g, &l, 6, CS_ARG(m->n), CS_ARG(r->radii.mem),
+    return cs_cl_run(cl, k->densify_stats, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(m->n), CS_ARG(r->radii.mem),
                      CS_ARG(r->v_2d.mem), CS_ARG(W), CS_ARG(H), CS_ARG(m->stats.mem));
 }
 
@@ -35,7 +35,7 @@ static int scan_and_total(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_bu
     return 0;
 }
 
-int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m, const cs_config *cfg, double extent,
+int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m, const cs_densify_cfg *cfg, double extent,
                     int check_size, int max_n, unsigned seed)
 {
     int n = m->n;
@@ -44,11 +44,11 @@ int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m
     if (cs_buf_reserve(cl, &d->flags, cap * 4, 0, "densify flags") || cs_buf_reserve(cl, &d->counts, cap * 4, 0, "densify counts") ||
         cs_buf_reserve(cl, &d->offsets, cap * 4, 0, "densify offsets") || cs_buf_reserve(cl, &d->keep, cap * 4, 0, "prune flags"))
         return -1;
-    float thr = (float)cfg->densify.grad_threshold, clone_max = (float)(cfg->densify.percent_dense * extent);
+    float thr = (float)cfg->grad_threshold, clone_max = (float)(cfg->percent_dense * extent);
     size_t g = (size_t)n, l = 256;
     unsigned added = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
-        if (cs_cl_run(cl, k->densify_classify, CS_STAGE_DENSIFY, 1, &g, &l, 7, CS_ARG(n), CS_ARG(m->geo.mem),
+        if (cs_cl_run(cl, k->densify_classify, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(n), CS_ARG(m->geo.mem),
                       CS_ARG(m->stats.mem), CS_ARG(thr), CS_ARG(clone_max), CS_ARG(d->flags.mem), CS_ARG(d->counts.mem)) ||
             scan_and_total(cl, k, d, &d->counts, n, &added))
             return -1;
@@ -78,7 +78,7 @@ int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m
     if (cs_model_reserve(cl, m, n + (int)added)) return -1;
     cl_mem filt = m->has_filter ? m->filter3d.mem : m->geo.mem;
     if (added) {
-        if (cs_cl_run(cl, k->densify_append, CS_STAGE_DENSIFY, 1, &g, &l, 7, CS_ARG(n), CS_ARG(m->geo.mem),
+        if (cs_cl_run(cl, k->densify_append, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(n), CS_ARG(m->geo.mem),
                       CS_ARG(m->sh.mem), CS_ARG(filt), CS_ARG(d->flags.mem),
                       CS_ARG(d->offsets.mem), CS_ARG(seed)))
             return -1;
@@ -92,11 +92,11 @@ int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m
             return -1;
     }
     int total = n + (int)added;
-    float minop = (float)cfg->densify.min_opacity, maxs = (float)cfg->densify.max_screen_size,
+    float minop = (float)cfg->min_opacity, maxs = (float)cfg->max_screen_size,
           maxw = (float)(0.1 * extent);
     size_t gt = (size_t)total;
     unsigned kept = 0;
-    if (cs_cl_run(cl, k->densify_prune_flags, CS_STAGE_DENSIFY, 1, &gt, &l, 10, CS_ARG(total), CS_ARG(n),
+    if (cs_cl_run(cl, k->densify_prune_flags, CS_STAGE_DENSIFY, 1, &gt, &l, CS_ARG(total), CS_ARG(n),
                   CS_ARG(m->geo.mem), CS_ARG(m->stats.mem), CS_ARG(d->flags.mem), CS_ARG(minop), CS_ARG(check_size),
                   CS_ARG(maxs), CS_ARG(maxw), CS_ARG(d->keep.mem)) ||
         scan_and_total(cl, k, d, &d->keep, total, &kept))
@@ -111,7 +111,7 @@ int cs_densify_reset_opacity(cs_cl *cl, const cs_kernels *k, cs_model *m)
 {
     size_t g = (size_t)m->n, l = 256;
     cl_mem filt = m->has_filter ? m->filter3d.mem : m->geo.mem;
-    return cs_cl_run(cl, k->densify_reset_opacity, CS_STAGE_DENSIFY, 1, &g, &l, 5, CS_ARG(m->n), CS_ARG(m->geo.mem),
+    return cs_cl_run(cl, k->densify_reset_opacity, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(m->n), CS_ARG(m->geo.mem),
                      CS_ARG(filt), CS_ARG(m->m_geo.mem), CS_ARG(m->v2_geo.mem));
 }
 
@@ -148,9 +148,9 @@ int cs_filter3d_compute(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_mode
     cl_uint zero = 0;
     size_t g = (size_t)m->n, l = 256;
     return cs_buf_fill(cl, &d->maxbits, 0, 4, &zero, 4) ||
-           cs_cl_run(cl, k->filter3d_depth, CS_STAGE_DENSIFY, 1, &g, &l, 6, CS_ARG(m->n), CS_ARG(m->geo.mem),
+           cs_cl_run(cl, k->filter3d_depth, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(m->n), CS_ARG(m->geo.mem),
                      CS_ARG(d->cams.mem), CS_ARG(d->ncams), CS_ARG(d->dist.mem), CS_ARG(d->maxbits.mem)) ||
-           cs_cl_run(cl, k->filter3d_finish, CS_STAGE_DENSIFY, 1, &g, &l, 5, CS_ARG(m->n), CS_ARG(d->dist.mem),
+           cs_cl_run(cl, k->filter3d_finish, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(m->n), CS_ARG(d->dist.mem),
                      CS_ARG(d->maxbits.mem), CS_ARG(d->max_focal), CS_ARG(m->filter3d.mem));
 }
 

@@ -7,7 +7,7 @@
 #include "config.h"
 #include "util.h"
 
-static size_t cam_bytes(const cs_camera *c) { return (size_t)c->width * c->height * 3; }
+static size_t cam_bytes(const cs_camera *c) { return (size_t)c->width * c->height * CS_IMAGE_BYTES_PER_PIXEL; }
 
 size_t cs_images_device_bytes(const cs_scene *scene, int residency, const int *train, int n_train)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trainer.h"
+#include "init.h"
 #include "util.h"
 
 #define SH_C0 0.28209479177387814
@@ -95,13 +95,13 @@ static int knn3_mean_sq(const float *pts, int n, float *out)
     return 0;
 }
 
-int cs_init_splats(const cs_config *cfg, const cs_scene *scene, cs_splats *out)
+int cs_init_splats(const cs_scene *scene, const cs_model_cfg *model, int random_points, int rng_seed, cs_splats *out)
 {
     int random = scene->n_points == 0;
-    int n = random ? cfg->optim.random_init_points : scene->n_points;
-    if (cs_splats_alloc(out, n, cfg->model.sh_degree, cfg->model.filter_3d)) return -1;
-    int K = CS_SH_COEFFS(cfg->model.sh_degree);
-    uint64_t seed = (uint64_t)cfg->optim.seed * 7919u + 17u;
+    int n = random ? random_points : scene->n_points;
+    if (cs_splats_alloc(out, n, model->sh_degree, model->filter_3d)) return -1;
+    int K = CS_SH_COEFFS(model->sh_degree);
+    uint64_t seed = (uint64_t)rng_seed * 7919u + 17u;
     for (int i = 0; i < n; i++) {
         for (int k = 0; k < 3; k++) {
             if (random) {

@@ -22,7 +22,7 @@ static int atomics_work(cs_cl *cl, cl_program prog)
     size_t g = 4096, l = 64;
     int r = cs_buf_alloc(cl, &b, CS_MEM_OTHER, 16, "atomics self-test");
     if (!r) {
-        r = cs_buf_fill(cl, &b, 0, 4, &zero, 4) || cs_cl_run(cl, kt, -1, 1, &g, &l, 1, CS_ARG(b.mem)) ||
+        r = cs_buf_fill(cl, &b, 0, 4, &zero, 4) || cs_cl_run(cl, kt, -1, 1, &g, &l, CS_ARG(b.mem)) ||
             cs_buf_read(cl, &b, 0, 4, &got);
         cs_buf_free(cl, &b);
     }
@@ -33,12 +33,12 @@ static int atomics_work(cs_cl *cl, cl_program prog)
 
 void cs_kernel_opts_of(const cs_config *cfg, cs_kernel_opts *o)
 {
-    o->sh_degree = cfg->model.sh_degree;
-    o->sh_half = cfg->memory.sh_dtype == CS_DTYPE_FP16;
+    o->layout.sh_degree = cfg->model.sh_degree;
+    o->layout.sh_half = cfg->memory.sh_dtype == CS_DTYPE_FP16;
+    o->layout.filter_3d = cfg->model.filter_3d;
+    o->layout.opt_half = cfg->memory.optimizer_dtype == CS_DTYPE_FP16;
     o->antialias = cfg->model.antialias;
-    o->filter_3d = cfg->model.filter_3d;
     o->deterministic = cfg->optim.deterministic;
-    o->opt_half = cfg->memory.optimizer_dtype == CS_DTYPE_FP16;
     o->tile = 0;
 }
 
@@ -73,18 +73,15 @@ static int kernel_limit(cs_cl *cl, cl_kernel k, const char *name, size_t *wg, cl
 /* Work-group limits of each group and the tile check. */
 static int limits(cs_cl *cl, cs_kernels *k)
 {
-    struct { cl_kernel kern; const char *name; int group; } all[] = {
-        {k->project_fwd, "project_fwd", CS_WG_PROJECT},        {k->project_bwd, "project_bwd", CS_WG_PROJECT_BWD},
-        {k->bin_depth_keys, "bin_depth_keys", CS_WG_BIN},      {k->bin_gather_counts, "bin_gather_counts", CS_WG_BIN},
-        {k->bin_emit_pairs, "bin_emit_pairs", CS_WG_BIN},      {k->bin_tile_ranges, "bin_tile_ranges", CS_WG_BIN},
-        {k->bin_reduce_pairs, "bin_reduce_pairs", CS_WG_BIN},  {k->adam_step, "adam_step", CS_WG_ADAM},
-        {k->rasterize_fwd, "rasterize_fwd", -1},               {k->rasterize_bwd, "rasterize_bwd", -1},
-    };
+#define ROW(name, group) {k->name, #name, group},
+    struct { cl_kernel kern; const char *name; int group; } all[] = {CS_KERNEL_LIST(ROW)};
+#undef ROW
     for (int g = 0; g < CS_WG_COUNT; g++) k->wg_max[g] = (size_t)1 << 30;
     size_t per_tile = (size_t)k->opts.tile * k->opts.tile;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         size_t wg;
         cl_ulong local;
+        if (all[i].group == CS_WG_FIXED) continue;
         if (kernel_limit(cl, all[i].kern, all[i].name, &wg, &local)) return -1;
         if (all[i].group >= 0) {
             if (wg < k->wg_max[all[i].group]) k->wg_max[all[i].group] = wg;
@@ -125,29 +122,20 @@ static int build_once(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
     /* CLSPLAT_CL_OPTS: extra build options for A/B measurements of kernel variants */
     const char *extra = getenv("CLSPLAT_CL_OPTS");
     snprintf(opts, sizeof opts, "-DSH_DEGREE=%d -DSH_HALF=%d -DANTIALIAS=%d -DFILTER_3D=%d -DDETERMINISTIC=%d -DOPT_HALF=%d -DTILE=%d %s",
-             o->sh_degree, o->sh_half, o->antialias, o->filter_3d, o->deterministic, o->opt_half, k->opts.tile,
+             o->layout.sh_degree, o->layout.sh_half, o->antialias, o->layout.filter_3d, o->deterministic, o->layout.opt_half, k->opts.tile,
              extra ? extra : "");
     if (cs_cl_build(cl, opts, &k->prog)) return -1;
-#define K(name) if (cs_cl_kernel(cl, k->prog, #name, &k->name)) return -1;
-    K(project_fwd) K(project_bwd) K(scan_block) K(scan_single) K(scan_add) K(radix_count) K(radix_scatter)
-    K(bin_depth_keys) K(bin_gather_counts) K(bin_pair_total) K(bin_emit_pairs) K(bin_tile_ranges) K(bin_reduce_pairs) K(rasterize_fwd) K(rasterize_bwd)
-    K(ssim_blur_h) K(ssim_fwd_v) K(ssim_bwd_h) K(ssim_bwd_v) K(reduce_partials) K(adam_step)
-    K(densify_stats) K(densify_classify) K(densify_append) K(densify_prune_flags) K(gather_rows)
-    K(densify_reset_opacity) K(filter3d_depth) K(filter3d_finish)
-#undef K
+#define CREATE(name, group) if (cs_cl_kernel(cl, k->prog, #name, &k->name)) return -1;
+    CS_KERNEL_LIST(CREATE)
+#undef CREATE
     return limits(cl, k);
 }
 
 void cs_kernels_release(cs_kernels *k)
 {
-    cl_kernel *all[] = {&k->project_fwd, &k->project_bwd, &k->scan_block, &k->scan_single, &k->scan_add,
-                        &k->radix_count, &k->radix_scatter, &k->bin_depth_keys, &k->bin_gather_counts,
-                        &k->bin_pair_total, &k->bin_emit_pairs, &k->bin_tile_ranges,
-                        &k->bin_reduce_pairs, &k->rasterize_fwd, &k->rasterize_bwd, &k->ssim_blur_h,
-                        &k->ssim_fwd_v, &k->ssim_bwd_h, &k->ssim_bwd_v, &k->reduce_partials, &k->adam_step,
-                        &k->densify_stats, &k->densify_classify, &k->densify_append,
-                        &k->densify_prune_flags, &k->gather_rows, &k->densify_reset_opacity,
-                        &k->filter3d_depth, &k->filter3d_finish};
+#define PTR(name, group) &k->name,
+    cl_kernel *all[] = {CS_KERNEL_LIST(PTR)};
+#undef PTR
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (*all[i]) clReleaseKernel(*all[i]), *all[i] = NULL;
     if (k->prog) clReleaseProgram(k->prog);

@@ -20,6 +20,13 @@ void cs_loss_trim(cs_loss *l)
     cs_buf_free(l->cl, &l->h5);
     cs_buf_free(l->cl, &l->dmap3);
     cs_buf_free(l->cl, &l->partials);
+    cs_buf_free(l->cl, &l->v_img);
+}
+
+size_t cs_loss_bytes_per_pixel(void)
+{
+    /* h5: 5 blurred maps of 3 channels, dmap3: 3 derivative maps of 3 channels, v_img: 3 */
+    return (5 * 3 + 3 * 3 + 3) * sizeof(float);
 }
 
 void cs_loss_free(cs_loss *l)
@@ -45,12 +52,12 @@ static int run_forward(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, 
     cl_mem dm = want_grad ? l->dmap3.mem : l->h5.mem;
     unsigned ng = (unsigned)groups, us = (unsigned)slot;
     size_t one = 256;
-    return cs_cl_run(cl, k->ssim_blur_h, CS_STAGE_LOSS, 3, g, lc, 7, CS_ARG(r->img.mem), CS_ARG(gt->mem), CS_ARG(gt_off),
+    return cs_cl_run(cl, k->ssim_blur_h, CS_STAGE_LOSS, 3, g, lc, CS_ARG(r->img.mem), CS_ARG(gt->mem), CS_ARG(gt_off),
                      CS_ARG(W), CS_ARG(H), CS_ARG(clamp01), CS_ARG(l->h5.mem)) ||
-           cs_cl_run(cl, k->ssim_fwd_v, CS_STAGE_LOSS, 3, g, lc, 11, CS_ARG(l->h5.mem), CS_ARG(r->img.mem),
+           cs_cl_run(cl, k->ssim_fwd_v, CS_STAGE_LOSS, 3, g, lc, CS_ARG(l->h5.mem), CS_ARG(r->img.mem),
                      CS_ARG(gt->mem), CS_ARG(gt_off), CS_ARG(W), CS_ARG(H), CS_ARG(clamp01), CS_ARG(want_grad),
                      CS_ARG(dL_dssim), CS_ARG(dm), CS_ARG(l->partials.mem)) ||
-           cs_cl_run(cl, k->reduce_partials, CS_STAGE_LOSS, 1, &one, &one, 4, CS_ARG(l->partials.mem), CS_ARG(ng),
+           cs_cl_run(cl, k->reduce_partials, CS_STAGE_LOSS, 1, &one, &one, CS_ARG(l->partials.mem), CS_ARG(ng),
                      CS_ARG(l->sums.mem), CS_ARG(us));
 }
 
@@ -61,16 +68,16 @@ int cs_loss_forward_backward(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt
     size_t n3 = (size_t)3 * W * H;
     float dL_dssim = -lambda / (float)n3, dL_dl1 = (1.f - lambda) / (float)n3;
     if (run_forward(l, r, gt, gt_off, W, H, 0, 1, dL_dssim, slot)) return -1;
-    if (r->v_img.bytes < n3 * 4) {
-        cs_buf_free(cl, &r->v_img);
-        if (cs_buf_alloc(cl, &r->v_img, CS_MEM_SCRATCH, n3 * 4, "image gradient")) return -1;
+    if (l->v_img.bytes < n3 * 4) {
+        cs_buf_free(cl, &l->v_img);
+        if (cs_buf_alloc(cl, &l->v_img, CS_MEM_SCRATCH, n3 * 4, "image gradient")) return -1;
     }
     size_t g[3] = {(size_t)W, (size_t)H, 3}, lc[3] = {16, 16, 1};
     /* h5 is free again: reuse its first 3 planes for the horizontal backward pass */
-    return cs_cl_run(cl, l->k->ssim_bwd_h, CS_STAGE_LOSS, 3, g, lc, 4, CS_ARG(l->dmap3.mem), CS_ARG(W), CS_ARG(H),
+    return cs_cl_run(cl, l->k->ssim_bwd_h, CS_STAGE_LOSS, 3, g, lc, CS_ARG(l->dmap3.mem), CS_ARG(W), CS_ARG(H),
                      CS_ARG(l->h5.mem)) ||
-           cs_cl_run(cl, l->k->ssim_bwd_v, CS_STAGE_LOSS, 3, g, lc, 8, CS_ARG(l->h5.mem), CS_ARG(r->img.mem),
-                     CS_ARG(gt->mem), CS_ARG(gt_off), CS_ARG(W), CS_ARG(H), CS_ARG(dL_dl1), CS_ARG(r->v_img.mem));
+           cs_cl_run(cl, l->k->ssim_bwd_v, CS_STAGE_LOSS, 3, g, lc, CS_ARG(l->h5.mem), CS_ARG(r->img.mem),
+                     CS_ARG(gt->mem), CS_ARG(gt_off), CS_ARG(W), CS_ARG(H), CS_ARG(dL_dl1), CS_ARG(l->v_img.mem));
 }
 
 int cs_loss_metrics(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, int W, int H, int slot)

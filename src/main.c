@@ -1,18 +1,17 @@
-/* main: the clsplat command line: devices, train, render, eval, info, bench.
- * Only main decides to exit; every error is one clear message and a non-zero status. */
+/* main: the clsplat command line: argument parsing and dispatch to the programs (train,
+ * render, eval, info, bench, tune, devices). Only main decides to exit; every error is one clear message and a non-zero status. */
 #include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "cl_runtime.h"
 #include "config.h"
-#include "kernels.h"
-#include "loss.h"
-#include "model.h"
-#include "pass.h"
-#include "render.h"
+#include "evaluator.h"
+#include "ply.h"
 #include "scene.h"
 #include "splats.h"
 #include "trainer.h"
@@ -45,6 +44,18 @@ static const char *USAGE =
     "  tune [-c CONFIG] [--set k=v ...] [--device P:D]   measure tile and work-group sizes for the device\n"
     "common options: --kernel-dir DIR (load .cl files from DIR), --no-kernel-cache, -h/--help\n";
 
+/* A whole decimal integer >= MIN (and < 2^31) for option OPT. */
+static int parse_int(const char *opt, const char *text, int min, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < min || v > 2147483647L)
+        return cs_fail("%s: '%s' is not a whole number >= %d", opt, text, min);
+    *out = (int)v;
+    return 0;
+}
+
 static int parse(int argc, char **argv, args *a)
 {
     memset(a, 0, sizeof *a);
@@ -68,8 +79,9 @@ static int parse(int argc, char **argv, args *a)
             if (!strcmp(o, "--set")) {
                 if (a->nsets == 64) return cs_fail("too many --set options");
                 a->sets[a->nsets++] = argv[++i];
-            } else if (!strcmp(o, "--iters")) a->iters = atoi(argv[++i]);
-            else a->view = atoi(argv[++i]);
+            } else if (parse_int(o, argv[++i], !strcmp(o, "--iters") ? 1 : 0,
+                                 !strcmp(o, "--iters") ? &a->iters : &a->view))
+                return -1;
             continue;
         } else if (!strcmp(argv[1], "info") && o[0] != '-' && !a->ply) {
             a->ply = o;
@@ -158,88 +170,6 @@ static int cmd_train(const args *a)
     return r == 2 ? 130 : r;
 }
 
-/* name of the folder holding PATH ("images" when there is none) */
-static void parent_folder(const char *path, char *out, size_t n)
-{
-    snprintf(out, n, "images");
-    const char *end = strrchr(path, '/');
-    if (!end) return;
-    const char *start = end;
-    while (start > path && start[-1] != '/') start--;
-    if (end > start) snprintf(out, n, "%.*s", (int)(end - start), start);
-}
-
-static int render_views(const args *a, cs_config *cfg, const char *ply_path, const char *out_dir)
-{
-    cs_splats s;
-    if (cs_ply_read(ply_path, &s)) return -1;
-    if (cfg->data.eval == 0 && a->split && strcmp(a->split, "test") == 0) cfg->data.eval = 1;
-    cs_scene scene;
-    if (cs_scene_load(cfg, &scene)) {
-        cs_splats_free(&s);
-        return -1;
-    }
-    cs_cl cl;
-    int rc = -1;
-    cs_kernels k;
-    cs_model m;
-    cs_renderer r;
-    memset(&k, 0, sizeof k);
-    memset(&m, 0, sizeof m);
-    if (open_device(a, cfg, &cl, 0)) goto out;
-    cs_kernel_opts ko = {s.sh_degree, 0, cfg->model.antialias, s.filter_3d != NULL, 0, 0, 0};
-    if (cs_kernels_build_tuned(&cl, &ko, cs_tune_readonly(cfg->device.tune), &k, NULL) || cs_model_create(&cl, &m, &s, &ko, s.n)) goto close;
-    cs_renderer_init(&r, &cl, &k, (float)cfg->model.kernel_size);
-    if (cs_mkdirs(out_dir)) goto close;
-    const char *split = a->split ? a->split : "test";
-    int count = 0;
-    /* views from different folders may share names (Blender train/r_0.png and test/r_0.png):
-       then the outputs mirror each image's folder */
-    int mirror = 0;
-    char first[256] = "";
-    for (int i = 0; i < scene.n_cams; i++) {
-        const cs_camera *c = &scene.cams[i];
-        if (strcmp(split, "all") && (strcmp(split, "test") == 0) != (c->is_test != 0)) continue;
-        char folder[256];
-        parent_folder(c->path, folder, sizeof folder);
-        if (!first[0]) snprintf(first, sizeof first, "%s", folder);
-        else if (strcmp(first, folder)) mirror = 1;
-    }
-    for (int i = 0; i < scene.n_cams; i++) {
-        const cs_camera *c = &scene.cams[i];
-        if (strcmp(split, "all") && (strcmp(split, "test") == 0) != (c->is_test != 0)) continue;
-        cs_view v;
-        cs_view_from_camera(c, &v);
-        char stem[256], p[1400];
-        cs_camera_stem(c, stem, sizeof stem);
-        if (mirror) {
-            char folder[256];
-            parent_folder(c->path, folder, sizeof folder);
-            snprintf(p, sizeof p, "%s/%s", out_dir, folder);
-            if (cs_mkdirs(p)) goto rfree;
-            snprintf(p, sizeof p, "%s/%s/%s.png", out_dir, folder, stem);
-        } else {
-            snprintf(p, sizeof p, "%s/%s.png", out_dir, stem);
-        }
-        if (cs_render_forward_sync(&r, &m, &v, s.sh_degree, scene.background) ||
-            cs_render_save_png(&r, c->width, c->height, p))
-            goto rfree;
-        count++;
-    }
-    printf("rendered %d %s views of %s (%d Gaussians) to %s\n", count, split, ply_path, s.n, out_dir);
-    rc = 0;
-rfree:
-    cs_renderer_free(&r);
-close:
-    cs_model_free(&cl, &m);
-    cs_kernels_release(&k);
-    cs_cl_close(&cl);
-out:
-    cs_scene_free(&scene);
-    cs_splats_free(&s);
-    return rc;
-}
-
 static int cmd_render(const args *a)
 {
     if (a->help) {
@@ -261,7 +191,25 @@ static int cmd_render(const args *a)
         snprintf(ply, sizeof ply, "%s", a->ply);
         snprintf(out, sizeof out, "%s", a->out ? a->out : "renders");
     }
-    return render_views(a, &cfg, ply, out);
+    cs_splats s;
+    if (cs_ply_read(ply, &s)) return -1;
+    if (cfg.data.eval == 0 && a->split && strcmp(a->split, "test") == 0) cfg.data.eval = 1;
+    cs_scene scene;
+    if (cs_scene_load(&cfg.data, &scene)) {
+        cs_splats_free(&s);
+        return -1;
+    }
+    cs_cl cl;
+    const char *split = a->split ? a->split : "test";
+    int count = 0, rc = open_device(a, &cfg, &cl, 0);
+    if (!rc) {
+        rc = cs_render_model_views(&cl, &cfg, &scene, &s, split, out, &count);
+        cs_cl_close(&cl);
+    }
+    if (!rc) printf("rendered %d %s views of %s (%d Gaussians) to %s\n", count, split, ply, s.n, out);
+    cs_scene_free(&scene);
+    cs_splats_free(&s);
+    return rc;
 }
 
 static int cmd_eval(const args *a)
@@ -279,14 +227,14 @@ static int cmd_eval(const args *a)
     cs_splats s;
     if (cs_ply_read(ply, &s)) return -1;
     cs_scene scene;
-    if (cs_scene_load(&cfg, &scene)) {
+    if (cs_scene_load(&cfg.data, &scene)) {
         cs_splats_free(&s);
         return -1;
     }
     cs_cl cl;
     int rc = open_device(a, &cfg, &cl, 0);
     if (!rc) {
-        rc = cs_evaluate_splats(&cl, &cfg, &scene, &s, a->model, it);
+        rc = cs_evaluate_model(&cl, &cfg, &scene, &s, a->model, it);
         cs_cl_close(&cl);
     }
     cs_scene_free(&scene);
@@ -343,31 +291,6 @@ static int cmd_info(const args *a)
     return 0;
 }
 
-/* per-stage medians of a training iteration on one view (profiling events) */
-/* Least bytes a stage must move (each input read once, each output written once), for the
- * bandwidth column: N Gaussians, M pairs, P pixels, TB tile-id bits. A model, not a counter:
- * re-reads through caches and atomics are not counted, so the percentage is an upper bound
- * on how close a stage runs to the copy ceiling. */
-static double stage_bytes(int st, const cs_kernel_opts *o, double N, double M, double P, int TB)
-{
-    size_t row[4];
-    cs_model_row_bytes(o, row);
-    double proj_out = 8 + 16 + 12 + 4 + 4 + 4 + 4; /* xy conic rgb depth radii touched clamp */
-    double pass_n = 4 + 8 + 8;                       /* a radix pass: count reads keys, scatter moves pairs */
-    switch (st) {
-    case CS_STAGE_PROJECT: return N * ((double)row[0] + proj_out);
-    case CS_STAGE_SORT:
-        return N * (8 + 8 * pass_n + 12 + 8 + 20) + M * (8 + ((TB + 3) / 4) * pass_n + 4);
-    case CS_STAGE_RASTER_FWD: return M * (4 + 8 + 16 + 12) + P * (12 + 4 + 4);
-    case CS_STAGE_LOSS: return P * (12 + 3 + 12);
-    case CS_STAGE_RASTER_BWD: return M * (4 + 8 + 16 + 12) + P * (12 + 4 + 4) + N * 36;
-    case CS_STAGE_PROJECT_BWD: return N * ((double)row[0] + 36 + 8 + (double)row[1]);
-    case CS_STAGE_ADAM: return N * ((double)row[0] * 2 + (double)row[1] + (double)row[2] * 2);
-    case CS_STAGE_DENSIFY: return N * (4 + 8 + 24);
-    default: return 0;
-    }
-}
-
 static int cmd_bench(const args *a)
 {
     if (a->help || !a->data || !a->ply) {
@@ -382,83 +305,16 @@ static int cmd_bench(const args *a)
     cs_splats s;
     if (cs_ply_read(a->ply, &s)) return -1;
     cs_scene scene;
-    if (cs_scene_load(&cfg, &scene)) {
+    if (cs_scene_load(&cfg.data, &scene)) {
         cs_splats_free(&s);
         return -1;
     }
     cs_cl cl;
-    int rc = -1;
-    if (open_device(a, &cfg, &cl, 1)) goto out;
-    cs_kernels k;
-    cs_kernel_opts ko;
-    cs_kernel_opts_of(&cfg, &ko);
-    ko.sh_degree = s.sh_degree; /* the PLY's */
-    ko.filter_3d = s.filter_3d != NULL;
-    cs_model m;
-    cs_tuning tun;
-    if (cs_kernels_build_tuned(&cl, &ko, cfg.device.tune, &k, &tun)) goto close;
-    cs_tuning_report(&tun, stdout);
-    cs_tuning_summary(&tun, stdout);
-    if (cs_model_create(&cl, &m, &s, &ko, s.n)) goto kfree;
-    cs_renderer r;
-    cs_loss loss;
-    cs_renderer_init(&r, &cl, &k, (float)cfg.model.kernel_size);
-    cs_loss_init(&loss, &cl, &k);
-    const cs_camera *c = &scene.cams[a->view % scene.n_cams];
-    cs_view v;
-    cs_view_from_camera(c, &v);
-    cs_image img;
-    cs_buf gt = {0};
-    if (cs_scene_read_image(&scene, c, &img)) goto rfree;
-    int e = cs_buf_alloc(&cl, &gt, CS_MEM_IMAGES, (size_t)c->width * c->height * 3, "ground truth") ||
-            cs_buf_write(&cl, &gt, 0, (size_t)c->width * c->height * 3, img.px);
-    cs_image_free(&img);
-    if (e) goto rfree;
-    int n = a->iters > 0 ? a->iters : 20;
-    double med[CS_STAGE_COUNT], wall;
-    if (cs_time_iterations(&r, &loss, &m, &v, s.sh_degree, scene.background, &gt, 0, &cfg, n, med, &wall)) goto gfree;
-    printf("bench: %s view %s (%dx%d), %d Gaussians, %u pairs, %d runs (medians)\n", cfg.data.path, c->name, c->width,
-           c->height, s.n, r.n_pairs, n);
-    {
-        /* tile ranges must partition the pairs: their lengths sum to the pair count */
-        size_t nt = (size_t)r.tiles_x * r.tiles_y;
-        cl_uint *rg = malloc(nt * 8);
-        if (rg && cs_buf_read(&cl, &r.ranges, 0, nt * 8, rg) == 0) {
-            unsigned long long sum = 0, mx = 0, nonempty = 0;
-            for (size_t t = 0; t < nt; t++) {
-                unsigned long long len = rg[2 * t + 1] >= rg[2 * t] ? rg[2 * t + 1] - rg[2 * t] : 0;
-                sum += len, nonempty += len > 0, mx = len > mx ? len : mx;
-            }
-            printf("  tiles %zu (%llu non-empty), pairs per tile: mean %.1f, max %llu, sum %llu\n", nt, nonempty,
-                   nonempty ? (double)sum / nonempty : 0.0, mx, sum);
-        }
-        free(rg);
+    int rc = open_device(a, &cfg, &cl, 1);
+    if (!rc) {
+        rc = cs_bench(&cl, &cfg, &scene, &s, a->view, a->iters);
+        cs_cl_close(&cl);
     }
-    int tile_bits = 0;
-    while ((1 << tile_bits) < r.tiles_x * r.tiles_y) tile_bits++;
-    printf("  %-16s %12s  %11s  %12s  %s\n", "stage", "median", "least bytes", "achieved",
-           "of 3.0 TB/s (H100 copy)");
-    double sum = 0;
-    for (int st = 0; st < CS_STAGE_COUNT; st++) {
-        if (med[st] == 0) continue;
-        sum += med[st];
-        double gb = stage_bytes(st, &ko, s.n, r.n_pairs, (double)c->width * c->height, tile_bits) / 1e9;
-        printf("  %-16s %9.3f ms  %8.1f MB  %7.1f GB/s  %5.1f%%\n", cs_stage_names[st], med[st], gb * 1e3,
-               gb / (med[st] * 1e-3), 100.0 * gb / (med[st] * 1e-3) / 3000.0);
-    }
-    printf("  %-16s %9.3f ms\n  %-16s %9.3f ms\n", "sum of stages", sum, "wall (host)", wall);
-    rc = 0;
-gfree:
-    cs_buf_free(&cl, &gt);
-rfree:
-    cs_renderer_free(&r);
-    cs_loss_free(&loss);
-    cs_model_free(&cl, &m);
-kfree:
-    cs_kernels_release(&k);
-close:
-    cs_cl_close(&cl);
-out:
     cs_scene_free(&scene);
     cs_splats_free(&s);
     return rc;

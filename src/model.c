@@ -49,45 +49,35 @@ float cs_half_to_float(uint16_t h)
     return f;
 }
 
-void cs_model_row_bytes(const cs_kernel_opts *o, size_t out[4])
-{
-    size_t k3 = (size_t)CS_SH_COEFFS(o->sh_degree) * 3;
-    out[0] = 11 * 4 + k3 * (o->sh_half ? 2 : 4) + (o->filter_3d ? 4 : 0); /* params */
-    out[1] = (11 + k3) * 4;                                                /* grads */
-    out[2] = 2 * (11 + k3) * (o->opt_half ? 2 : 4);                        /* optimizer */
-    out[3] = 3 * 4;                                                        /* densify stats */
-}
-
 size_t cs_model_moment_row(const cs_model *m, int sh)
 {
-    return (sh ? (size_t)CS_SH_COEFFS(m->sh_degree) * 3 : 11) * (m->opt_half ? 2 : 4);
+    return (sh ? (size_t)CS_SH_COEFFS(m->sh_degree) * 3 : CS_GEO_W) * (m->opt_half ? 2 : 4);
 }
 
-typedef struct {
-    cs_buf *buf;
-    size_t row_bytes;
-    cs_mem_cat cat;
-    const char *what;
-} array_desc;
-
-static int arrays(cs_model *m, array_desc *d)
+int cs_model_arrays(cs_model *m, cs_model_array d[CS_MODEL_MAX_ARRAYS])
 {
-    size_t k3 = (size_t)CS_SH_COEFFS(m->sh_degree) * 3;
+    size_t k3 = (size_t)CS_SH_COEFFS(m->sh_degree) * 3, geo = CS_GEO_W * 4;
     int n = 0;
-    d[n++] = (array_desc){&m->geo, 44, CS_MEM_PARAMS, "Gaussian geometry"};
-    d[n++] = (array_desc){&m->sh, k3 * (m->sh_half ? 2 : 4), CS_MEM_PARAMS, "SH coefficients"};
-    if (m->has_filter) d[n++] = (array_desc){&m->filter3d, 4, CS_MEM_PARAMS, "3D filter"};
-    d[n++] = (array_desc){&m->v_geo, 44, CS_MEM_GRADS, "geometry gradients"};
-    d[n++] = (array_desc){&m->v_sh, k3 * 4, CS_MEM_GRADS, "SH gradients"};
-    d[n++] = (array_desc){&m->m_geo, cs_model_moment_row(m, 0), CS_MEM_OPTIMIZER, "Adam m (geometry)"};
-    d[n++] = (array_desc){&m->v2_geo, cs_model_moment_row(m, 0), CS_MEM_OPTIMIZER, "Adam v (geometry)"};
-    d[n++] = (array_desc){&m->m_sh, cs_model_moment_row(m, 1), CS_MEM_OPTIMIZER, "Adam m (SH)"};
-    d[n++] = (array_desc){&m->v2_sh, cs_model_moment_row(m, 1), CS_MEM_OPTIMIZER, "Adam v (SH)"};
-    d[n++] = (array_desc){&m->stats, 12, CS_MEM_DENSIFY, "densification statistics"};
+    d[n++] = (cs_model_array){&m->geo, geo, CS_MEM_PARAMS, "Gaussian geometry", 1};
+    d[n++] = (cs_model_array){&m->sh, k3 * (m->sh_half ? 2 : 4), CS_MEM_PARAMS, "SH coefficients", 1};
+    if (m->has_filter) d[n++] = (cs_model_array){&m->filter3d, 4, CS_MEM_PARAMS, "3D filter", 1};
+    d[n++] = (cs_model_array){&m->v_geo, geo, CS_MEM_GRADS, "geometry gradients", 0};
+    d[n++] = (cs_model_array){&m->v_sh, k3 * 4, CS_MEM_GRADS, "SH gradients", 0};
+    d[n++] = (cs_model_array){&m->m_geo, cs_model_moment_row(m, 0), CS_MEM_OPTIMIZER, "Adam m (geometry)", 1};
+    d[n++] = (cs_model_array){&m->v2_geo, cs_model_moment_row(m, 0), CS_MEM_OPTIMIZER, "Adam v (geometry)", 1};
+    d[n++] = (cs_model_array){&m->m_sh, cs_model_moment_row(m, 1), CS_MEM_OPTIMIZER, "Adam m (SH)", 1};
+    d[n++] = (cs_model_array){&m->v2_sh, cs_model_moment_row(m, 1), CS_MEM_OPTIMIZER, "Adam v (SH)", 1};
+    d[n++] = (cs_model_array){&m->stats, 12, CS_MEM_DENSIFY, "densification statistics", 1};
     return n;
 }
 
-int cs_model_create(cs_cl *cl, cs_model *m, const cs_splats *s, const cs_kernel_opts *layout, int capacity)
+cs_model_layout cs_model_layout_of(const cs_model *m)
+{
+    cs_model_layout l = {m->sh_degree, m->sh_half, m->has_filter, m->opt_half};
+    return l;
+}
+
+int cs_model_create(cs_cl *cl, cs_model *m, const cs_splats *s, const cs_model_layout *layout, int capacity)
 {
     int deg = layout->sh_degree, sh_half = layout->sh_half, has_filter = layout->filter_3d;
     memset(m, 0, sizeof *m);
@@ -100,8 +90,8 @@ int cs_model_create(cs_cl *cl, cs_model *m, const cs_splats *s, const cs_kernel_
     m->has_filter = has_filter;
     m->capacity = capacity > s->n ? capacity : s->n;
     if (m->capacity < 1) m->capacity = 1;
-    array_desc d[12];
-    int na = arrays(m, d);
+    cs_model_array d[CS_MODEL_MAX_ARRAYS];
+    int na = cs_model_arrays(m, d);
     for (int i = 0; i < na; i++)
         if (cs_buf_alloc(cl, d[i].buf, d[i].cat, d[i].row_bytes * m->capacity, d[i].what)) {
             cs_model_free(cl, m);
@@ -110,7 +100,7 @@ int cs_model_create(cs_cl *cl, cs_model *m, const cs_splats *s, const cs_kernel_
     m->n = s->n;
     if (!s->n) return 0;
     /* geometry rows */
-    float *geo = malloc((size_t)s->n * 44);
+    float *geo = malloc((size_t)s->n * CS_GEO_W * 4);
     int K = CS_SH_COEFFS(deg), Ks = CS_SH_COEFFS(s->sh_degree);
     size_t shsz = (size_t)s->n * K * 3 * (sh_half ? 2 : 4);
     void *sh = calloc(1, shsz);
@@ -121,11 +111,11 @@ int cs_model_create(cs_cl *cl, cs_model *m, const cs_splats *s, const cs_kernel_
         return cs_fail("out of host memory uploading %d Gaussians", s->n);
     }
     for (int i = 0; i < s->n; i++) {
-        float *r = geo + (size_t)i * 11;
-        memcpy(r, s->means + i * 3, 12);
-        memcpy(r + 3, s->log_scales + i * 3, 12);
-        memcpy(r + 6, s->quats + i * 4, 16);
-        r[10] = s->logit_opacity[i];
+        float *r = geo + (size_t)i * CS_GEO_W;
+        memcpy(r + CS_GEO_MEAN, s->means + i * 3, 12);
+        memcpy(r + CS_GEO_LOG_SCALE, s->log_scales + i * 3, 12);
+        memcpy(r + CS_GEO_QUAT, s->quats + i * 4, 16);
+        r[CS_GEO_LOGIT_OPACITY] = s->logit_opacity[i];
         for (int k = 0; k < Ks; k++)
             for (int c = 0; c < 3; c++) {
                 float v = s->sh[((size_t)i * Ks + k) * 3 + c];
@@ -134,7 +124,7 @@ int cs_model_create(cs_cl *cl, cs_model *m, const cs_splats *s, const cs_kernel_
                 else ((float *)sh)[o] = v;
             }
     }
-    int r = cs_buf_write(cl, &m->geo, 0, (size_t)s->n * 44, geo) || cs_buf_write(cl, &m->sh, 0, shsz, sh);
+    int r = cs_buf_write(cl, &m->geo, 0, (size_t)s->n * CS_GEO_W * 4, geo) || cs_buf_write(cl, &m->sh, 0, shsz, sh);
     if (!r && has_filter && s->filter_3d) r = cs_buf_write(cl, &m->filter3d, 0, (size_t)s->n * 4, s->filter_3d);
     free(geo);
     free(sh);
@@ -147,8 +137,8 @@ int cs_model_create(cs_cl *cl, cs_model *m, const cs_splats *s, const cs_kernel_
 
 void cs_model_free(cs_cl *cl, cs_model *m)
 {
-    array_desc d[12];
-    int na = arrays(m, d);
+    cs_model_array d[CS_MODEL_MAX_ARRAYS];
+    int na = cs_model_arrays(m, d);
     for (int i = 0; i < na; i++) cs_buf_free(cl, d[i].buf);
     m->n = m->capacity = 0;
 }
@@ -159,21 +149,21 @@ int cs_model_download(cs_cl *cl, const cs_model *m, cs_splats *out)
     if (!m->n) return 0;
     int K = CS_SH_COEFFS(m->sh_degree);
     size_t shsz = (size_t)m->n * K * 3 * (m->sh_half ? 2 : 4);
-    float *geo = malloc((size_t)m->n * 44);
+    float *geo = malloc((size_t)m->n * CS_GEO_W * 4);
     void *sh = malloc(shsz);
     int r = -1;
     if (!geo || !sh) {
         cs_fail("out of host memory downloading %d Gaussians", m->n);
         goto done;
     }
-    if (cs_buf_read(cl, &m->geo, 0, (size_t)m->n * 44, geo) || cs_buf_read(cl, &m->sh, 0, shsz, sh)) goto done;
+    if (cs_buf_read(cl, &m->geo, 0, (size_t)m->n * CS_GEO_W * 4, geo) || cs_buf_read(cl, &m->sh, 0, shsz, sh)) goto done;
     if (m->has_filter && cs_buf_read(cl, &m->filter3d, 0, (size_t)m->n * 4, out->filter_3d)) goto done;
     for (int i = 0; i < m->n; i++) {
-        const float *g = geo + (size_t)i * 11;
-        memcpy(out->means + i * 3, g, 12);
-        memcpy(out->log_scales + i * 3, g + 3, 12);
-        memcpy(out->quats + i * 4, g + 6, 16);
-        out->logit_opacity[i] = g[10];
+        const float *g = geo + (size_t)i * CS_GEO_W;
+        memcpy(out->means + i * 3, g + CS_GEO_MEAN, 12);
+        memcpy(out->log_scales + i * 3, g + CS_GEO_LOG_SCALE, 12);
+        memcpy(out->quats + i * 4, g + CS_GEO_QUAT, 16);
+        out->logit_opacity[i] = g[CS_GEO_LOGIT_OPACITY];
     }
     size_t nsh = (size_t)m->n * K * 3;
     for (size_t j = 0; j < nsh; j++) out->sh[j] = m->sh_half ? cs_half_to_float(((uint16_t *)sh)[j]) : ((float *)sh)[j];
@@ -187,8 +177,8 @@ done:
 
 static int set_capacity(cs_cl *cl, cs_model *m, int cap)
 {
-    array_desc d[12];
-    int na = arrays(m, d);
+    cs_model_array d[CS_MODEL_MAX_ARRAYS];
+    int na = cs_model_arrays(m, d);
     for (int i = 0; i < na; i++)
         if (cs_buf_resize(cl, d[i].buf, d[i].row_bytes * (size_t)cap, 1, d[i].what)) return -1;
     m->capacity = cap;
@@ -208,8 +198,8 @@ int cs_model_reserve(cs_cl *cl, cs_model *m, int rows)
 int cs_model_compact(cs_cl *cl, const cs_kernels *k, cs_model *m, cs_buf *keep, cs_buf *offsets, int new_n,
                      cs_buf *scratch)
 {
-    array_desc d[12];
-    int na = arrays(m, d);
+    cs_model_array d[CS_MODEL_MAX_ARRAYS];
+    int na = cs_model_arrays(m, d);
     size_t maxrow = 0;
     for (int i = 0; i < na; i++)
         if (d[i].row_bytes > maxrow) maxrow = d[i].row_bytes;
@@ -218,7 +208,7 @@ int cs_model_compact(cs_cl *cl, const cs_kernels *k, cs_model *m, cs_buf *keep, 
     for (int i = 0; i < na && new_n > 0; i++) {
         int row_u16 = (int)(d[i].row_bytes / 2);
         size_t g = (size_t)n * row_u16, l = 256;
-        if (cs_cl_run(cl, k->gather_rows, CS_STAGE_DENSIFY, 1, &g, &l, 6, CS_ARG(n), CS_ARG(d[i].buf->mem),
+        if (cs_cl_run(cl, k->gather_rows, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(n), CS_ARG(d[i].buf->mem),
                       CS_ARG(scratch->mem), CS_ARG(keep->mem), CS_ARG(offsets->mem), CS_ARG(row_u16)))
             return -1;
         CS_CHECK(clEnqueueCopyBuffer(cl->queue, scratch->mem, d[i].buf->mem, 0, 0, d[i].row_bytes * (size_t)new_n, 0,

@@ -12,17 +12,23 @@ double cs_lr_expon(double init, double final, double delay_mult, int delay_steps
     return delay * exp(log(init) * (1 - t) + log(final) * t);
 }
 
-int cs_adam_step(cs_cl *cl, const cs_kernels *k, cs_model *m, const cs_config *cfg, double lr_mean)
+cs_adam_lrs cs_adam_lrs_of(const cs_optim_cfg *o)
+{
+    cs_adam_lrs l = {o->feature_lr, o->feature_rest_lr, o->opacity_lr, o->scaling_lr, o->rotation_lr};
+    return l;
+}
+
+int cs_adam_step(cs_cl *cl, const cs_kernels *k, cs_model *m, const cs_adam_lrs *lrs, double lr_mean)
 {
     m->step++;
     float b1 = 0.9f, b2 = 0.999f, eps = 1e-15f;
     float bc1 = (float)(1.0 - pow(0.9, m->step)), bc2 = (float)(1.0 - pow(0.999, m->step));
-    float lm = (float)lr_mean, ls = (float)cfg->optim.scaling_lr, lr = (float)cfg->optim.rotation_lr,
-          lo = (float)cfg->optim.opacity_lr, ld = (float)cfg->optim.feature_lr, lrest = (float)cfg->optim.feature_rest_lr;
-    unsigned ng = (unsigned)m->n * 11u, ns = (unsigned)m->n * (unsigned)CS_SH_COEFFS(m->sh_degree) * 3u;
+    float lm = (float)lr_mean, ls = (float)lrs->scaling, lr = (float)lrs->rotation, lo = (float)lrs->opacity,
+          ld = (float)lrs->feature, lrest = (float)lrs->feature_rest;
+    unsigned ng = (unsigned)m->n * CS_GEO_W, ns = (unsigned)m->n * (unsigned)CS_SH_COEFFS(m->sh_degree) * 3u;
     size_t g = (size_t)ng + ns, l = k->wg[CS_WG_ADAM];
     cl_uint step = (cl_uint)m->step;
-    return cs_cl_run(cl, k->adam_step, CS_STAGE_ADAM, 1, &g, &l, 22, CS_ARG(ng), CS_ARG(m->geo.mem), CS_ARG(m->v_geo.mem),
+    return cs_cl_run(cl, k->adam_step, CS_STAGE_ADAM, 1, &g, &l, CS_ARG(ng), CS_ARG(m->geo.mem), CS_ARG(m->v_geo.mem),
                      CS_ARG(m->m_geo.mem), CS_ARG(m->v2_geo.mem), CS_ARG(ns), CS_ARG(m->sh.mem), CS_ARG(m->v_sh.mem),
                      CS_ARG(m->m_sh.mem), CS_ARG(m->v2_sh.mem), CS_ARG(lm), CS_ARG(ls), CS_ARG(lr), CS_ARG(lo),
                      CS_ARG(ld), CS_ARG(lrest), CS_ARG(b1), CS_ARG(b2), CS_ARG(eps), CS_ARG(bc1), CS_ARG(bc2),

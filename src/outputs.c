@@ -75,18 +75,13 @@ int cs_checkpoint_header(const void *data, size_t len, const char *path, cs_ckpt
     return 0;
 }
 
+/* the arrays a checkpoint keeps, in the model's order */
 static int ckpt_arrays(cs_model *m, cs_buf **bufs, size_t *rows)
 {
-    size_t k3 = (size_t)CS_SH_COEFFS(m->sh_degree) * 3;
-    int n = 0;
-    bufs[n] = &m->geo, rows[n++] = 44;
-    bufs[n] = &m->sh, rows[n++] = k3 * (m->sh_half ? 2 : 4);
-    if (m->has_filter) bufs[n] = &m->filter3d, rows[n++] = 4;
-    bufs[n] = &m->m_geo, rows[n++] = cs_model_moment_row(m, 0);
-    bufs[n] = &m->v2_geo, rows[n++] = cs_model_moment_row(m, 0);
-    bufs[n] = &m->m_sh, rows[n++] = cs_model_moment_row(m, 1);
-    bufs[n] = &m->v2_sh, rows[n++] = cs_model_moment_row(m, 1);
-    bufs[n] = &m->stats, rows[n++] = 12;
+    cs_model_array d[CS_MODEL_MAX_ARRAYS];
+    int na = cs_model_arrays(m, d), n = 0;
+    for (int i = 0; i < na; i++)
+        if (d[i].in_checkpoint) bufs[n] = d[i].buf, rows[n++] = d[i].row_bytes;
     return n;
 }
 
@@ -97,8 +92,8 @@ int cs_checkpoint_save(cs_cl *cl, const cs_model *mc, int iteration, const char 
     cs_atomic_file af;
     if (cs_atomic_open(&af, path)) return -1;
     int ok = fwrite(&h, sizeof h, 1, af.f) == 1;
-    cs_buf *bufs[10];
-    size_t rows[10];
+    cs_buf *bufs[CS_MODEL_MAX_ARRAYS];
+    size_t rows[CS_MODEL_MAX_ARRAYS];
     int na = ckpt_arrays(m, bufs, rows);
     for (int i = 0; i < na && ok; i++) {
         size_t bytes = rows[i] * (size_t)m->n;
@@ -118,7 +113,7 @@ int cs_checkpoint_save(cs_cl *cl, const cs_model *mc, int iteration, const char 
     return cs_atomic_commit(&af);
 }
 
-int cs_checkpoint_load(cs_cl *cl, cs_model *m, int *iteration, const char *path, const cs_kernel_opts *layout)
+int cs_checkpoint_load(cs_cl *cl, cs_model *m, int *iteration, const char *path, const cs_model_layout *layout)
 {
     int deg = layout->sh_degree, sh_half = layout->sh_half, has_filter = layout->filter_3d, opt_half = layout->opt_half;
     size_t len;
@@ -147,8 +142,8 @@ int cs_checkpoint_load(cs_cl *cl, cs_model *m, int *iteration, const char *path,
     }
     m->n = h.n;
     m->step = h.step;
-    cs_buf *bufs[10];
-    size_t rows[10], off = sizeof h;
+    cs_buf *bufs[CS_MODEL_MAX_ARRAYS];
+    size_t rows[CS_MODEL_MAX_ARRAYS], off = sizeof h;
     int na = ckpt_arrays(m, bufs, rows);
     for (int i = 0; i < na; i++) {
         size_t bytes = rows[i] * (size_t)h.n;

@@ -15,7 +15,7 @@ int cs_train_pass(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v, int
     for (;;) {
         if (cs_render_forward(r, m, v, active_degree, bg) ||
             cs_loss_forward_backward(l, r, gt, gt_off, v->width, v->height, lambda, 0) ||
-            cs_render_backward(r, m, v, active_degree, bg))
+            cs_render_backward(r, m, v, active_degree, bg, &l->v_img))
             return -1;
         int over = cs_render_confirm(r);
         if (over <= 0) return over;
@@ -35,19 +35,17 @@ static double median(double *v, int n)
 }
 
 int cs_time_iterations(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v, int active_degree, const float bg[3],
-                       cs_buf *gt, unsigned gt_off, const cs_config *cfg, int reps, double med[CS_STAGE_COUNT],
+                       cs_buf *gt, unsigned gt_off, float lambda, int reps, double med[CS_STAGE_COUNT],
                        double *wall_med)
 {
     cs_cl *cl = r->cl;
-    cs_config frozen = *cfg;
-    frozen.optim.feature_lr = frozen.optim.feature_rest_lr = frozen.optim.opacity_lr = 0;
-    frozen.optim.scaling_lr = frozen.optim.rotation_lr = 0;
+    const cs_adam_lrs frozen = {0, 0, 0, 0, 0}; /* full cost, the model stays as it is */
     double *ms = calloc((size_t)reps * (CS_STAGE_COUNT + 1), sizeof(double)), *wall = ms + (size_t)reps * CS_STAGE_COUNT;
     if (!ms) return cs_fail("out of host memory (timings)");
     for (int i = -2; i < reps; i++) {
         memset(cl->prof.ms, 0, sizeof cl->prof.ms);
         double t0 = cs_now();
-        if (cs_train_pass(r, l, m, v, active_degree, bg, gt, gt_off, (float)cfg->optim.lambda_dssim) ||
+        if (cs_train_pass(r, l, m, v, active_degree, bg, gt, gt_off, lambda) ||
             cs_densify_stats(cl, r->k, m, r, v->width, v->height) || cs_adam_step(cl, r->k, m, &frozen, 0.0) ||
             cs_prof_collect(cl)) {
             free(ms);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "splats.h"
+#include "ply.h"
 #include "util.h"
 
 int cs_splats_alloc(cs_splats *s, int n, int deg, int with_filter)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "image.h"
+#include "layout.h"
 #include "util.h"
 
 void cs_view_from_camera(const cs_camera *c, cs_view *v)
@@ -36,7 +37,7 @@ void cs_renderer_init(cs_renderer *r, cs_cl *cl, const cs_kernels *k, float kern
 #define POOL_LIST(r) \
     { &(r)->xy, &(r)->conic_opacity, &(r)->rgb, &(r)->depth, &(r)->radii, &(r)->touched, &(r)->offsets, \
       &(r)->clamped, &(r)->v_2d, &(r)->depth_keys, &(r)->order, &(r)->keys, &(r)->pair_ids, &(r)->pair_gid, \
-      &(r)->v_pair, &(r)->ranges, &(r)->img, &(r)->final_T, &(r)->n_contrib, &(r)->v_img, &(r)->total, \
+      &(r)->v_pair, &(r)->ranges, &(r)->img, &(r)->final_T, &(r)->n_contrib, &(r)->total, \
       &(r)->sort.tmp, &(r)->sort.hist, &(r)->sort.keys_alt, &(r)->sort.vals_alt }
 
 /* Waits for the pair-count read in flight, if any (it targets r->total_host). */
@@ -71,6 +72,16 @@ size_t cs_renderer_pool_bytes(const cs_renderer *rc)
 }
 
 void cs_renderer_free(cs_renderer *r) { cs_renderer_trim(r); }
+
+cs_render_footprint cs_renderer_footprint(const cs_kernel_opts *o)
+{
+    cs_render_footprint f;
+    /* projection outputs, the depth sort's keys and order, the 2D gradient row */
+    f.per_gaussian = CS_PROJ_BYTES + 4 + 4 + CS_V2D_W * 4;
+    f.per_pair = CS_PAIR_BYTES + (o->deterministic ? CS_PAIR_BYTES_DETERMINISTIC : 0);
+    f.per_pixel = 3 * 4 + 4 + 4; /* image, final transmittance, last contributor */
+    return f;
+}
 
 static int reserve(cs_renderer *r, cs_buf *b, size_t bytes, const char *what)
 {
@@ -122,7 +133,7 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
         return -1;
     size_t l = k->wg[CS_WG_BIN], lp = k->wg[CS_WG_PROJECT], g = (size_t)n;
     cl_mem filt = m->has_filter ? m->filter3d.mem : m->geo.mem;
-    if (cs_cl_run(cl, k->project_fwd, CS_STAGE_PROJECT, 1, &g, &lp, 19, CS_ARG(n), CS_ARG(m->geo.mem),
+    if (cs_cl_run(cl, k->project_fwd, CS_STAGE_PROJECT, 1, &g, &lp, CS_ARG(n), CS_ARG(m->geo.mem),
                   CS_ARG(m->sh.mem), CS_ARG(filt), CS_ARG(v->cam), CS_ARG(v->intr), CS_ARG(W), CS_ARG(H),
                   CS_ARG(r->tiles_x), CS_ARG(r->tiles_y), CS_ARG(active_degree), CS_ARG(r->kernel_size),
                   CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->rgb.mem), CS_ARG(r->depth.mem),
@@ -135,15 +146,15 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
     r->total_host = 0;
     if (n > 0) {
         if (reserve(r, &r->depth_keys, N * 4, "depth keys") || reserve(r, &r->order, N * 4, "depth order") ||
-            cs_cl_run(cl, k->bin_depth_keys, CS_STAGE_SORT, 1, &g, &l, 5, CS_ARG(n), CS_ARG(r->radii.mem),
+            cs_cl_run(cl, k->bin_depth_keys, CS_STAGE_SORT, 1, &g, &l, CS_ARG(n), CS_ARG(r->radii.mem),
                       CS_ARG(r->depth.mem), CS_ARG(r->depth_keys.mem), CS_ARG(r->order.mem)) ||
             cs_radix_sort(cl, k, &r->sort, &r->depth_keys, &r->order, un, NULL, 32, CS_STAGE_SORT) ||
-            cs_cl_run(cl, k->bin_gather_counts, CS_STAGE_SORT, 1, &g, &l, 4, CS_ARG(n), CS_ARG(r->order.mem),
+            cs_cl_run(cl, k->bin_gather_counts, CS_STAGE_SORT, 1, &g, &l, CS_ARG(n), CS_ARG(r->order.mem),
                       CS_ARG(r->touched.mem), CS_ARG(r->offsets.mem)) ||
             cs_scan(cl, k, &r->sort, &r->offsets, un, CS_STAGE_SORT))
             return -1;
         size_t one = 1;
-        if (cs_cl_run(cl, k->bin_pair_total, CS_STAGE_SORT, 1, &one, NULL, 5, CS_ARG(n), CS_ARG(r->offsets.mem),
+        if (cs_cl_run(cl, k->bin_pair_total, CS_STAGE_SORT, 1, &one, NULL, CS_ARG(n), CS_ARG(r->offsets.mem),
                       CS_ARG(r->order.mem), CS_ARG(r->touched.mem), CS_ARG(r->total.mem)))
             return -1;
         CS_CHECK(clEnqueueReadBuffer(cl->queue, r->total.mem, CL_FALSE, 0, 4, &r->total_host, 0, NULL, &r->total_ev));
@@ -152,6 +163,7 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
     /* pair capacity: the largest count seen (or a guess from the Gaussian count before any
        view), with a margin; an overflow is caught by cs_render_confirm */
     if (!r->pair_cap) {
+        /* CS_PAIR_MARGIN (5/4) over the largest count seen */
         size_t want = r->pair_guess ? (size_t)r->pair_guess + r->pair_guess / 4 : (size_t)n * 4;
         r->pair_cap = (unsigned)(want < 256 ? 256 : want > 0xfffff000u ? 0xfffff000u : want);
     }
@@ -164,7 +176,7 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
     cl_uint zero = 0;
     if (cs_buf_fill(cl, &r->ranges, 0, (size_t)r->tiles_x * r->tiles_y * 8, &zero, 4)) return -1;
     if (n > 0) {
-        if (cs_cl_run(cl, k->bin_emit_pairs, CS_STAGE_SORT, 1, &g, &l, 12, CS_ARG(n), CS_ARG(r->order.mem),
+        if (cs_cl_run(cl, k->bin_emit_pairs, CS_STAGE_SORT, 1, &g, &l, CS_ARG(n), CS_ARG(r->order.mem),
                       CS_ARG(r->xy.mem), CS_ARG(r->radii.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->offsets.mem),
                       CS_ARG(r->tiles_x), CS_ARG(r->tiles_y), CS_ARG(cap), CS_ARG(r->keys.mem),
                       CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid)))
@@ -172,14 +184,14 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
         int bits = bits_for((unsigned)(r->tiles_x * r->tiles_y));
         if (cs_radix_sort(cl, k, &r->sort, &r->keys, &r->pair_ids, cap, &r->total, bits, CS_STAGE_SORT)) return -1;
         size_t gm = cap;
-        if (cs_cl_run(cl, k->bin_tile_ranges, CS_STAGE_SORT, 1, &gm, &l, 4, CS_ARG(cap), CS_ARG(r->total.mem),
+        if (cs_cl_run(cl, k->bin_tile_ranges, CS_STAGE_SORT, 1, &gm, &l, CS_ARG(cap), CS_ARG(r->total.mem),
                       CS_ARG(r->keys.mem), CS_ARG(r->ranges.mem)))
             return -1;
     }
     size_t gt[2], lt[2];
     tile_launch(r, gt, lt);
     cl_float4 bgv = {{bg[0], bg[1], bg[2], 0.f}};
-    return cs_cl_run(cl, k->rasterize_fwd, CS_STAGE_RASTER_FWD, 2, gt, lt, 13, CS_ARG(r->ranges.mem),
+    return cs_cl_run(cl, k->rasterize_fwd, CS_STAGE_RASTER_FWD, 2, gt, lt, CS_ARG(r->ranges.mem),
                      CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid), CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem),
                      CS_ARG(r->rgb.mem), CS_ARG(W), CS_ARG(H), CS_ARG(r->tiles_x), CS_ARG(bgv), CS_ARG(r->img.mem),
                      CS_ARG(r->final_T.mem), CS_ARG(r->n_contrib.mem));
@@ -210,35 +222,36 @@ int cs_render_forward_sync(cs_renderer *r, const cs_model *m, const cs_view *v, 
     }
 }
 
-int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active_degree, const float bg[3])
+int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active_degree, const float bg[3],
+                       const cs_buf *v_img)
 {
     cs_cl *cl = r->cl;
     const cs_kernels *k = r->k;
     int n = m->n, W = v->width, H = v->height;
     size_t N = (size_t)(m->capacity > 0 ? m->capacity : 1);
-    if (reserve(r, &r->v_2d, N * 9 * 4, "2D gradients")) return -1;
+    if (reserve(r, &r->v_2d, N * CS_V2D_W * 4, "2D gradients")) return -1;
     int det = k->opts.deterministic;
-    if (det && reserve(r, &r->v_pair, (size_t)r->pair_cap * 9 * 4, "per-pair gradients")) return -1;
+    if (det && reserve(r, &r->v_pair, (size_t)r->pair_cap * CS_V2D_W * 4, "per-pair gradients")) return -1;
     if (!det) {
         float zero = 0.f;
-        if (n > 0 && cs_buf_fill(cl, &r->v_2d, 0, (size_t)n * 9 * 4, &zero, 4)) return -1;
+        if (n > 0 && cs_buf_fill(cl, &r->v_2d, 0, (size_t)n * CS_V2D_W * 4, &zero, 4)) return -1;
     }
     size_t gt[2], lt[2];
     tile_launch(r, gt, lt);
     cl_float4 bgv = {{bg[0], bg[1], bg[2], 0.f}};
     cl_mem out = det ? r->v_pair.mem : r->v_2d.mem, pair_gid = pair_gid_arg(r);
-    if (cs_cl_run(cl, k->rasterize_bwd, CS_STAGE_RASTER_BWD, 2, gt, lt, 14, CS_ARG(r->ranges.mem),
+    if (cs_cl_run(cl, k->rasterize_bwd, CS_STAGE_RASTER_BWD, 2, gt, lt, CS_ARG(r->ranges.mem),
                   CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid), CS_ARG(r->xy.mem),
                   CS_ARG(r->conic_opacity.mem), CS_ARG(r->rgb.mem), CS_ARG(W), CS_ARG(H), CS_ARG(r->tiles_x), CS_ARG(bgv),
                   CS_ARG(r->final_T.mem),
-                  CS_ARG(r->n_contrib.mem), CS_ARG(r->v_img.mem), CS_ARG(out)))
+                  CS_ARG(r->n_contrib.mem), CS_ARG(v_img->mem), CS_ARG(out)))
         return -1;
     size_t l = k->wg[CS_WG_BIN], lp = k->wg[CS_WG_PROJECT_BWD], g = (size_t)n;
-    if (det && cs_cl_run(cl, k->bin_reduce_pairs, CS_STAGE_RASTER_BWD, 1, &g, &l, 7, CS_ARG(n), CS_ARG(r->pair_cap),
+    if (det && cs_cl_run(cl, k->bin_reduce_pairs, CS_STAGE_RASTER_BWD, 1, &g, &l, CS_ARG(n), CS_ARG(r->pair_cap),
                          CS_ARG(r->order.mem), CS_ARG(r->offsets.mem), CS_ARG(r->touched.mem), CS_ARG(r->v_pair.mem), CS_ARG(r->v_2d.mem)))
         return -1;
     cl_mem filt = m->has_filter ? m->filter3d.mem : m->geo.mem;
-    return cs_cl_run(cl, k->project_bwd, CS_STAGE_PROJECT_BWD, 1, &g, &lp, 15, CS_ARG(n), CS_ARG(m->geo.mem),
+    return cs_cl_run(cl, k->project_bwd, CS_STAGE_PROJECT_BWD, 1, &g, &lp, CS_ARG(n), CS_ARG(m->geo.mem),
                      CS_ARG(m->sh.mem), CS_ARG(filt), CS_ARG(v->cam), CS_ARG(v->intr), CS_ARG(W), CS_ARG(H),
                      CS_ARG(active_degree), CS_ARG(r->kernel_size), CS_ARG(r->radii.mem), CS_ARG(r->clamped.mem),
                      CS_ARG(r->v_2d.mem), CS_ARG(m->v_geo.mem), CS_ARG(m->v_sh.mem));

@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scene.h"
+#include "image.h"
+#include "readers.h"
 #include "util.h"
 
 static int read_matrix(json_t *frame, const char *path, size_t idx, double m[16])
@@ -50,10 +51,10 @@ static int resolve_image(const char *root, const char *rel, char *out, size_t n)
     return cs_fail("%s: image file does not exist (also tried .png)", out);
 }
 
-static int load_split(const cs_config *cfg, cs_scene *s, int *cap, const char *file, int is_test)
+static int load_split(const cs_data_cfg *cfg, cs_scene *s, int *cap, const char *file, int is_test)
 {
     char path[4200];
-    snprintf(path, sizeof path, "%s/%s", cfg->data.path, file);
+    snprintf(path, sizeof path, "%s/%s", cfg->path, file);
     json_error_t err;
     json_t *root = json_load_file(path, 0, &err);
     if (!root) return cs_fail("%s: line %d: %s", path, err.line, err.text);
@@ -81,7 +82,7 @@ static int load_split(const cs_config *cfg, cs_scene *s, int *cap, const char *f
         if (grow(s, cap)) goto done;
         cs_camera *c = &s->cams[s->n_cams];
         memset(c, 0, sizeof *c);
-        if (resolve_image(cfg->data.path, json_string_value(fp), c->path, sizeof c->path)) goto done;
+        if (resolve_image(cfg->path, json_string_value(fp), c->path, sizeof c->path)) goto done;
         const char *base = strrchr(c->path, '/');
         snprintf(c->name, sizeof c->name, "%s", base ? base + 1 : c->path);
         double m[16];
@@ -92,7 +93,7 @@ static int load_split(const cs_config *cfg, cs_scene *s, int *cap, const char *f
         c->fx = c->fy = c->file_width / (2.0 * tan(fovx / 2.0));
         c->cx = c->file_width / 2.0;
         c->cy = c->file_height / 2.0;
-        if (cs_camera_apply_resolution(c, cfg->data.resolution)) goto done;
+        if (cs_camera_apply_resolution(c, cfg->resolution)) goto done;
         c->is_test = is_test;
         s->n_cams++;
     }
@@ -102,15 +103,15 @@ done:
     return ret;
 }
 
-int cs_scene_load_blender(const cs_config *cfg, cs_scene *s)
+int cs_read_blender(const cs_data_cfg *cfg, cs_scene *s)
 {
     s->kind = CS_SCENE_BLENDER;
     int cap = 0;
     if (load_split(cfg, s, &cap, "transforms_train.json", 0)) return -1;
     char p[4200];
-    snprintf(p, sizeof p, "%s/transforms_test.json", cfg->data.path);
+    snprintf(p, sizeof p, "%s/transforms_test.json", cfg->path);
     /* graphdeco: without eval the test views are trained on too */
-    if (cs_file_exists(p) && load_split(cfg, s, &cap, "transforms_test.json", cfg->data.eval ? 1 : 0)) return -1;
+    if (cs_file_exists(p) && load_split(cfg, s, &cap, "transforms_test.json", cfg->eval ? 1 : 0)) return -1;
     return 0;
 }
 
@@ -126,11 +127,11 @@ static double num_or(json_t *o, json_t *fallback, const char *key, double def, i
     return def;
 }
 
-int cs_scene_load_nerfstudio(const cs_config *cfg, cs_scene *s)
+int cs_read_nerfstudio(const cs_data_cfg *cfg, cs_scene *s)
 {
     s->kind = CS_SCENE_NERFSTUDIO;
     char path[4200];
-    snprintf(path, sizeof path, "%s/transforms.json", cfg->data.path);
+    snprintf(path, sizeof path, "%s/transforms.json", cfg->path);
     json_error_t err;
     json_t *root = json_load_file(path, 0, &err);
     if (!root) return cs_fail("%s: line %d: %s", path, err.line, err.text);
@@ -152,7 +153,7 @@ int cs_scene_load_nerfstudio(const cs_config *cfg, cs_scene *s)
         if (grow(s, &cap)) goto done;
         cs_camera *c = &s->cams[s->n_cams];
         memset(c, 0, sizeof *c);
-        if (resolve_image(cfg->data.path, json_string_value(fp), c->path, sizeof c->path)) goto done;
+        if (resolve_image(cfg->path, json_string_value(fp), c->path, sizeof c->path)) goto done;
         const char *base = strrchr(c->path, '/');
         snprintf(c->name, sizeof c->name, "%s", base ? base + 1 : c->path);
         double m[16];
@@ -173,10 +174,10 @@ int cs_scene_load_nerfstudio(const cs_config *cfg, cs_scene *s)
             cs_fail("%s: image is %dx%d but %s says %dx%d", c->path, c->file_width, c->file_height, path, w, h);
             goto done;
         }
-        if (cs_camera_apply_resolution(c, cfg->data.resolution)) goto done;
+        if (cs_camera_apply_resolution(c, cfg->resolution)) goto done;
         s->n_cams++;
     }
-    cs_scene_split_every8(s, cfg->data.eval);
+    cs_scene_split_every8(s, cfg->eval);
     ret = 0;
 done:
     json_decref(root);

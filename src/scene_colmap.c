@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scene.h"
+#include "image.h"
+#include "readers.h"
 #include "util.h"
 
 typedef struct {
@@ -348,10 +349,10 @@ static int read_points_txt(const char *path, cs_scene *s)
     return 0;
 }
 
-int cs_scene_load_colmap(const cs_config *cfg, cs_scene *s)
+int cs_read_colmap(const cs_data_cfg *cfg, cs_scene *s)
 {
     s->kind = CS_SCENE_COLMAP;
-    const char *root = cfg->data.path;
+    const char *root = cfg->path;
     char p[4200];
     colmap_cam *cams = NULL;
     int ncams = 0, r;
@@ -374,13 +375,13 @@ int cs_scene_load_colmap(const cs_config *cfg, cs_scene *s)
         if (bin ? read_points_bin(p, s) : read_points_txt(p, s)) return -1;
     }
     /* image folder: images_N when it exists for resolution N, else data.images */
-    int res = cfg->data.resolution, use_n = 0;
+    int res = cfg->resolution, use_n = 0;
     char dir[4200];
     if (res == 2 || res == 4 || res == 8) {
-        snprintf(dir, sizeof dir, "%s/%s_%d", root, cfg->data.images, res);
+        snprintf(dir, sizeof dir, "%s/%s_%d", root, cfg->images, res);
         use_n = cs_dir_exists(dir);
     }
-    if (!use_n) snprintf(dir, sizeof dir, "%s/%s", root, cfg->data.images);
+    if (!use_n) snprintf(dir, sizeof dir, "%s/%s", root, cfg->images);
     if (!cs_dir_exists(dir)) return cs_fail("%s: image folder does not exist (data.images)", dir);
     for (int i = 0; i < s->n_cams; i++) {
         cs_camera *c = &s->cams[i];
@@ -403,6 +404,6 @@ int cs_scene_load_colmap(const cs_config *cfg, cs_scene *s)
             return -1;
         }
     }
-    cs_scene_split_every8(s, cfg->data.eval);
+    cs_scene_split_every8(s, cfg->eval);
     return 0;
 }

@@ -3,24 +3,22 @@
 
 #include "util.h"
 
-#define WG 256
-
 /* Scans N values at DATA + OFF; this level's block sums go to TMP + SUMS_OFF and are
  * themselves scanned recursively after them. */
 static int scan_level(cs_cl *cl, const cs_kernels *k, cs_buf *tmp, cl_mem data, unsigned off, unsigned n,
                       unsigned sums_off, int stage)
 {
     unsigned nb = (n + CS_SORT_BLOCK - 1) / CS_SORT_BLOCK;
-    size_t g = (size_t)nb * WG, l = WG;
+    size_t g = (size_t)nb * CS_SORT_WG, l = CS_SORT_WG;
     if (n <= CS_SCAN_SINGLE_MAX) /* launches cost more than the work here */
-        return cs_cl_run(cl, k->scan_single, stage, 1, &l, &l, 3, CS_ARG(data), CS_ARG(off), CS_ARG(n));
-    if (cs_cl_run(cl, k->scan_block, stage, 1, &g, &l, 5, CS_ARG(data), CS_ARG(off), CS_ARG(n), CS_ARG(tmp->mem),
+        return cs_cl_run(cl, k->scan_single, stage, 1, &l, &l, CS_ARG(data), CS_ARG(off), CS_ARG(n));
+    if (cs_cl_run(cl, k->scan_block, stage, 1, &g, &l, CS_ARG(data), CS_ARG(off), CS_ARG(n), CS_ARG(tmp->mem),
                   CS_ARG(sums_off)))
         return -1;
     if (nb == 1) return 0;
     if (scan_level(cl, k, tmp, tmp->mem, sums_off, nb, sums_off + nb, stage)) return -1;
     size_t g2 = n;
-    return cs_cl_run(cl, k->scan_add, stage, 1, &g2, &l, 5, CS_ARG(data), CS_ARG(off), CS_ARG(n), CS_ARG(tmp->mem),
+    return cs_cl_run(cl, k->scan_add, stage, 1, &g2, &l, CS_ARG(data), CS_ARG(off), CS_ARG(n), CS_ARG(tmp->mem),
                      CS_ARG(sums_off));
 }
 
@@ -47,19 +45,19 @@ int cs_radix_sort(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *ke
     cl_mem cnt = count ? count->mem : keys->mem;
     if (n <= 1) return 0;
     unsigned nb = (n + CS_SORT_BLOCK - 1) / CS_SORT_BLOCK;
-    if (cs_buf_reserve(cl, &s->hist, (size_t)nb * 16 * 4, 0, "radix histogram") ||
+    if (cs_buf_reserve(cl, &s->hist, (size_t)nb * CS_RADIX_BUCKETS * 4, 0, "radix histogram") ||
         cs_buf_reserve(cl, &s->keys_alt, (size_t)n * 4, 0, "sort keys (alt)") ||
         cs_buf_reserve(cl, &s->vals_alt, (size_t)n * 4, 0, "sort values (alt)"))
         return -1;
-    int passes = (bits + 3) / 4;
+    int passes = (bits + CS_RADIX_BITS - 1) / CS_RADIX_BITS;
     cs_buf *ki = keys, *vi = vals, *ko = &s->keys_alt, *vo = &s->vals_alt;
-    size_t g = (size_t)nb * WG, l = WG;
+    size_t g = (size_t)nb * CS_SORT_WG, l = CS_SORT_WG;
     for (int p = 0; p < passes; p++) {
-        unsigned shift = (unsigned)(p * 4);
-        if (cs_cl_run(cl, k->radix_count, stage, 1, &g, &l, 6, CS_ARG(ki->mem), CS_ARG(n), CS_ARG(cnt), CS_ARG(use_count),
+        unsigned shift = (unsigned)(p * CS_RADIX_BITS);
+        if (cs_cl_run(cl, k->radix_count, stage, 1, &g, &l, CS_ARG(ki->mem), CS_ARG(n), CS_ARG(cnt), CS_ARG(use_count),
                       CS_ARG(shift), CS_ARG(s->hist.mem)) ||
-            cs_scan(cl, k, s, &s->hist, nb * 16, stage) ||
-            cs_cl_run(cl, k->radix_scatter, stage, 1, &g, &l, 9, CS_ARG(ki->mem), CS_ARG(vi->mem), CS_ARG(ko->mem),
+            cs_scan(cl, k, s, &s->hist, nb * CS_RADIX_BUCKETS, stage) ||
+            cs_cl_run(cl, k->radix_scatter, stage, 1, &g, &l, CS_ARG(ki->mem), CS_ARG(vi->mem), CS_ARG(ko->mem),
                       CS_ARG(vo->mem), CS_ARG(n), CS_ARG(cnt), CS_ARG(use_count), CS_ARG(shift),
                       CS_ARG(s->hist.mem)))
             return -1;

@@ -1,8 +1,8 @@
 /* tune: times training iterations (cs_time_iterations: forward, loss, backward, densification
  * statistics, Adam at zero learning rates) on a synthetic view through a profiling queue, first
  * for each tile size, then with the chosen tile for each work-group size, and keeps per group the
- * fastest; a size other than the default must win by MARGIN. The choice is stored as JSON
- * beside the kernel binaries. */
+ * fastest; a size other than the default must win by MARGIN. The choice is stored through
+ * tuning.c beside the kernel binaries. */
 #include "tune.h"
 
 #include <jansson.h>
@@ -13,7 +13,6 @@
 #include "pass.h"
 #include "util.h"
 
-#define TUNE_FORMAT 1
 #define MARGIN 0.02
 static const int TILES[CS_TUNE_TILES] = {16, 8};
 static const size_t WGS[CS_TUNE_WGS] = {64, 128, 256, 512};
@@ -34,8 +33,8 @@ typedef struct {
 static int workload_make(cs_cl *cl, const cs_kernel_opts *o, cs_tuning *t, workload *w)
 {
     memset(w, 0, sizeof *w);
-    int n = t->n_gaussians, W = t->width, H = t->height, K = CS_SH_COEFFS(o->sh_degree);
-    if (cs_splats_alloc(&w->s, n, o->sh_degree, o->filter_3d)) return -1;
+    int n = t->n_gaussians, W = t->width, H = t->height, K = CS_SH_COEFFS(o->layout.sh_degree);
+    if (cs_splats_alloc(&w->s, n, o->layout.sh_degree, o->layout.filter_3d)) return -1;
     const uint64_t seed = 0x74756e65ull;
     float f = 0.9f * (float)W;
     for (int i = 0; i < n; i++) {
@@ -83,11 +82,11 @@ static int time_passes(cs_cl *cl, cs_kernels *k, workload *w, int reps, double m
     cs_loss l;
     cs_config cfg;
     cs_config_defaults(&cfg);
-    if (cs_model_create(cl, &m, &w->s, &k->opts, w->s.n)) return -1;
+    if (cs_model_create(cl, &m, &w->s, &k->opts.layout, w->s.n)) return -1;
     cs_renderer_init(&r, cl, k, (float)cfg.model.kernel_size);
     cs_loss_init(&l, cl, k);
     const float bg[3] = {0.f, 0.f, 0.f};
-    int rc = cs_time_iterations(&r, &l, &m, &w->v, w->s.sh_degree, bg, &w->gt, 0, &cfg, reps, med, NULL);
+    int rc = cs_time_iterations(&r, &l, &m, &w->v, w->s.sh_degree, bg, &w->gt, 0, (float)cfg.optim.lambda_dssim, reps, med, NULL);
     cs_renderer_free(&r);
     cs_loss_free(&l);
     cs_model_free(cl, &m);
@@ -189,123 +188,19 @@ static int measure(cs_cl *cl, const cs_kernel_opts *o, cs_tuning *t, cs_kernels 
     return rc || e ? -1 : 0;
 }
 
-/* ---- the cache ---------------------------------------------------------------------------- */
-
-static int cache_path(cs_cl *cl, const cs_kernel_opts *o, char *out, size_t n)
-{
-    uint64_t src;
-    if (!cl->use_cache) {
-        out[0] = 0;
-        return 0;
-    }
-    if (cs_cl_sources_hash(cl, &src)) return -1;
-    char id[1400];
-    snprintf(id, sizeof id, "%d|%s|%s|%s|%s|%s|%d|%d|%016llx|%d %d %d %d %d %d", TUNE_FORMAT, cl->name, cl->vendor, cl->driver,
-             cl->platform_version, cl->device_version, (int)cl->atomics, cl->fast_math, (unsigned long long)src,
-             o->sh_degree, o->sh_half, o->antialias, o->filter_3d, o->deterministic, o->opt_half);
-    snprintf(out, n, "%s/tune-%016llx.json", cl->cache_dir, (unsigned long long)cs_hash64(id, strlen(id), CS_HASH_SEED));
-    return 0;
-}
-
-/* 0 with T's tile and sizes from PATH; 1 when absent or unusable (a warning says why). */
-static int cache_load(const char *path, cs_tuning *t)
-{
-    if (!path[0]) return 1;
-    FILE *f = fopen(path, "rb");
-    if (!f) return 1;
-    fclose(f);
-    json_error_t err;
-    json_t *j = json_load_file(path, 0, &err);
-    int ok = json_is_object(j) && json_integer_value(json_object_get(j, "format")) == TUNE_FORMAT;
-    json_t *wg = ok ? json_object_get(j, "work_groups") : NULL;
-    if (ok) {
-        t->tile = (int)json_integer_value(json_object_get(j, "tile"));
-        ok = t->tile == 8 || t->tile == 16;
-    }
-    for (int g = 0; g < CS_WG_COUNT && ok; g++) {
-        json_int_t v = json_integer_value(json_object_get(wg, cs_wg_names[g]));
-        ok = v > 0 && v <= 65536 && !(v & (v - 1));
-        t->wg[g] = (size_t)v;
-    }
-    json_decref(j);
-    if (!ok) fprintf(stderr, "warning: ignoring the tuning file %s (unreadable or from another format)\n", path);
-    return ok ? 0 : 1;
-}
-
-static void cache_store(cs_cl *cl, const cs_tuning *t)
-{
-    if (!t->path[0]) return;
-    json_t *j = json_object(), *wg = json_object(), *tiles = json_object(), *st = json_object();
-    json_object_set_new(j, "format", json_integer(TUNE_FORMAT));
-    json_object_set_new(j, "device", json_string(cl->name));
-    json_object_set_new(j, "driver", json_string(cl->driver));
-    json_object_set_new(j, "tile", json_integer(t->tile));
-    for (int g = 0; g < CS_WG_COUNT; g++) json_object_set_new(wg, cs_wg_names[g], json_integer((json_int_t)t->wg[g]));
-    json_object_set_new(j, "work_groups", wg);
-    char key[32];
-    for (int i = 0; i < CS_TUNE_TILES; i++) {
-        snprintf(key, sizeof key, "%d", t->tiles[i]);
-        json_object_set_new(tiles, key, t->tile_ms[i] >= 0 ? json_real(t->tile_ms[i]) : json_null());
-    }
-    json_object_set_new(j, "pass_ms_by_tile", tiles);
-    for (int g = 0; g < CS_WG_COUNT; g++) {
-        json_t *row = json_object();
-        for (int c = 0; c < CS_TUNE_WGS; c++) {
-            snprintf(key, sizeof key, "%zu", t->wgs[c]);
-            json_object_set_new(row, key, t->wg_ms[g][c] >= 0 ? json_real(t->wg_ms[g][c]) : json_null());
-        }
-        json_object_set_new(st, cs_wg_names[g], row);
-    }
-    json_object_set_new(j, "stage_ms_by_work_group", st);
-    json_object_set_new(j, "workload", json_pack("{s:i,s:i,s:i,s:i}", "gaussians", t->n_gaussians, "width", t->width,
-                                                 "height", t->height, "runs", t->reps));
-    char *text = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
-    json_decref(j);
-    /* a cache that cannot be written only costs a measurement next time */
-    if (text && cs_mkdirs(cl->cache_dir) == 0 && cs_write_file_atomic(t->path, text, strlen(text)))
-        fprintf(stderr, "warning: %s\n", cs_last_error());
-    free(text);
-}
-
-/* ---- policy ------------------------------------------------------------------------------- */
-
-static int build_with(cs_cl *cl, const cs_kernel_opts *o, cs_tuning *t, cs_kernels *k)
-{
-    cs_kernel_opts b = *o;
-    b.tile = t->tile;
-    if (cs_kernels_build(cl, &b, k)) return -1;
-    if (t->source == CS_TUNED_DEFAULT) {
-        memcpy(t->wg, k->wg, sizeof t->wg);
-        t->tile = k->opts.tile;
-        return 0;
-    }
-    size_t wg[CS_WG_COUNT];
-    for (int g = 0; g < CS_WG_COUNT; g++) wg[g] = t->wg[g] < k->wg_max[g] ? t->wg[g] : k->wg_max[g];
-    memcpy(t->wg, wg, sizeof wg);
-    if (cs_kernels_set_wg(k, wg)) {
-        cs_kernels_release(k);
-        return -1;
-    }
-    return 0;
-}
-
 int cs_kernels_build_tuned(cs_cl *cl, const cs_kernel_opts *o, int policy, cs_kernels *k, cs_tuning *out)
 {
     cs_tuning local, *t = out ? out : &local;
     memset(t, 0, sizeof *t);
-    if (policy != CS_TUNE_OFF && cache_path(cl, o, t->path, sizeof t->path)) return -1;
-    if (policy == CS_TUNE_OFF || ((policy == CS_TUNE_CACHED || policy == CS_TUNE_AUTO) && cache_load(t->path, t) == 0)) {
-        t->source = policy == CS_TUNE_OFF ? CS_TUNED_DEFAULT : CS_TUNED_CACHE;
-        return build_with(cl, o, t, k);
-    }
-    if (policy == CS_TUNE_CACHED) {
-        t->source = CS_TUNED_DEFAULT;
-        t->tile = 0; /* an unusable file may have set it */
-        return build_with(cl, o, t, k);
+    if (policy != CS_TUNE_OFF && cs_tuning_path(cl, o, t->path, sizeof t->path)) return -1;
+    if (policy == CS_TUNE_OFF || policy == CS_TUNE_CACHED) return cs_kernels_build_stored(cl, o, policy, k, t);
+    if (policy == CS_TUNE_AUTO && cs_tuning_load(t->path, t) == 0) {
+        t->source = CS_TUNED_CACHE;
+        return cs_kernels_build_with(cl, o, t, k);
     }
     t->source = CS_TUNED_MEASURED;
     if (measure(cl, o, t, k) == 0) {
-        cache_store(cl, t);
+        cs_tuning_store(cl, t);
         return 0;
     }
     if (policy == CS_TUNE_FORCE) return -1;
@@ -313,39 +208,6 @@ int cs_kernels_build_tuned(cs_cl *cl, const cs_kernel_opts *o, int policy, cs_ke
     fprintf(stderr, "warning: tuning failed (%s); using 16x16 tiles and 256-item groups\n", cs_last_error());
     memset(t, 0, sizeof *t);
     t->source = CS_TUNED_DEFAULT;
-    return build_with(cl, o, t, k);
+    return cs_kernels_build_with(cl, o, t, k);
 }
 
-void cs_tuning_summary(const cs_tuning *t, FILE *out)
-{
-    static const char *const from[] = {"defaults", "from the tuning cache", "measured"};
-    fprintf(out, "tuning: %dx%d tiles, work-groups", t->tile, t->tile);
-    for (int g = 0; g < CS_WG_COUNT; g++) fprintf(out, "%s %s %zu", g ? "," : "", cs_wg_names[g], t->wg[g]);
-    fprintf(out, " (%s", from[t->source]);
-    if (t->source == CS_TUNED_MEASURED) fprintf(out, " in %.1f s", t->seconds);
-    if (t->source != CS_TUNED_DEFAULT && t->path[0]) fprintf(out, "; %s", t->path);
-    fprintf(out, ")\n");
-}
-
-void cs_tuning_report(const cs_tuning *t, FILE *out)
-{
-    if (t->source != CS_TUNED_MEASURED) return;
-    fprintf(out, "synthetic view: %d Gaussians, %dx%d, %d runs each (medians)\n", t->n_gaussians, t->width, t->height,
-            t->reps);
-    for (int i = 0; i < CS_TUNE_TILES; i++) {
-        if (t->tile_ms[i] < 0) fprintf(out, "  tile %2dx%-2d  cannot run on this device\n", t->tiles[i], t->tiles[i]);
-        else fprintf(out, "  tile %2dx%-2d  training pass %8.3f ms%s\n", t->tiles[i], t->tiles[i], t->tile_ms[i],
-                     t->tiles[i] == t->tile ? "  <" : "");
-    }
-    fprintf(out, "  %-12s", "work-group");
-    for (int c = 0; c < CS_TUNE_WGS; c++) fprintf(out, " %9zu", t->wgs[c]);
-    fprintf(out, "   (stage ms)\n");
-    for (int g = 0; g < CS_WG_COUNT; g++) {
-        fprintf(out, "  %-12s", cs_wg_names[g]);
-        for (int c = 0; c < CS_TUNE_WGS; c++) {
-            if (t->wg_ms[g][c] < 0) fprintf(out, " %9s", "-");
-            else fprintf(out, " %8.3f%s", t->wg_ms[g][c], t->wgs[c] == t->wg[g] ? "<" : " ");
-        }
-        fprintf(out, "\n");
-    }
-}

@@ -211,12 +211,12 @@ static void raster(const cs_splats *s, const cs_view *v, const ref_opts *o, ref_
                         if (fabs(power) < 1e-5) a = 1;
                         if (power > 0) continue;
                         double raw = g->op * exp(power);
-                        if (fabs(raw - 0.99) < 1e-5 || fabs(raw - 1.0 / 255) < 1e-5) a = 1;
-                        double alpha = raw < 0.99 ? raw : 0.99;
-                        if (alpha < 1.0 / 255) continue;
+                        if (fabs(raw - CS_ALPHA_MAX) < 1e-5 || fabs(raw - CS_ALPHA_MIN) < 1e-5) a = 1;
+                        double alpha = raw < CS_ALPHA_MAX ? raw : CS_ALPHA_MAX;
+                        if (alpha < CS_ALPHA_MIN) continue;
                         double tt = T * (1 - alpha);
-                        if (fabs(tt - 1e-4) < 1e-7) a = 1;
-                        if (tt < 1e-4) break;
+                        if (fabs(tt - CS_T_MIN) < 1e-7) a = 1;
+                        if (tt < CS_T_MIN) break;
                         for (int c = 0; c < 3; c++) C[c] += g->rgb[c] * alpha * T;
                         cg[nc] = g, calpha[nc] = alpha, cT[nc] = T, craw[nc] = raw, nc++;
                         T = tt;
@@ -236,7 +236,7 @@ static void raster(const cs_splats *s, const cs_view *v, const ref_opts *o, ref_
                             v_alpha += vi[c] * (g->rgb[c] * Tj - behind[c] / (1 - al));
                             behind[c] += g->rgb[c] * al * Tj;
                         }
-                        if (craw[j] >= 0.99) continue; /* the clamp at 0.99 has zero gradient */
+                        if (craw[j] >= CS_ALPHA_MAX) continue; /* the clamp has zero gradient */
                         double dx = g->x - px, dy = g->y - py, e = craw[j] / g->op;
                         double v_pow = v_alpha * craw[j];
                         gg[5] += v_alpha * e;
@@ -393,9 +393,9 @@ void ref_backward(const cs_splats *s, const cs_view *v, const ref_opts *o, const
     double *g2d = calloc(np * 9, sizeof *g2d);
     for (int i = 0; i < s->n; i++) project(s, i, v, o, tx, ty, &gs[i]);
     raster(s, v, o, gs, NULL, NULL, v_img, g2d);
-    memset(grad_geo, 0, sizeof(double) * 11 * s->n);
+    memset(grad_geo, 0, sizeof(double) * CS_GEO_W * s->n);
     memset(grad_sh, 0, sizeof(double) * K * 3 * s->n);
     for (int i = 0; i < s->n; i++)
-        if (gs[i].visible) project_bwd(s, i, v, o, &gs[i], g2d + (size_t)i * 9, grad_geo + (size_t)i * 11, grad_sh + (size_t)i * K * 3);
+        if (gs[i].visible) project_bwd(s, i, v, o, &gs[i], g2d + (size_t)i * 9, grad_geo + (size_t)i * CS_GEO_W, grad_sh + (size_t)i * K * 3);
     free(gs), free(g2d);
 }

@@ -12,6 +12,7 @@
 #include "image.h"
 #include "kernels.h"
 #include "scene.h"
+#include "ply.h"
 #include "splats.h"
 #include "test.h"
 #include "util.h"
@@ -332,7 +333,7 @@ int test_colmap(void)
         c.data.eval = true;
         c.data.resolution = 1;
         cs_scene s;
-        CHECK_OK(cs_scene_load(&c, &s));
+        CHECK_OK(cs_scene_load(&c.data, &s));
         CHECK(s.n_cams == 10 && s.n_points == 3 && s.kind == CS_SCENE_COLMAP, "counts %d %d", s.n_cams, s.n_points);
         CHECK(!strcmp(s.cams[0].name, "img_00.png") && s.cams[0].is_test && s.cams[8].is_test && !s.cams[1].is_test,
               "sorted every-8th split");
@@ -345,7 +346,7 @@ int test_colmap(void)
         cs_image_free(&img);
         cs_scene_free(&s);
         c.data.resolution = 2; /* area downscale and scaled intrinsics */
-        CHECK_OK(cs_scene_load(&c, &s));
+        CHECK_OK(cs_scene_load(&c.data, &s));
         CHECK(s.cams[0].width == 16 && s.cams[0].height == 12 && s.cams[0].fx == 15, "resolution 2");
         cs_scene_free(&s);
         c.data.resolution = 1;
@@ -353,16 +354,16 @@ int test_colmap(void)
         snprintf(root, sizeof root, "%s/colmap_badcam_%d", test_tmpdir(), binary);
         write_colmap(root, binary, 1, 1, 0);
         snprintf(c.data.path, sizeof c.data.path, "%s", root);
-        CHECK(cs_scene_load(&c, &s) == -1 && strstr(cs_last_error(), "camera 9"), "bad camera ref: %s", cs_last_error());
+        CHECK(cs_scene_load(&c.data, &s) == -1 && strstr(cs_last_error(), "camera 9"), "bad camera ref: %s", cs_last_error());
         snprintf(root, sizeof root, "%s/colmap_size_%d", test_tmpdir(), binary);
         write_colmap(root, binary, 1, 0, 1);
         snprintf(c.data.path, sizeof c.data.path, "%s", root);
-        CHECK(cs_scene_load(&c, &s) == -1 && strstr(cs_last_error(), "img_03.png") && strstr(cs_last_error(), "33x24"),
+        CHECK(cs_scene_load(&c.data, &s) == -1 && strstr(cs_last_error(), "img_03.png") && strstr(cs_last_error(), "33x24"),
               "wrong size: %s", cs_last_error());
         snprintf(root, sizeof root, "%s/colmap_model_%d", test_tmpdir(), binary);
         write_colmap(root, binary, binary ? 2 : 4, 0, 0);
         snprintf(c.data.path, sizeof c.data.path, "%s", root);
-        CHECK(cs_scene_load(&c, &s) == -1 && strstr(cs_last_error(), "image_undistorter"), "model: %s", cs_last_error());
+        CHECK(cs_scene_load(&c.data, &s) == -1 && strstr(cs_last_error(), "image_undistorter"), "model: %s", cs_last_error());
     }
     /* truncated binary and missing files */
     char root[600], p[700];
@@ -376,15 +377,15 @@ int test_colmap(void)
     cs_config_defaults(&c);
     snprintf(c.data.path, sizeof c.data.path, "%s", root);
     cs_scene s;
-    CHECK(cs_scene_load(&c, &s) == -1 && strstr(cs_last_error(), "images.bin") && strstr(cs_last_error(), "truncated"),
+    CHECK(cs_scene_load(&c.data, &s) == -1 && strstr(cs_last_error(), "images.bin") && strstr(cs_last_error(), "truncated"),
           "truncated: %s", cs_last_error());
     snprintf(root, sizeof root, "%s/colmap_0", test_tmpdir());
     snprintf(p, sizeof p, "%s/images/img_04.png", root);
     unlink(p);
     snprintf(c.data.path, sizeof c.data.path, "%s", root);
-    CHECK(cs_scene_load(&c, &s) == -1 && strstr(cs_last_error(), "img_04.png"), "missing image: %s", cs_last_error());
+    CHECK(cs_scene_load(&c.data, &s) == -1 && strstr(cs_last_error(), "img_04.png"), "missing image: %s", cs_last_error());
     snprintf(c.data.path, sizeof c.data.path, "%s/nothing", test_tmpdir());
-    CHECK(cs_scene_load(&c, &s) == -1 && strstr(cs_last_error(), "does not exist"), "missing dir: %s", cs_last_error());
+    CHECK(cs_scene_load(&c.data, &s) == -1 && strstr(cs_last_error(), "does not exist"), "missing dir: %s", cs_last_error());
     return 0;
 }
 
@@ -417,7 +418,7 @@ int test_blender(void)
     c.data.eval = true;
     c.data.white_background = true;
     cs_scene s;
-    CHECK_OK(cs_scene_load(&c, &s));
+    CHECK_OK(cs_scene_load(&c.data, &s));
     CHECK(s.n_cams == 2 && s.cams[1].is_test && s.cams[0].width == 20, "cams");
     double ctr[3];
     cs_camera_center(&s.cams[0], ctr);
@@ -431,7 +432,7 @@ int test_blender(void)
     cs_scene_free(&s);
     snprintf(p, sizeof p, "%s/transforms_train.json", root);
     write_text(p, "{\"frames\": []}");
-    CHECK(cs_scene_load(&c, &s) == -1 && strstr(cs_last_error(), "camera_angle_x"), "missing fov: %s", cs_last_error());
+    CHECK(cs_scene_load(&c.data, &s) == -1 && strstr(cs_last_error(), "camera_angle_x"), "missing fov: %s", cs_last_error());
     return 0;
 }
 
@@ -468,7 +469,7 @@ int test_kernel_cache(void)
     cs_cl cl;
     CHECK_OK(test_open_cl(&cl));
     snprintf(cl.cache_dir, sizeof cl.cache_dir, "%s/cache_test", test_tmpdir());
-    cs_kernel_opts o = {1, 0, 0, 0, 0, 0, 0};
+    cs_kernel_opts o = {{1, 0, 0, 0}, 0, 0, 0};
     cs_kernels k;
     CHECK_OK(cs_kernels_build(&cl, &o, &k));
     CHECK(!cl.last_build_cached, "first build is a miss");
@@ -484,7 +485,7 @@ int test_kernel_cache(void)
     CHECK_OK(cs_kernels_build(&cl, &o, &k));
     CHECK(!cl.last_build_cached, "corrupt cache is rebuilt");
     cs_kernels_release(&k);
-    o.sh_degree = 2; /* other options: other key */
+    o.layout.sh_degree = 2; /* other options: other key */
     CHECK_OK(cs_kernels_build(&cl, &o, &k));
     CHECK(!cl.last_build_cached, "new options miss");
     cs_kernels_release(&k);
@@ -553,7 +554,7 @@ int test_nerfstudio_and_images_n(void)
     snprintf(c.data.path, sizeof c.data.path, "%s", root);
     c.data.eval = true;
     cs_scene s;
-    CHECK_OK(cs_scene_load(&c, &s));
+    CHECK_OK(cs_scene_load(&c.data, &s));
     CHECK(s.kind == CS_SCENE_NERFSTUDIO && s.n_cams == 9 && cs_scene_count(&s, 1) == 2, "nerfstudio cams %d test %d",
           s.n_cams, cs_scene_count(&s, 1));
     CHECK(s.cams[0].fx == 50 && s.cams[0].fy == 52 && s.cams[0].cx == 19 && s.cams[4].fx == 60, "per-frame intrinsics");
@@ -561,7 +562,7 @@ int test_nerfstudio_and_images_n(void)
           s.cams[1].t[2]);
     cs_scene_free(&s);
     write_text(p, "{\"frames\": [{\"file_path\": \"imgs/f_0.png\", \"transform_matrix\": [[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]]}]}");
-    CHECK(cs_scene_load(&c, &s) == -1 && strstr(cs_last_error(), "fl_x"), "missing focal: %s", cs_last_error());
+    CHECK(cs_scene_load(&c.data, &s) == -1 && strstr(cs_last_error(), "fl_x"), "missing focal: %s", cs_last_error());
     /* COLMAP with an images_2 folder: used as it is for resolution 2 */
     snprintf(root, sizeof root, "%s/colmap_n", test_tmpdir());
     write_colmap(root, 1, 1, 0, 0);
@@ -573,7 +574,7 @@ int test_nerfstudio_and_images_n(void)
     }
     snprintf(c.data.path, sizeof c.data.path, "%s", root);
     c.data.resolution = 2;
-    CHECK_OK(cs_scene_load(&c, &s));
+    CHECK_OK(cs_scene_load(&c.data, &s));
     CHECK(strstr(s.cams[0].path, "images_2/") && s.cams[0].width == 16 && s.cams[0].fx == 15, "images_2: %s %d", s.cams[0].path,
           s.cams[0].width);
     cs_scene_free(&s);

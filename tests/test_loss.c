@@ -43,7 +43,7 @@ int test_ssim_loss(void)
     cs_cl cl;
     CHECK_OK(test_open_cl(&cl));
     cs_kernels k;
-    cs_kernel_opts ko = {0, 0, 0, 0, 0, 0, 0};
+    cs_kernel_opts ko = {{0, 0, 0, 0}, 0, 0, 0};
     CHECK_OK(cs_kernels_build(&cl, &ko, &k));
     double *x = malloc(sizeof(double) * n);
     float *xf = malloc(sizeof(float) * n), *grad = malloc(sizeof(float) * n);
@@ -66,7 +66,7 @@ int test_ssim_loss(void)
     cs_metrics mt;
     CHECK_OK(cs_loss_forward_backward(&l, &r, &gtb, 0, W, H, (float)lambda, 3));
     CHECK_OK(cs_loss_read(&l, 3, W, H, (float)lambda, &mt, &loss));
-    CHECK_OK(cs_buf_read(&cl, &r.v_img, 0, n * 4, grad));
+    CHECK_OK(cs_buf_read(&cl, &l.v_img, 0, n * 4, grad));
     double ref = ref_loss_value(x, gt, W, H, lambda, &ssim);
     CHECK(fabs(loss - ref) < 1e-5 && fabs(mt.ssim - ssim) < 1e-5, "loss %.8f vs %.8f, ssim %.8f vs %.8f", loss, ref,
           mt.ssim, ssim);

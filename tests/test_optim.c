@@ -9,6 +9,7 @@
 #include "kernels.h"
 #include "model.h"
 #include "optim.h"
+#include "layout.h"
 #include "test.h"
 #include "util.h"
 
@@ -23,12 +24,13 @@ static int adam_check(int opt_half)
     uint64_t rs = test_seed() ^ (0xada + (unsigned)opt_half);
     cs_cl cl;
     CHECK_OK(test_open_cl(&cl));
-    cs_kernel_opts ko = {1, 0, 0, 0, 0, opt_half, 0};
+    cs_kernel_opts ko = {{1, 0, 0, opt_half}, 0, 0, 0};
     cs_kernels k;
     CHECK_OK(cs_kernels_build(&cl, &ko, &k));
     cs_config cfg;
     cs_config_defaults(&cfg);
-    const int N = 64, K3 = 12, W = 11 + K3, STEPS = 150, ZERO_STEPS = 1000;
+    const cs_adam_lrs lrs = cs_adam_lrs_of(&cfg.optim);
+    const int N = 64, K3 = 12, W = CS_GEO_W + K3, STEPS = 150, ZERO_STEPS = 1000;
     cs_splats s;
     cs_splats_alloc(&s, N, 1, 0);
     for (int i = 0; i < N; i++) {
@@ -38,24 +40,25 @@ static int adam_check(int opt_half)
         for (int c = 0; c < K3; c++) s.sh[i * K3 + c] = (float)(0.3 * test_randn(&rs));
     }
     cs_model m;
-    CHECK_OK(cs_model_create(&cl, &m, &s, &ko, N));
+    CHECK_OK(cs_model_create(&cl, &m, &s, &ko.layout, N));
     /* host mirror in double: parameters, moments; per-element gradient scale 1e-10 .. 1e-1 */
     size_t ne = (size_t)N * W;
     double *p = malloc(sizeof(double) * ne), *mm = calloc(ne, sizeof(double)), *vv = calloc(ne, sizeof(double)),
            *scale = malloc(sizeof(double) * ne), *p0 = malloc(sizeof(double) * ne), *lr = malloc(sizeof(double) * ne),
            *path = calloc(ne, sizeof(double));
-    float *geo = malloc(sizeof(float) * N * 11), *sh = malloc(sizeof(float) * N * K3);
-    float *gg = malloc(sizeof(float) * N * 11), *gs = malloc(sizeof(float) * N * K3);
-    CHECK_OK(cs_buf_read(&cl, &m.geo, 0, sizeof(float) * N * 11, geo));
+    float *geo = malloc(sizeof(float) * N * CS_GEO_W), *sh = malloc(sizeof(float) * N * K3);
+    float *gg = malloc(sizeof(float) * N * CS_GEO_W), *gs = malloc(sizeof(float) * N * K3);
+    CHECK_OK(cs_buf_read(&cl, &m.geo, 0, sizeof(float) * N * CS_GEO_W, geo));
     CHECK_OK(cs_buf_read(&cl, &m.sh, 0, sizeof(float) * N * K3, sh));
     double lr_mean = 1.6e-4;
     for (int i = 0; i < N; i++)
         for (int c = 0; c < W; c++) {
             size_t e = (size_t)i * W + c;
-            p[e] = p0[e] = c < 11 ? geo[i * 11 + c] : sh[i * K3 + c - 11];
+            p[e] = p0[e] = c < CS_GEO_W ? geo[i * CS_GEO_W + c] : sh[i * K3 + c - CS_GEO_W];
             scale[e] = pow(10.0, -10.0 + 9.0 * test_rand(&rs));
-            lr[e] = c < 3 ? lr_mean : c < 6 ? cfg.optim.scaling_lr : c < 10 ? cfg.optim.rotation_lr
-                    : c < 11 ? cfg.optim.opacity_lr : c < 14 ? cfg.optim.feature_lr : cfg.optim.feature_rest_lr;
+            lr[e] = c < CS_GEO_LOG_SCALE ? lr_mean : c < CS_GEO_QUAT ? cfg.optim.scaling_lr
+                    : c < CS_GEO_LOGIT_OPACITY ? cfg.optim.rotation_lr : c < CS_GEO_W ? cfg.optim.opacity_lr
+                    : c < CS_GEO_W + 3 ? cfg.optim.feature_lr : cfg.optim.feature_rest_lr;
         }
     for (int t = 1; t <= STEPS + ZERO_STEPS; t++) {
         for (int i = 0; i < N; i++)
@@ -63,8 +66,8 @@ static int adam_check(int opt_half)
                 size_t e = (size_t)i * W + c;
                 double g = t <= STEPS ? scale[e] * test_randn(&rs) : 0.0;
                 float gf = (float)g;
-                if (c < 11) gg[i * 11 + c] = gf;
-                else gs[i * K3 + c - 11] = gf;
+                if (c < CS_GEO_W) gg[i * CS_GEO_W + c] = gf;
+                else gs[i * K3 + c - CS_GEO_W] = gf;
                 mm[e] = 0.9 * mm[e] + 0.1 * gf;
                 vv[e] = 0.999 * vv[e] + 0.001 * (double)gf * gf;
                 double bc1 = 1 - pow(0.9, t), bc2 = 1 - pow(0.999, t);
@@ -72,11 +75,11 @@ static int adam_check(int opt_half)
                 p[e] -= d;
                 path[e] += fabs(d);
             }
-        CHECK_OK(cs_buf_write(&cl, &m.v_geo, 0, sizeof(float) * N * 11, gg));
+        CHECK_OK(cs_buf_write(&cl, &m.v_geo, 0, sizeof(float) * N * CS_GEO_W, gg));
         CHECK_OK(cs_buf_write(&cl, &m.v_sh, 0, sizeof(float) * N * K3, gs));
-        CHECK_OK(cs_adam_step(&cl, &k, &m, &cfg, lr_mean));
+        CHECK_OK(cs_adam_step(&cl, &k, &m, &lrs, lr_mean));
     }
-    CHECK_OK(cs_buf_read(&cl, &m.geo, 0, sizeof(float) * N * 11, geo));
+    CHECK_OK(cs_buf_read(&cl, &m.geo, 0, sizeof(float) * N * CS_GEO_W, geo));
     CHECK_OK(cs_buf_read(&cl, &m.sh, 0, sizeof(float) * N * K3, sh));
     /* displacement of every element vs the reference's; v at the end vs the reference's */
     double worst = 0, sum_err = 0, sum_ref = 0, worst_v = 0;
@@ -84,21 +87,21 @@ static int adam_check(int opt_half)
     uint16_t *v16 = malloc(ne * 2);
     float *v32 = malloc(ne * 4);
     if (opt_half) {
-        CHECK_OK(cs_buf_read(&cl, &m.v2_geo, 0, (size_t)N * 11 * 2, v16));
-        CHECK_OK(cs_buf_read(&cl, &m.v2_sh, 0, (size_t)N * K3 * 2, v16 + N * 11));
+        CHECK_OK(cs_buf_read(&cl, &m.v2_geo, 0, (size_t)N * CS_GEO_W * 2, v16));
+        CHECK_OK(cs_buf_read(&cl, &m.v2_sh, 0, (size_t)N * K3 * 2, v16 + N * CS_GEO_W));
     } else {
-        CHECK_OK(cs_buf_read(&cl, &m.v2_geo, 0, (size_t)N * 11 * 4, v32));
-        CHECK_OK(cs_buf_read(&cl, &m.v2_sh, 0, (size_t)N * K3 * 4, v32 + N * 11));
+        CHECK_OK(cs_buf_read(&cl, &m.v2_geo, 0, (size_t)N * CS_GEO_W * 4, v32));
+        CHECK_OK(cs_buf_read(&cl, &m.v2_sh, 0, (size_t)N * K3 * 4, v32 + N * CS_GEO_W));
     }
     for (int i = 0; i < N; i++)
         for (int c = 0; c < W; c++) {
             size_t e = (size_t)i * W + c;
-            double got = (c < 11 ? geo[i * 11 + c] : sh[i * K3 + c - 11]) - p0[e], want = p[e] - p0[e];
+            double got = (c < CS_GEO_W ? geo[i * CS_GEO_W + c] : sh[i * K3 + c - CS_GEO_W]) - p0[e], want = p[e] - p0[e];
             /* relative to the distance travelled, plus the float rounding of 1150 stores */
             double rel = fabs(got - want) / (path[e] + 2e-6 * fmax(1.0, fabs(p0[e])));
             if (!(rel <= worst)) worst = rel, wi = (int)e;
             sum_err += fabs(got - want), sum_ref += fabs(want);
-            size_t ve = c < 11 ? (size_t)i * 11 + c : (size_t)N * 11 + (size_t)i * K3 + c - 11;
+            size_t ve = c < 11 ? (size_t)i * CS_GEO_W + c : (size_t)N * CS_GEO_W + (size_t)i * K3 + c - 11;
             double u = opt_half ? u16_decode(v16[ve]) : sqrt(v32[ve]), uref = sqrt(vv[e]);
             double rv = fabs(u - uref) / uref;
             if (!(rv <= worst_v)) worst_v = rv;

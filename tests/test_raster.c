@@ -6,6 +6,7 @@
 
 #include "ref_raster.h"
 #include "render.h"
+#include "layout.h"
 #include "test.h"
 #include "util.h"
 
@@ -97,7 +98,7 @@ static int dev_open(dev_ctx *d, int deg, int sh_half, int aa, int filter, int de
     if (test_open_cl(&d->cl)) return -1;
     if (atomics >= 0) d->cl.atomics = (cs_atomic_path)atomics;
     if (g_fast_math) d->cl.fast_math = 1;
-    cs_kernel_opts o = {deg, sh_half, aa, filter, det, 0, g_tile};
+    cs_kernel_opts o = {{deg, sh_half, filter, 0}, aa, det, g_tile};
     size_t wg[CS_WG_COUNT];
     int e = cs_kernels_build(&d->cl, &o, &d->k);
     for (int g = 0; g < CS_WG_COUNT; g++) wg[g] = g_wg && g_wg < d->k.wg_max[g] ? g_wg : d->k.wg[g];
@@ -127,7 +128,7 @@ static int render_cl(dev_ctx *d, const cs_splats *s, const cs_view *v, int activ
 {
     cs_model m;
     cs_renderer r;
-    if (cs_model_create(&d->cl, &m, s, &d->k.opts, s->n)) return -1;
+    if (cs_model_create(&d->cl, &m, s, &d->k.opts.layout, s->n)) return -1;
     cs_renderer_init(&r, &d->cl, &d->k, ks);
     if (g_small_pairs) r.pair_guess = 1;
     int rc = cs_render_forward_sync(&r, &m, v, active, bg);
@@ -429,23 +430,25 @@ static int grad_check(int aa, int filter, int sh_half, int det, int atomics, con
     /* device gradients */
     cs_model m;
     cs_renderer r;
-    float *vgeo = malloc(sizeof(float) * s.n * 11), *vsh = malloc(sizeof(float) * s.n * 48);
+    float *vgeo = malloc(sizeof(float) * s.n * CS_GEO_W), *vsh = malloc(sizeof(float) * s.n * 48);
     int rc = render_cl(&d, &s, &v, active, bg, 0.1f, NULL, &m, &r);
-    if (!rc) rc = cs_buf_alloc(&d.cl, &r.v_img, CS_MEM_SCRATCH, npx * 4, "v_img");
-    if (!rc) rc = cs_buf_write(&d.cl, &r.v_img, 0, npx * 4, wf);
+    cs_buf v_img = {0};
+    if (!rc) rc = cs_buf_alloc(&d.cl, &v_img, CS_MEM_SCRATCH, npx * 4, "v_img");
+    if (!rc) rc = cs_buf_write(&d.cl, &v_img, 0, npx * 4, wf);
     float nanv = NAN;
     if (!rc) rc = cs_buf_fill(&d.cl, &m.v_geo, 0, m.v_geo.bytes, &nanv, 4) || cs_buf_fill(&d.cl, &m.v_sh, 0, m.v_sh.bytes, &nanv, 4);
-    if (!rc) rc = cs_render_backward(&r, &m, &v, active, bg);
-    if (!rc) rc = cs_buf_read(&d.cl, &m.v_geo, 0, sizeof(float) * s.n * 11, vgeo);
+    if (!rc) rc = cs_render_backward(&r, &m, &v, active, bg, &v_img);
+    if (!rc) rc = cs_buf_read(&d.cl, &m.v_geo, 0, sizeof(float) * s.n * CS_GEO_W, vgeo);
     if (!rc) rc = cs_buf_read(&d.cl, &m.v_sh, 0, sizeof(float) * s.n * 48, vsh);
     if (rc) fprintf(stderr, "  %s: %s\n", what, cs_last_error());
+    cs_buf_free(&d.cl, &v_img);
     if (!rc) {
         cs_renderer_free(&r);
         cs_model_free(&d.cl, &m);
     }
     const char *gname[5] = {"means", "log_scales", "quats", "logit_opacity", "sh"};
-    int gw[5] = {3, 3, 4, 1, 48}, goff[5] = {0, 3, 6, 10, 0};
-    double *rgeo = malloc(sizeof(double) * s.n * 11), *rsh = malloc(sizeof(double) * s.n * 48);
+    int gw[5] = {3, 3, 4, 1, 48}, goff[5] = {CS_GEO_MEAN, CS_GEO_LOG_SCALE, CS_GEO_QUAT, CS_GEO_LOGIT_OPACITY, 0};
+    double *rgeo = malloc(sizeof(double) * s.n * CS_GEO_W), *rsh = malloc(sizeof(double) * s.n * 48);
     ref_backward(&s, &v, &o, w, rgeo, rsh);
     int fails = rc;
     for (int gidx = 0; gidx < 5 && !rc; gidx++) {
@@ -453,8 +456,8 @@ static int grad_check(int aa, int filter, int sh_half, int det, int atomics, con
         int skipped = 0;
         for (int i = 0; i < s.n; i++)
             for (int k = 0; k < gw[gidx]; k++) {
-                double ref = gidx == 4 ? rsh[i * 48 + k] : rgeo[i * 11 + goff[gidx] + k];
-                double cl = gidx == 4 ? vsh[i * 48 + k] : vgeo[i * 11 + goff[gidx] + k];
+                double ref = gidx == 4 ? rsh[i * 48 + k] : rgeo[i * CS_GEO_W + goff[gidx] + k];
+                double cl = gidx == 4 ? vsh[i * 48 + k] : vgeo[i * CS_GEO_W + goff[gidx] + k];
                 grad_cmp_add(&clc, cl, ref, i, k);
                 if (gidx == 4 && sh_half) continue; /* perturbations are below half precision */
                 double fd;
@@ -503,7 +506,7 @@ static int many_batches(int det)
     ref_opts o = {1, 0, 0.1, 0, 0, {bg[0], bg[1], bg[2]}, g_tile};
     size_t npx = (size_t)3 * 80 * 60;
     double *w = malloc(sizeof(double) * npx), *img = malloc(sizeof(double) * npx);
-    float *wf = malloc(sizeof(float) * npx), *vgeo = malloc(sizeof(float) * s.n * 11), *vsh = malloc(sizeof(float) * s.n * 12);
+    float *wf = malloc(sizeof(float) * npx), *vgeo = malloc(sizeof(float) * s.n * CS_GEO_W), *vsh = malloc(sizeof(float) * s.n * 12);
     for (size_t i = 0; i < npx; i++) w[i] = test_randn(&rs), wf[i] = (float)w[i];
     cs_model m;
     cs_renderer r;
@@ -527,32 +530,34 @@ static int many_batches(int det)
         free(nc);
         CHECK(tails > 0, "no tile has pairs behind its last contributor");
     }
-    CHECK_OK(cs_buf_alloc(&d.cl, &r.v_img, CS_MEM_SCRATCH, npx * 4, "v_img"));
-    CHECK_OK(cs_buf_write(&d.cl, &r.v_img, 0, npx * 4, wf));
+    cs_buf v_img = {0};
+    CHECK_OK(cs_buf_alloc(&d.cl, &v_img, CS_MEM_SCRATCH, npx * 4, "v_img"));
+    CHECK_OK(cs_buf_write(&d.cl, &v_img, 0, npx * 4, wf));
     if (det) { /* a first pass allocates the per-pair rows; then every row holds NaN */
         float nanv = NAN;
-        CHECK_OK(cs_render_backward(&r, &m, &v, 1, bg));
+        CHECK_OK(cs_render_backward(&r, &m, &v, 1, bg, &v_img));
         CHECK_OK(cs_buf_fill(&d.cl, &r.v_pair, 0, r.v_pair.bytes, &nanv, 4));
     }
-    CHECK_OK(cs_render_backward(&r, &m, &v, 1, bg));
-    CHECK_OK(cs_buf_read(&d.cl, &m.v_geo, 0, sizeof(float) * s.n * 11, vgeo));
+    CHECK_OK(cs_render_backward(&r, &m, &v, 1, bg, &v_img));
+    CHECK_OK(cs_buf_read(&d.cl, &m.v_geo, 0, sizeof(float) * s.n * CS_GEO_W, vgeo));
     CHECK_OK(cs_buf_read(&d.cl, &m.v_sh, 0, sizeof(float) * s.n * 12, vsh));
+    cs_buf_free(&d.cl, &v_img);
     cs_renderer_free(&r);
     cs_model_free(&d.cl, &m);
     /* every parameter against the reference backward, a random subset against FD */
-    double *rgeo = malloc(sizeof(double) * s.n * 11), *rsh = malloc(sizeof(double) * s.n * 12);
+    double *rgeo = malloc(sizeof(double) * s.n * CS_GEO_W), *rsh = malloc(sizeof(double) * s.n * 12);
     ref_backward(&s, &v, &o, w, rgeo, rsh);
     grad_cmp clc[5] = {{0}}, fdc = {0};
     int goff[4] = {0, 3, 6, 10}, gw[5] = {3, 3, 4, 1, 12};
     for (int i = 0; i < s.n; i++)
         for (int g = 0; g < 5; g++)
             for (int k = 0; k < gw[g]; k++)
-                grad_cmp_add(&clc[g], g == 4 ? vsh[i * 12 + k] : vgeo[i * 11 + goff[g] + k],
-                             g == 4 ? rsh[i * 12 + k] : rgeo[i * 11 + goff[g] + k], i, k);
+                grad_cmp_add(&clc[g], g == 4 ? vsh[i * 12 + k] : vgeo[i * CS_GEO_W + goff[g] + k],
+                             g == 4 ? rsh[i * 12 + k] : rgeo[i * CS_GEO_W + goff[g] + k], i, k);
     for (int t = 0; t < 400 && fdc.n < 40 && !det; t++) {
         int i = (int)(test_rand(&rs) * s.n), g = (int)(test_rand(&rs) * 5);
         int k = (int)(test_rand(&rs) * gw[g]);
-        double fd, ref = g == 4 ? rsh[i * 12 + k] : rgeo[i * 11 + goff[g] + k];
+        double fd, ref = g == 4 ? rsh[i * 12 + k] : rgeo[i * CS_GEO_W + goff[g] + k];
         if (fd_smooth(&s, &v, &o, w, img, g, i, k, 0, &fd) && fd != 0) grad_cmp_add(&fdc, ref, fd, i, k);
     }
     free(w), free(img), free(wf), free(vgeo), free(vsh), free(rgeo), free(rsh);

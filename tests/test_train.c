@@ -6,8 +6,11 @@
 #include <string.h>
 
 #include "outputs.h"
+#include "ply.h"
 #include "splats.h"
 #include "test.h"
+#include "evaluator.h"
+#include "init.h"
 #include "trainer.h"
 #include "util.h"
 
@@ -49,34 +52,43 @@ static int train_on_test_device(const cs_config *c, const char *resume)
     return r;
 }
 
-/* reads "loss" of the train_log line for ITER */
-static double log_loss(const char *out, int iter)
+/* the train_log.jsonl records of OUT, parsed (NULL when unreadable) */
+static json_t *log_records(const char *out)
 {
     char p[700];
     snprintf(p, sizeof p, "%s/train_log.jsonl", out);
     char *d = cs_read_file(p, NULL);
-    if (!d) return NAN;
-    char key[64];
-    snprintf(key, sizeof key, "{\"iteration\": %d, \"loss\": ", iter);
-    char *s = strstr(d, key);
-    double v = s ? atof(s + strlen(key)) : NAN;
+    if (!d) return NULL;
+    json_t *all = json_array();
+    for (char *line = strtok(d, "\n"); line; line = strtok(NULL, "\n")) {
+        json_t *o = json_loads(line, 0, NULL);
+        if (o) json_array_append_new(all, o);
+    }
     free(d);
+    return all;
+}
+
+/* reads "loss" of the train_log line for ITER */
+static double log_loss(const char *out, int iter)
+{
+    json_t *all = log_records(out), *o;
+    size_t i;
+    double v = NAN;
+    json_array_foreach(all, i, o) if (json_integer_value(json_object_get(o, "iteration")) == iter) v =
+        json_number_value(json_object_get(o, "loss"));
+    json_decref(all);
     return v;
 }
 
 /* largest value of KEY over the lines of train_log.jsonl (0 when absent) */
 static double log_max(const char *out, const char *key)
 {
-    char p[700], pat[64];
-    snprintf(p, sizeof p, "%s/train_log.jsonl", out);
-    snprintf(pat, sizeof pat, "\"%s\": ", key);
-    char *d = cs_read_file(p, NULL), *q = d;
+    json_t *all = log_records(out), *o;
+    size_t i;
     double most = 0;
-    while (q && (q = strstr(q, pat))) {
-        q += strlen(pat);
-        if (atof(q) > most) most = atof(q);
-    }
-    free(d);
+    json_array_foreach(all, i, o) if (json_number_value(json_object_get(o, key)) > most) most =
+        json_number_value(json_object_get(o, key));
+    json_decref(all);
     return most;
 }
 
@@ -322,9 +334,9 @@ int test_eval_memory_flat(void)
     base_config(&c, data, out);
     c.data.eval = false; /* all 60 views load as training views; the test marks some as test */
     cs_scene scene;
-    CHECK_OK(cs_scene_load(&c, &scene));
+    CHECK_OK(cs_scene_load(&c.data, &scene));
     cs_splats s;
-    CHECK_OK(cs_init_splats(&c, &scene, &s));
+    CHECK_OK(cs_init_splats(&scene, &c.model, c.optim.random_init_points, c.optim.seed, &s));
     cs_cl cl;
     CHECK_OK(test_open_cl(&cl));
     size_t peak[2];
@@ -334,7 +346,7 @@ int test_eval_memory_flat(void)
     for (int r = 0; r < 2; r++) {
         for (int i = 0; i < scene.n_cams; i++) scene.cams[i].is_test = i < counts[r];
         cs_mem_reset_peak(&cl);
-        CHECK_OK(cs_evaluate_splats(&cl, &c, &scene, &s, out, r));
+        CHECK_OK(cs_evaluate_model(&cl, &c, &scene, &s, out, r));
         peak[r] = cl.mem.peak_total;
     }
     cs_cl_close(&cl);
@@ -360,7 +372,7 @@ int test_real_colmap_split(void)
     snprintf(c.data.path, sizeof c.data.path, "%s/south_building", real_root());
     c.data.eval = true;
     cs_scene s;
-    CHECK_OK(cs_scene_load(&c, &s));
+    CHECK_OK(cs_scene_load(&c.data, &s));
     CHECK(s.n_cams == 128 && s.n_points == 18312 && cs_scene_count(&s, 1) == 16, "cams %d points %d test %d", s.n_cams,
           s.n_points, cs_scene_count(&s, 1));
     CHECK(s.cams[0].width == 1030 && s.cams[0].height == 770 && fabs(s.cams[0].fx - 853.15) < 0.01, "intrinsics");

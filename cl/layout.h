@@ -1,0 +1,57 @@
+/* layout.h: the one source of truth for row layouts and constants that host code, kernels
+ * and tests share. Plain macros in the common subset of C11 and OpenCL C 1.2: the host
+ * includes it (-Icl), the program build prepends it to cl/common.h and the stage files.
+ * Change a value here and every reader follows. */
+#ifndef CS_LAYOUT_H
+#define CS_LAYOUT_H
+
+/* ---- the geometry row of a Gaussian: geo (N, CS_GEO_W) float --------------------------
+ * Parameters, their gradients (v_geo) and both Adam moments use the same row, so the
+ * optimizer is one flat loop over N * CS_GEO_W values. */
+#define CS_GEO_MEAN 0            /* x y z, world space */
+#define CS_GEO_LOG_SCALE 3       /* log sx, log sy, log sz */
+#define CS_GEO_QUAT 6            /* w x y z, not necessarily normalised */
+#define CS_GEO_LOGIT_OPACITY 10  /* opacity = sigmoid(this) */
+#define CS_GEO_W 11
+
+/* ---- the per-Gaussian 2D gradient row of one view: v_2d (N, CS_V2D_W) float ------------
+ * What the rasterizer backward hands to the projection backward (and, per pair, to the
+ * deterministic reduction). Mean in pixels; conic (a, b, c) of [[a b] [b c]]. */
+#define CS_V2D_MEAN 0            /* d/d mean2d x, y */
+#define CS_V2D_CONIC 2           /* d/d conic a, b, c */
+#define CS_V2D_OPACITY 5         /* d/d opacity (activated) */
+#define CS_V2D_RGB 6             /* d/d colour r, g, b */
+#define CS_V2D_W 9
+
+/* ---- per-Gaussian projection outputs (bytes a row, for the memory plan) ---------------- */
+/* xy float2 | conic_opacity float4 | rgb float3 | depth | radii | tiles touched | pair
+   offset | colour clamp mask */
+#define CS_PROJ_BYTES (8 + 16 + 12 + 4 + 4 + 4 + 4 + 4)
+/* a pair: sort key, sorted value, and the radix sort's alternate key and value; plus the
+   pair -> Gaussian map and the per-pair gradient row in deterministic mode */
+#define CS_PAIR_BYTES (4 + 4 + 4 + 4)
+#define CS_PAIR_BYTES_DETERMINISTIC (4 + CS_V2D_W * 4)
+
+/* ---- rasterizer thresholds (graphdeco's, as gsplat names them) -------------------------
+ * CS_ALPHA_MAX: alpha is clamped below 1 so that T / (1 - alpha) stays finite when the
+ *   backward replays the blend from the final transmittance; the clamp has zero gradient.
+ * CS_ALPHA_MIN: a Gaussian whose alpha at a pixel is below 1/255 cannot change an 8-bit
+ *   pixel, so it is skipped (and the tile rectangles are cut to where it reaches this).
+ * CS_T_MIN: blending stops once transmittance would fall below this: what is left behind
+ *   contributes less than 1e-4 of the pixel. */
+#define CS_ALPHA_MAX 0.99f
+#define CS_ALPHA_MIN_INV 255.f
+#define CS_ALPHA_MIN (1.f / CS_ALPHA_MIN_INV)
+#define CS_T_MIN 0.0001f
+
+/* ---- device scan and radix sort ---------------------------------------------------------
+ * A work-group of CS_SORT_WG items handles a block of CS_SORT_BLOCK keys; scans of up to
+ * CS_SCAN_SINGLE_MAX values run as one work-group in one launch; CS_RADIX_BITS bits a pass. */
+#define CS_SORT_WG 256
+#define CS_SORT_IPT 4
+#define CS_SORT_BLOCK (CS_SORT_WG * CS_SORT_IPT)
+#define CS_SCAN_SINGLE_MAX 32768
+#define CS_RADIX_BITS 4
+#define CS_RADIX_BUCKETS (1 << CS_RADIX_BITS)
+
+#endif

@@ -1,0 +1,31 @@
+/* camera: one pinhole view of a dataset (world-to-camera pose, intrinsics at the training
+ * resolution, its image file) and the helpers the readers and the outputs share. */
+#ifndef CS_CAMERA_H
+#define CS_CAMERA_H
+
+#include <stddef.h>
+
+typedef struct {
+    char name[256];       /* image file name, used for output names */
+    char path[4096];      /* file to decode */
+    int width, height;    /* training resolution */
+    int file_width, file_height; /* size of the file on disk */
+    double fx, fy, cx, cy; /* pixels at training resolution; pixel (i,j) centre is at (i+0.5, j+0.5) */
+    double R[9], t[3];    /* world-to-camera, row-major, x right / y down / z forward */
+    int is_test;
+} cs_camera;
+
+/* Sets width/height from the file size by data.resolution (graphdeco's rule: 1, 2, 4, 8
+ * divide; -1 caps the width at 1600; else a target width) and scales the intrinsics. -1 with a
+ * message when the result is empty. */
+int cs_camera_apply_resolution(cs_camera *c, int resolution);
+/* Normalised quaternion (w, x, y, z) to a row-major rotation. */
+void cs_quat_to_rot(const double q[4], double R[9]);
+/* Sets R, t from an OpenGL camera-to-world 4x4 (row-major). */
+void cs_camera_from_gl_c2w(cs_camera *c, const double m[16]);
+/* Camera centre in world space. */
+void cs_camera_center(const cs_camera *c, double out[3]);
+/* The image name without its extension ("r_3.png" -> "r_3"), for output names. */
+void cs_camera_stem(const cs_camera *c, char *out, size_t n);
+
+#endif

@@ -1,0 +1,40 @@
+/* dataset: what a reader makes of a dataset folder (cameras, initial points, background),
+ * its train / test split and graphdeco's scene extent. Readers fill it; scene.h loads it. */
+#ifndef CS_DATASET_H
+#define CS_DATASET_H
+
+#include <stdint.h>
+
+#include "camera.h"
+
+enum { CS_SCENE_COLMAP, CS_SCENE_BLENDER, CS_SCENE_NERFSTUDIO };
+
+typedef struct {
+    int kind;             /* CS_SCENE_* */
+    cs_camera *cams;
+    int n_cams;
+    float *points;        /* (P, 3) initial points, or NULL */
+    uint8_t *colors;      /* (P, 3) */
+    int n_points;
+    float background[3];
+} cs_scene;
+
+/* Camera indices of each split. */
+typedef struct {
+    int *train, n_train;
+    int *test, n_test;
+} cs_split;
+
+void cs_scene_free(cs_scene *s);
+/* Counts of train (TEST 0) or test (TEST 1) cameras. */
+int cs_scene_count(const cs_scene *s, int test);
+/* Sorts cameras by name and, with EVAL, marks every 8th as test (graphdeco's llffhold). */
+void cs_scene_split_every8(cs_scene *s, int eval);
+/* graphdeco's "nerf++ norm" radius: 1.1 x the largest training camera-centre distance from
+ * their mean (1 when there is none). */
+double cs_scene_extent(const cs_scene *s);
+/* The camera indices of each split, in camera order. -1 with a message (out of memory). */
+int cs_split_of(const cs_scene *s, cs_split *out);
+void cs_split_free(cs_split *sp);
+
+#endif

@@ -1,0 +1,57 @@
+/* evaluator: forward-only evaluation of a model on a split's views (L1, PSNR, SSIM), the
+ * metrics.json records of an output folder (every evaluation kept: the training's, later
+ * `clsplat eval` runs'), renders written as PNG, and `clsplat eval` / `clsplat render` of a
+ * saved model. It borrows the renderer, loss and image store of whoever runs it (the trainer,
+ * or cs_evaluate_model's own); its own state is the output folder and the records. */
+#ifndef CS_EVALUATOR_H
+#define CS_EVALUATOR_H
+
+#include <jansson.h>
+
+#include "config.h"
+#include "driver_mem.h"
+#include "image_store.h"
+#include "loss.h"
+#include "render.h"
+#include "splats.h"
+
+typedef struct {
+    cs_cl *cl;
+    const cs_scene *scene;
+    cs_renderer *r;
+    cs_loss *loss;
+    cs_image_store *images; /* ground truth of any camera (cs_images_get_camera) */
+    cs_driver_mem *dm;      /* driver-reported memory, or NULL */
+    char out[1024];
+    json_t *records;        /* metrics.json: array of evaluation records */
+} cs_evaluator;
+
+/* Evaluates into OUT_DIR/metrics.json; with KEEP the records already there are kept (a
+ * resumed run, `clsplat eval`), else the file starts empty. -1 with a message. */
+int cs_evaluator_open(cs_evaluator *ev, cs_cl *cl, const cs_scene *scene, cs_renderer *r, cs_loss *loss,
+                      cs_image_store *images, cs_driver_mem *dm, const char *out_dir, int keep);
+void cs_evaluator_close(cs_evaluator *ev);
+
+/* Renders views IDX (N of them, camera indices) of split SPLIT with model M at ACTIVE_DEGREE,
+ * measures them against their images, appends a record (means, per view, the evaluation's
+ * own peak memory and the run's peak before it) and rewrites metrics.json; with SAVE_RENDERS
+ * also OUT/renders/<split>_<iteration>/<stem>.png. Blocks. Trims the renderer and loss pools
+ * before and after, so the peak it reports is the evaluation's own. */
+int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, const int *idx, int n, int iteration,
+                      int active_degree, int save_renders);
+/* The test views, then eval.train_views training views spread over the split. */
+int cs_evaluate_splits(cs_evaluator *ev, const cs_model *m, const cs_eval_cfg *cfg, const cs_split *sp, int iteration,
+                       int active_degree);
+
+/* `clsplat eval`: evaluates S on SCENE's test views (forward only, stored tuning, lazy
+ * images) into OUT_DIR/metrics.json, keeping the records there. -1 with a message, also when
+ * the scene has no test views. */
+int cs_evaluate_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const char *out_dir,
+                      int iteration);
+/* `clsplat render`: writes OUT_DIR/<stem>.png for each view of SPLIT ("train", "test" or
+ * "all"; DIR/<image folder>/<stem>.png when the views come from several folders). Sets
+ * *COUNT to the number rendered. -1 with a message. */
+int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const char *split,
+                          const char *out_dir, int *count);
+
+#endif

@@ -1,0 +1,40 @@
+/* memplan: the device memory a training run will need, planned before anything is allocated:
+ * the budget, bytes per Gaussian (model rows plus the renderer's per-Gaussian and per-pair
+ * scratch), the fixed part (per-pixel scratch of the largest view, resident images), the image
+ * residency the budget allows, and so the largest Gaussian count. Sizes come from the modules
+ * that own the buffers (model_layout, render, loss, image_store), never from copies. */
+#ifndef CS_MEMPLAN_H
+#define CS_MEMPLAN_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "dataset.h"
+#include "kernels.h"
+
+/* Pairs per Gaussian the plan assumes. Calibrated on the H100 (south_building grown to 6M
+ * Gaussians: 2.28 GB of scratch, 380 B per Gaussian); 8 made the plan 4% optimistic. */
+#define CS_PLAN_PAIRS_PER_GAUSSIAN 14
+
+typedef struct {
+    size_t budget;                /* bytes the accounting allocator allows */
+    cs_row_bytes rows;            /* the model's bytes per Gaussian by category */
+    size_t bytes_per_gaussian;    /* sum of rows */
+    size_t scratch_per_gaussian;  /* the renderer's, at CS_PLAN_PAIRS_PER_GAUSSIAN pairs */
+    size_t fixed_bytes;           /* per-pixel scratch of the largest view + resident images */
+    size_t image_bytes;           /* the training images if all were on the device */
+    int residency;                /* CS_RES_DEVICE / HOST / LAZY (auto resolved) */
+    int max_gaussians;
+} cs_mem_plan;
+
+/* Plans for the training views TRAIN of SCENE under MEM (budget, cap) and DATA's residency,
+ * with the kernels' options O, on a device of DEVICE_BYTES. */
+void cs_mem_plan_make(const cs_memory_cfg *mem, const cs_data_cfg *data, const cs_kernel_opts *o, size_t device_bytes,
+                      const cs_scene *scene, const int *train, int n_train, cs_mem_plan *p);
+/* One line for the user. */
+void cs_mem_plan_print(const cs_mem_plan *p, FILE *out);
+/* {"bytes_per_gaussian", "fixed_bytes", "max_gaussians", "budget_bytes"} for memory.json. */
+json_t *cs_mem_plan_json(const cs_mem_plan *p);
+
+#endif

@@ -1,0 +1,14 @@
+/* ply: graphdeco-layout Gaussian PLY files (x y z, nx ny nz, f_dc_*, f_rest_*, opacity,
+ * scale_*, rot_*, optional filter_3D), read in any property order, ASCII or binary. */
+#ifndef CS_PLY_H
+#define CS_PLY_H
+
+#include "splats.h"
+
+/* Reads a PLY into OUT. -1 with a message naming the file and what is wrong. */
+int cs_ply_read(const char *path, cs_splats *out);
+/* Writes binary little-endian graphdeco layout atomically; with BAKE_FILTER the 3D filter is
+ * folded into scales and opacity and no filter_3D property is written. */
+int cs_ply_write(const char *path, const cs_splats *s, int bake_filter);
+
+#endif

@@ -1,0 +1,263 @@
+/* evaluator: forward-only evaluation, metrics.json, renders of a saved model. */
+#include "evaluator.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "outputs.h"
+#include "tuning.h"
+#include "util.h"
+
+/* ---- the evaluator ----------------------------------------------------------------------- */
+
+int cs_evaluator_open(cs_evaluator *ev, cs_cl *cl, const cs_scene *scene, cs_renderer *r, cs_loss *loss,
+                      cs_image_store *images, cs_driver_mem *dm, const char *out_dir, int keep)
+{
+    memset(ev, 0, sizeof *ev);
+    ev->cl = cl, ev->scene = scene, ev->r = r, ev->loss = loss, ev->images = images;
+    ev->dm = dm && dm->lib ? dm : NULL;
+    if (snprintf(ev->out, sizeof ev->out, "%s", out_dir) >= (int)sizeof ev->out)
+        return cs_fail("output folder name too long (%zu characters)", strlen(out_dir));
+    char p[1200];
+    if (keep && cs_path_join(p, sizeof p, ev->out, "metrics.json") == 0 && cs_file_exists(p)) {
+        json_error_t err;
+        ev->records = json_load_file(p, 0, &err);
+        if (!json_is_array(ev->records)) {
+            json_decref(ev->records);
+            ev->records = NULL;
+            return cs_fail("%s: not a metrics file (%s)", p, err.text);
+        }
+    }
+    if (!ev->records) ev->records = json_array();
+    return 0;
+}
+
+void cs_evaluator_close(cs_evaluator *ev)
+{
+    if (ev->records) json_decref(ev->records);
+    ev->records = NULL;
+}
+
+static void trim(cs_evaluator *ev)
+{
+    cs_renderer_trim(ev->r);
+    cs_loss_trim(ev->loss);
+}
+
+/* Renders and measures camera CAM; writes its PNG into DIR when DIR is not NULL. */
+static int eval_view(cs_evaluator *ev, const cs_model *m, int cam, int active_degree, const char *dir,
+                     cs_metrics *mt)
+{
+    const cs_camera *c = &ev->scene->cams[cam];
+    cs_view v;
+    cs_view_from_camera(c, &v);
+    cs_buf *gt;
+    unsigned off;
+    if (cs_images_get_camera(ev->images, cam, &gt, &off) ||
+        cs_render_forward_sync(ev->r, m, &v, active_degree, ev->scene->background) ||
+        cs_loss_metrics(ev->loss, ev->r, gt, off, c->width, c->height, 1) ||
+        cs_loss_read(ev->loss, 1, c->width, c->height, 0.f, mt, NULL))
+        return -1;
+    if (!dir) return 0;
+    char p[1800], stem[256];
+    cs_camera_stem(c, stem, sizeof stem);
+    snprintf(p, sizeof p, "%s/%s.png", dir, stem);
+    return cs_render_save_png(ev->r, c->width, c->height, p);
+}
+
+static json_t *view_record(const cs_camera *c, const cs_metrics *mt)
+{
+    return json_pack("{s:s,s:f,s:f,s:f}", "name", c->name, "l1", mt->l1, "psnr", mt->psnr, "ssim", mt->ssim);
+}
+
+int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, const int *idx, int n, int iteration,
+                      int active_degree, int save_renders)
+{
+    if (n == 0) return 0;
+    double t0 = cs_now();
+    trim(ev);
+    size_t train_peak = ev->cl->mem.peak_total;
+    cs_mem_window_start(ev->cl);
+    char dir[1400];
+    if (save_renders) {
+        snprintf(dir, sizeof dir, "%s/renders/%s_%d", ev->out, split, iteration);
+        if (cs_mkdirs(dir)) return -1;
+    }
+    json_t *views = json_array();
+    double sl1 = 0, spsnr = 0, sssim = 0;
+    for (int i = 0; i < n; i++) {
+        cs_metrics mt;
+        if (eval_view(ev, m, idx[i], active_degree, save_renders ? dir : NULL, &mt)) {
+            json_decref(views);
+            return cs_fail_prefix("evaluating %s view %s", split, ev->scene->cams[idx[i]].name);
+        }
+        sl1 += mt.l1, spsnr += mt.psnr, sssim += mt.ssim;
+        json_array_append_new(views, view_record(&ev->scene->cams[idx[i]], &mt));
+    }
+    trim(ev);
+    cs_images_trim(ev->images);
+    double secs = cs_now() - t0, peak = ev->cl->mem.window_peak / 1048576.0, before = train_peak / 1048576.0;
+    json_t *rec = json_pack("{s:i,s:s,s:i,s:f,s:f,s:f,s:i,s:f,s:f,s:f}", "iteration", iteration, "split", split, "views",
+                            n, "l1", sl1 / n, "psnr", spsnr / n, "ssim", sssim / n, "gaussians", m->n, "seconds", secs,
+                            "peak_device_mb", peak, "peak_before_mb", before);
+    if (ev->dm) json_object_set_new(rec, "driver_mb", json_real(cs_driver_mem_sample(ev->dm) / 1048576.0));
+    json_object_set_new(rec, "per_view", views);
+    json_array_append_new(ev->records, rec);
+    printf("\n[eval %d] %s: %d views, L1 %.5f, PSNR %.3f, SSIM %.4f, %d Gaussians, %.1f s, peak %.1f MiB (run's peak "
+           "before: %.1f MiB)\n", iteration, split, n, sl1 / n, spsnr / n, sssim / n, m->n, secs, peak, before);
+    char p[1200];
+    if (cs_path_join(p, sizeof p, ev->out, "metrics.json")) return -1;
+    return cs_write_json(p, ev->records);
+}
+
+int cs_evaluate_splits(cs_evaluator *ev, const cs_model *m, const cs_eval_cfg *cfg, const cs_split *sp, int iteration,
+                       int active_degree)
+{
+    if (cs_evaluate_views(ev, m, "test", sp->test, sp->n_test, iteration, active_degree, cfg->save_renders)) return -1;
+    int ntr = cfg->train_views < sp->n_train ? cfg->train_views : sp->n_train;
+    if (ntr <= 0) return 0;
+    int *idx = malloc(sizeof(int) * ntr);
+    if (!idx) return cs_fail("out of host memory");
+    for (int i = 0; i < ntr; i++) idx[i] = sp->train[(size_t)i * sp->n_train / ntr];
+    int r = cs_evaluate_views(ev, m, "train", idx, ntr, iteration, active_degree, cfg->save_renders);
+    free(idx);
+    return r;
+}
+
+/* ---- a saved model on the device: kernels, model, renderer, loss -------------------------- */
+
+typedef struct {
+    cs_kernels k;
+    cs_model m;
+    cs_renderer r;
+    cs_loss loss;
+    int ready;
+} viewer;
+
+/* Builds the program for S's SH degree and 3D filter (with CFG's storage and antialias mode)
+ * and the stored tuning choice (never measures), uploads S. */
+static int viewer_open(viewer *w, cs_cl *cl, const cs_config *cfg, const cs_splats *s)
+{
+    memset(w, 0, sizeof *w);
+    cs_kernel_opts ko;
+    cs_kernel_opts_of(cfg, &ko);
+    ko.layout.sh_degree = s->sh_degree;
+    ko.layout.filter_3d = s->filter_3d != NULL;
+    if (cs_kernels_build_stored(cl, &ko, cs_tune_readonly(cfg->device.tune), &w->k, NULL)) return -1;
+    if (cs_model_create(cl, &w->m, s, &ko.layout, s->n)) {
+        cs_kernels_release(&w->k);
+        return -1;
+    }
+    cs_renderer_init(&w->r, cl, &w->k, (float)cfg->model.kernel_size);
+    cs_loss_init(&w->loss, cl, &w->k);
+    w->ready = 1;
+    return 0;
+}
+
+static void viewer_close(viewer *w, cs_cl *cl)
+{
+    if (!w->ready) return;
+    cs_renderer_free(&w->r);
+    cs_loss_free(&w->loss);
+    cs_model_free(cl, &w->m);
+    cs_kernels_release(&w->k);
+    w->ready = 0;
+}
+
+int cs_evaluate_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const char *out_dir,
+                      int iteration)
+{
+    cs_split sp;
+    if (cs_split_of(scene, &sp)) return -1;
+    if (!sp.n_test) {
+        cs_split_free(&sp);
+        return cs_fail("the dataset has no test views (set data.eval to true)");
+    }
+    viewer w;
+    cs_image_store images;
+    memset(&images, 0, sizeof images);
+    cs_evaluator ev;
+    memset(&ev, 0, sizeof ev);
+    int rc = -1;
+    if (cs_images_init(&images, cl, scene, CS_RES_LAZY, sp.train, sp.n_train, 0) == 0 &&
+        viewer_open(&w, cl, cfg, s) == 0) {
+        if (cs_evaluator_open(&ev, cl, scene, &w.r, &w.loss, &images, NULL, out_dir, 1) == 0)
+            rc = cs_evaluate_views(&ev, &w.m, "test", sp.test, sp.n_test, iteration, s->sh_degree,
+                                   cfg->eval.save_renders);
+        cs_evaluator_close(&ev);
+        viewer_close(&w, cl);
+    }
+    cs_images_free(&images);
+    cs_split_free(&sp);
+    return rc;
+}
+
+/* ---- clsplat render ------------------------------------------------------------------------ */
+
+/* name of the folder holding PATH ("images" when there is none) */
+static void parent_folder(const char *path, char *out, size_t n)
+{
+    snprintf(out, n, "images");
+    const char *end = strrchr(path, '/');
+    if (!end) return;
+    const char *start = end;
+    while (start > path && start[-1] != '/') start--;
+    if (end > start) snprintf(out, n, "%.*s", (int)(end - start), start);
+}
+
+static int in_split(const cs_camera *c, const char *split)
+{
+    return !strcmp(split, "all") || (!strcmp(split, "test")) == (c->is_test != 0);
+}
+
+/* views from different folders may share names (Blender train/r_0.png and test/r_0.png):
+   then the outputs mirror each image's folder */
+static int needs_mirror(const cs_scene *scene, const char *split)
+{
+    char first[256] = "", folder[256];
+    for (int i = 0; i < scene->n_cams; i++) {
+        if (!in_split(&scene->cams[i], split)) continue;
+        parent_folder(scene->cams[i].path, folder, sizeof folder);
+        if (!first[0]) snprintf(first, sizeof first, "%s", folder);
+        else if (strcmp(first, folder)) return 1;
+    }
+    return 0;
+}
+
+static int render_one(viewer *w, const cs_scene *scene, const cs_camera *c, int degree, const char *out_dir, int mirror)
+{
+    char stem[256], p[1400];
+    cs_camera_stem(c, stem, sizeof stem);
+    if (mirror) {
+        char folder[256];
+        parent_folder(c->path, folder, sizeof folder);
+        snprintf(p, sizeof p, "%s/%s", out_dir, folder);
+        if (cs_mkdirs(p)) return -1;
+        snprintf(p, sizeof p, "%s/%s/%s.png", out_dir, folder, stem);
+    } else {
+        snprintf(p, sizeof p, "%s/%s.png", out_dir, stem);
+    }
+    cs_view v;
+    cs_view_from_camera(c, &v);
+    return cs_render_forward_sync(&w->r, &w->m, &v, degree, scene->background) ||
+           cs_render_save_png(&w->r, c->width, c->height, p);
+}
+
+int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const char *split,
+                          const char *out_dir, int *count)
+{
+    *count = 0;
+    if (strcmp(split, "train") && strcmp(split, "test") && strcmp(split, "all"))
+        return cs_fail("unknown split '%s' (train, test or all)", split);
+    viewer w;
+    if (cs_mkdirs(out_dir) || viewer_open(&w, cl, cfg, s)) return -1;
+    int mirror = needs_mirror(scene, split), rc = 0;
+    for (int i = 0; i < scene->n_cams && !rc; i++) {
+        if (!in_split(&scene->cams[i], split)) continue;
+        rc = render_one(&w, scene, &scene->cams[i], s->sh_degree, out_dir, mirror);
+        if (!rc) (*count)++;
+    }
+    viewer_close(&w, cl);
+    return rc;
+}

@@ -1,0 +1,80 @@
+/* test_schedule: the per-iteration plan, checked against graphdeco's train.py rules on the
+ * CPU without training, and the view order. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedule.h"
+#include "test.h"
+#include "util.h"
+
+/* the plan at ITER of a 30k run with graphdeco's defaults and the given changes */
+static cs_step_plan at(const cs_config *c, int iter) { return cs_schedule_at(c, iter, 30000, 2.0); }
+
+int test_schedule(void)
+{
+    cs_config c;
+    cs_config_defaults(&c);
+    /* densification: every 100 iterations strictly after 500 and before 15000 */
+    CHECK(!at(&c, 500).densify && at(&c, 600).densify && !at(&c, 601).densify, "densify window start");
+    CHECK(at(&c, 14900).densify && !at(&c, 15000).densify && !at(&c, 15000).densify_stats, "densify window end");
+    CHECK(at(&c, 1).densify_stats && at(&c, 14999).densify_stats, "stats inside the window");
+    CHECK(!at(&c, 3000).densify_check_size && at(&c, 3100).densify_check_size, "size prune after the first reset");
+    /* opacity reset every 3000 until 15000; on white backgrounds also at densify.from */
+    CHECK(at(&c, 3000).reset_opacity && at(&c, 12000).reset_opacity && !at(&c, 15000).reset_opacity &&
+              !at(&c, 500).reset_opacity, "opacity resets");
+    c.data.white_background = true;
+    CHECK(at(&c, 500).reset_opacity, "white background reset at densify.from");
+    c.data.white_background = false;
+    /* SH degree rises every 1000 iterations up to the allocated degree */
+    CHECK(at(&c, 1).active_sh == 0 && at(&c, 1001).active_sh == 1 && at(&c, 29999).active_sh == 3, "SH degree");
+    c.model.sh_degree = 1;
+    CHECK(at(&c, 5000).active_sh == 1, "SH degree capped: %d", at(&c, 5000).active_sh);
+    c.model.sh_degree = 3;
+    /* position lr: init x extent at the start, final x extent at max_steps */
+    double lr0 = at(&c, 0).position_lr, lr1 = at(&c, 30000).position_lr;
+    CHECK(fabs(lr0 - 1.6e-4 * 2.0) < 1e-12 && fabs(lr1 - 1.6e-6 * 2.0) < 1e-12, "lr %g %g", lr0, lr1);
+    /* Adam order: gsplat steps before densifying; graphdeco skips the step when it densifies */
+    cs_step_plan p = at(&c, 600);
+    CHECK(p.step_before && !p.step_after, "gsplat order");
+    c.optim.step_on_densify = false;
+    p = at(&c, 600);
+    CHECK(!p.step_before && !p.step_after, "graphdeco: no step on a densification iteration");
+    p = at(&c, 601);
+    CHECK(!p.step_before && p.step_after, "graphdeco: a step otherwise");
+    c.optim.step_on_densify = true;
+    /* the 3D filter: after each densification, then every 100 until 100 before the end */
+    c.model.filter_3d = true;
+    CHECK(at(&c, 600).filter3d && !at(&c, 650).filter3d && at(&c, 15100).filter3d && at(&c, 29800).filter3d &&
+              !at(&c, 29900).filter3d, "3D filter");
+    c.model.filter_3d = false;
+    CHECK(!at(&c, 600).filter3d && !at(&c, 15100).filter3d, "no 3D filter");
+    /* pool trims: after densification and every flush interval */
+    CHECK(at(&c, 600).trim_pool && at(&c, 650).trim_pool && !at(&c, 651).trim_pool, "pool trims");
+    /* marks: log interval, listed points, and always the last iteration */
+    c.output.checkpoint_iterations[0] = 1234, c.output.n_checkpoint_iterations = 1;
+    CHECK(at(&c, 100).log && !at(&c, 150).log && at(&c, 30000).log, "log marks");
+    CHECK(at(&c, 7000).evaluate && at(&c, 7000).save && !at(&c, 7001).evaluate && at(&c, 30000).evaluate, "eval/save");
+    CHECK(at(&c, 1234).checkpoint && !at(&c, 1235).checkpoint, "checkpoint marks");
+    p = cs_schedule_at(&c, 777, 777, 1.0);
+    CHECK(p.log && p.evaluate && p.save && !p.checkpoint, "the last iteration of a short run");
+    c.optim.iterations_on_cpu = 500;
+    CHECK(cs_schedule_iterations(&c, 1) == 500 && cs_schedule_iterations(&c, 0) == 30000, "iterations on a CPU");
+
+    /* view order: each epoch a permutation, the same for the same seed, another for another */
+    cs_view_order a, b;
+    CHECK_OK(cs_view_order_init(&a, 7, 3));
+    CHECK_OK(cs_view_order_init(&b, 7, 4));
+    int seen[7] = {0}, same = 1;
+    for (int it = 1; it <= 7; it++) seen[cs_view_for_iteration(&a, it)]++;
+    for (int i = 0; i < 7; i++) CHECK(seen[i] == 1, "epoch 0 visits view %d %d times", i, seen[i]);
+    for (int it = 8; it <= 14; it++) same &= cs_view_for_iteration(&a, it) == cs_view_for_iteration(&b, it);
+    int again = cs_view_for_iteration(&a, 3);
+    cs_view_order_free(&a);
+    CHECK_OK(cs_view_order_init(&a, 7, 3));
+    CHECK(cs_view_for_iteration(&a, 3) == again, "same seed, same order after a restart");
+    CHECK(!same, "different seeds give different orders");
+    cs_view_order_free(&a);
+    cs_view_order_free(&b);
+    CHECK(cs_view_order_init(&a, 0, 1) == -1, "no views");
+    return 0;
+}
