@@ -1,5 +1,5 @@
 # clsplat: Gaussian Splatting trainer in C11 + OpenCL.  Targets: all, test, demo, check-real,
-# sanitize, clean.  `make demo` and `make test` install missing Debian packages when run as root.
+# check-structure, sanitize, clean.  `make demo` and `make test` install missing Debian packages when run as root.
 CC ?= cc
 PKGS := OpenCL libpng jansson libjpeg
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -21,7 +21,7 @@ LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/cl_sourc
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC))
 
-.PHONY: all deps test demo check-real sanitize clean
+.PHONY: all deps test demo check-real check-structure sanitize clean
 all: $(BUILD)/clsplat $(BUILD)/gen_demo
 
 deps:
@@ -52,7 +52,12 @@ $(BUILD)/obj:
 # The README's test command: installs, builds, runs every test (last line "N passed, N failed").
 test: deps
 	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo
+	@sh tools/check_structure.sh . $(BUILD)/obj
 	$(BUILD)/run_tests
+
+# Layers, include and call graphs without circles, a header per module, functions <= ~100 lines.
+check-structure: $(BUILD)/libclsplat.a $(BUILD)/obj/main.o
+	sh tools/check_structure.sh . $(BUILD)/obj
 
 # The README's main job: builds, generates the demo scene and trains on it.
 demo: deps

@@ -1,5 +1,5 @@
 /* adam.cl: Adam (Kingma & Ba; torch semantics: bias-corrected, eps outside the sqrt) over
- * the geometry rows (N, 11) with per-column learning rates, and over SH rows (N, K*3) with
+ * the geometry rows (N, CS_GEO_W) with per-column learning rates, and over SH rows (N, K*3) with
  * DC / rest learning rates. SH may be stored as half (rounded to nearest even on store).
  * The moments are fp32, or with OPT_HALF 16 bits each (layout in include/model.h); the step
  * itself always uses the fp32 moments of this iteration. */
@@ -52,7 +52,7 @@ __kernel void adam_step(uint n_geo, __global float *geo, __global const float *v
     size_t i = get_global_id(0);
     if (i < n_geo) {
         int col = (int)(i % CS_GEO_W);
-        float lr = col < 3 ? lr_mean : col < 6 ? lr_scale : col < 10 ? lr_rot : lr_opac;
+        float lr = col < CS_GEO_LOG_SCALE ? lr_mean : col < CS_GEO_QUAT ? lr_scale : col < CS_GEO_LOGIT_OPACITY ? lr_rot : lr_opac;
         geo[i] -= lr * adam_delta(i, v_geo[i], m_geo, v2_geo, b1, b2, eps, bc1, bc2, step);
         return;
     }

@@ -9,7 +9,7 @@ __kernel void densify_stats(int n, __global const int *radii, __global const flo
 {
     int i = get_global_id(0);
     if (i >= n || radii[i] <= 0) return;
-    float gx = v_2d[(size_t)i * CS_V2D_W] * 0.5f * W, gy = v_2d[(size_t)i * CS_V2D_W + 1] * 0.5f * H;
+    float gx = v_2d[(size_t)i * CS_V2D_W + CS_V2D_MEAN] * 0.5f * W, gy = v_2d[(size_t)i * CS_V2D_W + CS_V2D_MEAN + 1] * 0.5f * H;
     stats[i * 3 + 0] += sqrt(gx * gx + gy * gy);
     stats[i * 3 + 1] += 1.f;
     stats[i * 3 + 2] = max(stats[i * 3 + 2], (float)radii[i]);
@@ -44,7 +44,7 @@ __kernel void densify_append(int n, __global float *geo, __global sh_t *sh, __gl
     if (i >= n || flags[i] == D_KEEP) return;
     int copies = flags[i] == D_CLONE ? 1 : 2;
     __global const float *src = geo + (size_t)i * CS_GEO_W;
-    float4 q = (float4)(src[6], src[7], src[8], src[9]);
+    float4 q = (float4)(src[CS_GEO_QUAT], src[CS_GEO_QUAT + 1], src[CS_GEO_QUAT + 2], src[CS_GEO_QUAT + 3]);
     q /= max(length(q), 1e-12f);
     float R[9];
     quat_to_rot(q, R);
@@ -53,17 +53,16 @@ __kernel void densify_append(int n, __global float *geo, __global sh_t *sh, __gl
         __global float *dst = geo + row * CS_GEO_W;
         for (int k = 0; k < CS_GEO_W; k++) dst[k] = src[k];
         if (flags[i] == D_SPLIT) {
-            float3 s = exp((float3)(src[3], src[4], src[5]));
+            __global const float *ls = src + CS_GEO_LOG_SCALE;
+            float3 s = exp((float3)(ls[0], ls[1], ls[2]));
             float3 z = (float3)(rand_normal(seed, (uint)i, (uint)(c * 3 + 0)) * s.x,
                                 rand_normal(seed, (uint)i, (uint)(c * 3 + 1)) * s.y,
                                 rand_normal(seed, (uint)i, (uint)(c * 3 + 2)) * s.z);
-            dst[0] = src[0] + R[0] * z.x + R[1] * z.y + R[2] * z.z;
-            dst[1] = src[1] + R[3] * z.x + R[4] * z.y + R[5] * z.z;
-            dst[2] = src[2] + R[6] * z.x + R[7] * z.y + R[8] * z.z;
+            __global const float *mu = src + CS_GEO_MEAN;
+            for (int a = 0; a < 3; a++)
+                dst[CS_GEO_MEAN + a] = mu[a] + R[a * 3] * z.x + R[a * 3 + 1] * z.y + R[a * 3 + 2] * z.z;
             const float l16 = 0.47000362924573558f; /* log(1.6) */
-            dst[3] = src[3] - l16;
-            dst[4] = src[4] - l16;
-            dst[5] = src[5] - l16;
+            for (int a = 0; a < 3; a++) dst[CS_GEO_LOG_SCALE + a] = ls[a] - l16;
         }
         for (int k = 0; k < SH_K * 3; k++) SH_STORE(sh, row * SH_K * 3 + k, SH_LOAD(sh, (size_t)i * SH_K * 3 + k));
 #if FILTER_3D
@@ -139,7 +138,8 @@ __kernel void filter3d_depth(int n, __global const float *geo, __global const fl
 {
     int i = get_global_id(0);
     if (i >= n) return;
-    float3 p = (float3)(geo[(size_t)i * CS_GEO_W], geo[(size_t)i * CS_GEO_W + 1], geo[(size_t)i * CS_GEO_W + 2]);
+    __global const float *mu = geo + (size_t)i * CS_GEO_W + CS_GEO_MEAN;
+    float3 p = (float3)(mu[0], mu[1], mu[2]);
     float best = INFINITY;
     for (int c = 0; c < ncams; c++) {
         __global const float *k = cams + c * CAM_W;

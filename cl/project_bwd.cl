@@ -23,9 +23,9 @@ __kernel void project_bwd(int n,
         return;
     }
     __global const float *v = v_2d + (size_t)i * CS_V2D_W;
-    float2 v_xy = (float2)(v[0], v[1]);
-    float va = v[2], vb = v[3], vc = v[4], v_op = v[5];
-    float3 v_rgb = (float3)(v[6], v[7], v[8]);
+    float2 v_xy = (float2)(v[CS_V2D_MEAN], v[CS_V2D_MEAN + 1]);
+    float va = v[CS_V2D_CONIC], vb = v[CS_V2D_CONIC + 1], vc = v[CS_V2D_CONIC + 2], v_op = v[CS_V2D_OPACITY];
+    float3 v_rgb = (float3)(v[CS_V2D_RGB], v[CS_V2D_RGB + 1], v[CS_V2D_RGB + 2]);
     uint cm = clamped[i];
     if (cm & 1u) v_rgb.x = 0.f;
     if (cm & 2u) v_rgb.y = 0.f;
@@ -130,9 +130,9 @@ __kernel void project_bwd(int n,
     v_t.y += v_xy.y * fy / tz;
     v_t.z += -(v_xy.x * fx * P.t.x + v_xy.y * fy * P.t.y) / tz2;
     v_p += v_t.x * r0 + v_t.y * r1 + v_t.z * r2; /* R_view^T v_t */
-    vg[0] = v_p.x;
-    vg[1] = v_p.y;
-    vg[2] = v_p.z;
+    vg[CS_GEO_MEAN] = v_p.x;
+    vg[CS_GEO_MEAN + 1] = v_p.y;
+    vg[CS_GEO_MEAN + 2] = v_p.z;
 
     /* ---- Sigma = R diag(s2) R^T ---- */
     const float *R = P.R;
@@ -155,7 +155,7 @@ __kernel void project_bwd(int n,
 #else
         (void)v_c3;
 #endif
-        vg[3 + c] = vd * 2.f * s2r[c];
+        vg[CS_GEO_LOG_SCALE + c] = vd * 2.f * s2r[c];
     }
     /* ---- rotation -> normalised quaternion -> raw quaternion ---- */
     float w = P.qn.x, x = P.qn.y, y = P.qn.z, z = P.qn.w;
@@ -165,8 +165,8 @@ __kernel void project_bwd(int n,
     vq.z = 2.f * (-2.f * y * vR[0] + x * vR[1] + w * vR[2] + x * vR[3] + z * vR[5] - w * vR[6] + z * vR[7] - 2.f * y * vR[8]);
     vq.w = 2.f * (-2.f * z * vR[0] - w * vR[1] + x * vR[2] + w * vR[3] - 2.f * z * vR[4] + y * vR[5] + x * vR[6] + y * vR[7]);
     vq = (vq - P.qn * dot(P.qn, vq)) / P.qnorm;
-    vg[6] = vq.x;
-    vg[7] = vq.y;
-    vg[8] = vq.z;
-    vg[9] = vq.w;
+    vg[CS_GEO_QUAT] = vq.x;
+    vg[CS_GEO_QUAT + 1] = vq.y;
+    vg[CS_GEO_QUAT + 2] = vq.z;
+    vg[CS_GEO_QUAT + 3] = vq.w;
 }

@@ -61,6 +61,115 @@ inline void warp_sum9_add(const float v[9], volatile __global float *dst, int la
 #define DIRECT_GLOBAL 0
 #endif
 
+/* ---- accumulation strategies: one definition of each step per path ---------------------
+ * ACC_LOCAL declares the path's local memory in the kernel (OpenCL C 1.2 allows __local
+ * variables only at kernel scope) and ACC passes it on. The kernel calls, per batch of
+ * staged Gaussians: acc_stage (per work-item, with the Gaussian it staged), acc_batch_begin,
+ * then per staged Gaussian J acc_add (every work-item, with HAS = its pixel's gradient G9 is
+ * valid), then acc_batch_end; and once at the end acc_finish. */
+#if DIRECT_GLOBAL
+/* NVIDIA: warp reduce-scatter straight into the Gaussian's global row */
+#define ACC_LOCAL __local uint l_gid[BATCH];
+#define ACC l_gid
+inline void acc_stage(__local uint *l_gid, int lid, uint g) { l_gid[lid] = g; }
+inline void acc_batch_begin(__local uint *l_gid, int lid) { (void)l_gid, (void)lid; }
+inline void acc_add(__local uint *l_gid, int lid, int j, int has, float g9[CS_V2D_W], __global float *v_out,
+                    __local const uint *l_pair)
+{
+    (void)l_pair;
+    if (warp_any(has)) {
+        if (!has)
+            for (int k = 0; k < CS_V2D_W; k++) g9[k] = 0.f;
+        warp_sum9_add(g9, v_out + (size_t)l_gid[j] * CS_V2D_W, lid & 31);
+    }
+}
+inline void acc_batch_end(__local uint *l_gid, int lid, int cnt, __local const uint *l_pair,
+                          __global const uint *pair_gid, __global float *v_out)
+{
+    (void)l_gid, (void)lid, (void)cnt, (void)l_pair, (void)pair_gid, (void)v_out;
+}
+#elif DETERMINISTIC
+/* fixed-order sums over the tile's pixels into the pair's own row */
+#define ACC_LOCAL                                                                                  \
+    __local float l_red[CS_V2D_W * TILE * TILE]; /* [value][pixel] of one staged Gaussian */       \
+    __local float l_row[CS_V2D_W * TILE];        /* [value][row] */
+#define ACC l_red, l_row
+inline void acc_stage(__local float *l_red, __local float *l_row, int lid, uint g)
+{
+    (void)l_red, (void)l_row, (void)lid, (void)g;
+}
+inline void acc_batch_begin(__local float *l_red, __local float *l_row, int lid) { (void)l_red, (void)l_row, (void)lid; }
+/* barriers: l_red is read only between the two, l_row only after the second and before the
+   next Gaussian's first */
+inline void acc_add(__local float *l_red, __local float *l_row, int lid, int j, int has, float g9[CS_V2D_W],
+                    __global float *v_out, __local const uint *l_pair)
+{
+    for (int k = 0; k < CS_V2D_W; k++) l_red[k * TILE * TILE + lid] = has ? g9[k] : 0.f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int t = lid; t < CS_V2D_W * TILE; t += TILE * TILE) {
+        __local const float *row = l_red + t * TILE; /* value t / TILE, row t % TILE */
+        float s = 0.f;
+        for (int x = 0; x < TILE; x++) s += row[x];
+        l_row[t] = s;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < CS_V2D_W) {
+        float s = 0.f;
+        for (int y = 0; y < TILE; y++) s += l_row[lid * TILE + y];
+        v_out[(size_t)l_pair[j] * CS_V2D_W + lid] = s;
+    }
+}
+inline void acc_batch_end(__local float *l_red, __local float *l_row, int lid, int cnt, __local const uint *l_pair,
+                          __global const uint *pair_gid, __global float *v_out)
+{
+    (void)l_red, (void)l_row, (void)lid, (void)cnt, (void)l_pair, (void)pair_gid, (void)v_out;
+}
+#else
+/* portable: local float atomics per staged Gaussian, one global atomic add per value */
+#define ACC_LOCAL __local float l_acc[BATCH * CS_V2D_W];
+#define ACC l_acc
+inline void acc_stage(__local float *l_acc, int lid, uint g) { (void)l_acc, (void)lid, (void)g; }
+inline void acc_batch_begin(__local float *l_acc, int lid)
+{
+    for (int k = 0; k < CS_V2D_W; k++) l_acc[lid * CS_V2D_W + k] = 0.f;
+}
+inline void acc_add(__local float *l_acc, int lid, int j, int has, float g9[CS_V2D_W], __global float *v_out,
+                    __local const uint *l_pair)
+{
+    (void)lid, (void)v_out, (void)l_pair;
+    if (has) {
+        volatile __local float *acc = l_acc + j * CS_V2D_W;
+        for (int k = 0; k < CS_V2D_W; k++) atomic_add_local_f(acc + k, g9[k]);
+    }
+}
+inline void acc_batch_end(__local float *l_acc, int lid, int cnt, __local const uint *l_pair,
+                          __global const uint *pair_gid, __global float *v_out)
+{
+    if (lid < cnt) {
+        __local const float *acc = l_acc + lid * CS_V2D_W;
+        uint g = PAIR_GAUSSIAN(pair_gid, l_pair[lid]);
+        __global float *dst = v_out + (size_t)g * CS_V2D_W;
+        for (int k = 0; k < CS_V2D_W; k++)
+            if (acc[k] != 0.f) atomic_add_global_f(dst + k, acc[k]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+#endif
+
+/* DETERMINISTIC: the rows of the pairs behind the tile's last contributor hold no gradient
+   (the reduction sums every pair row) */
+inline void acc_finish(int lid, int total, uint2 range, __global const uint *sorted_pairs, __global float *v_out)
+{
+#if DETERMINISTIC
+    for (uint q = (uint)total + (uint)lid; q < range.y - range.x; q += TILE * TILE) {
+        __global float *dst = v_out + (size_t)sorted_pairs[range.x + q] * CS_V2D_W;
+        for (int k = 0; k < CS_V2D_W; k++) dst[k] = 0.f;
+    }
+#else
+    (void)lid, (void)total, (void)range, (void)sorted_pairs, (void)v_out;
+#endif
+}
+
 __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *sorted_pairs,
                             __global const uint *pair_gid, __global const float2 *xy,
                             __global const float4 *conic_opacity, __global const float *rgb, int W, int H,
@@ -69,21 +178,14 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
                             __global const uint *n_contrib,  /* (H, W) */
                             __global const float *v_img,     /* (3, H, W) */
                             /* outputs */
-                            __global float *v_out)           /* (N, 9) accumulated, or (M, 9) per pair */
+                            __global float *v_out)           /* (N, CS_V2D_W) accumulated, or (M, CS_V2D_W) per pair */
 {
     __local float2 l_xy[BATCH];
     __local float4 l_co[BATCH];
     __local float l_rgb[BATCH * 3];
     __local uint l_pair[BATCH];
     __local uint l_last;
-#if DIRECT_GLOBAL
-    __local uint l_gid[BATCH];
-#elif DETERMINISTIC
-    __local float l_red[CS_V2D_W * TILE * TILE]; /* [value][pixel] of one staged Gaussian */
-    __local float l_row[CS_V2D_W * TILE];        /* [value][row] */
-#else
-    __local float l_acc[BATCH * CS_V2D_W];
-#endif
+    ACC_LOCAL
     int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TILE + lx;
     int tx = get_group_id(0), ty = get_group_id(1);
     int px = tx * TILE + lx, py = ty * TILE + ly;
@@ -114,18 +216,14 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
             uint p = sorted_pairs[range.x + (uint)(total - progress) - 1u];
             uint g = PAIR_GAUSSIAN(pair_gid, p);
             l_pair[lid] = p;
-#if DIRECT_GLOBAL
-            l_gid[lid] = g;
-#endif
+            acc_stage(ACC, lid, g);
             l_xy[lid] = xy[g];
             l_co[lid] = conic_opacity[g];
             l_rgb[lid * 3 + 0] = rgb[g * 3 + 0];
             l_rgb[lid * 3 + 1] = rgb[g * 3 + 1];
             l_rgb[lid * 3 + 2] = rgb[g * 3 + 2];
         }
-#if !DIRECT_GLOBAL && !DETERMINISTIC
-        for (int k = 0; k < CS_V2D_W; k++) l_acc[lid * CS_V2D_W + k] = 0.f;
-#endif
+        acc_batch_begin(ACC, lid);
         barrier(CLK_LOCAL_MEM_FENCE);
         int cnt = min(BATCH, todo);
         for (int j = 0; j < cnt; j++) {
@@ -154,64 +252,21 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
                     float gdx = G * d.x, gdy = G * d.y;
                     float dG_ddx = -gdx * co.x - gdy * co.y;
                     float dG_ddy = -gdy * co.z - gdx * co.y;
-                    g9[0] = dL_dG * dG_ddx;
-                    g9[1] = dL_dG * dG_ddy;
-                    g9[2] = -0.5f * gdx * d.x * dL_dG;
-                    g9[3] = -gdx * d.y * dL_dG;
-                    g9[4] = -0.5f * gdy * d.y * dL_dG;
-                    g9[5] = dL_do;
-                    g9[6] = w * dpix.x;
-                    g9[7] = w * dpix.y;
-                    g9[8] = w * dpix.z;
+                    g9[CS_V2D_MEAN] = dL_dG * dG_ddx;
+                    g9[CS_V2D_MEAN + 1] = dL_dG * dG_ddy;
+                    g9[CS_V2D_CONIC] = -0.5f * gdx * d.x * dL_dG;
+                    g9[CS_V2D_CONIC + 1] = -gdx * d.y * dL_dG;
+                    g9[CS_V2D_CONIC + 2] = -0.5f * gdy * d.y * dL_dG;
+                    g9[CS_V2D_OPACITY] = dL_do;
+                    g9[CS_V2D_RGB] = w * dpix.x;
+                    g9[CS_V2D_RGB + 1] = w * dpix.y;
+                    g9[CS_V2D_RGB + 2] = w * dpix.z;
                 }
             }
-#if DIRECT_GLOBAL
-            if (warp_any(has)) {
-                if (!has)
-                    for (int k = 0; k < CS_V2D_W; k++) g9[k] = 0.f;
-                warp_sum9_add(g9, v_out + (size_t)l_gid[j] * CS_V2D_W, lid & 31);
-            }
-#elif DETERMINISTIC
-            /* barriers: l_red is read only between the two, l_row only after the second and
-               before the next Gaussian's first */
-            for (int k = 0; k < CS_V2D_W; k++) l_red[k * TILE * TILE + lid] = has ? g9[k] : 0.f;
-            barrier(CLK_LOCAL_MEM_FENCE);
-            for (int t = lid; t < CS_V2D_W * TILE; t += TILE * TILE) {
-                __local const float *row = l_red + t * TILE; /* value t / TILE, row t % TILE */
-                float s = 0.f;
-                for (int x = 0; x < TILE; x++) s += row[x];
-                l_row[t] = s;
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-            if (lid < CS_V2D_W) {
-                float s = 0.f;
-                for (int y = 0; y < TILE; y++) s += l_row[lid * TILE + y];
-                v_out[(size_t)l_pair[j] * CS_V2D_W + lid] = s;
-            }
-#else
-            if (has) {
-                volatile __local float *acc = l_acc + j * CS_V2D_W;
-                for (int k = 0; k < CS_V2D_W; k++) atomic_add_local_f(acc + k, g9[k]);
-            }
-#endif
+            acc_add(ACC, lid, j, has, g9, v_out, l_pair);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-#if !DIRECT_GLOBAL && !DETERMINISTIC
-        if (lid < cnt) {
-            __local const float *acc = l_acc + lid * CS_V2D_W;
-            uint g = PAIR_GAUSSIAN(pair_gid, l_pair[lid]);
-            __global float *dst = v_out + (size_t)g * CS_V2D_W;
-            for (int k = 0; k < CS_V2D_W; k++)
-                if (acc[k] != 0.f) atomic_add_global_f(dst + k, acc[k]);
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-#endif
+        acc_batch_end(ACC, lid, cnt, l_pair, pair_gid, v_out);
     }
-#if DETERMINISTIC
-    /* the rows of the pairs behind the tile's last contributor hold no gradient */
-    for (uint q = (uint)total + (uint)lid; q < range.y - range.x; q += TILE * TILE) {
-        __global float *dst = v_out + (size_t)sorted_pairs[range.x + q] * CS_V2D_W;
-        for (int k = 0; k < CS_V2D_W; k++) dst[k] = 0.f;
-    }
-#endif
+    acc_finish(lid, total, range, sorted_pairs, v_out);
 }

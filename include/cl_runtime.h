@@ -1,7 +1,8 @@
-/* cl_runtime: OpenCL device choice, queue, program build with an on-disk binary cache,
- * capability flags (float-atomics path), one launch helper, optional stage profiling, and
- * the accounting allocator every device buffer goes through. No global state: each
- * cs_cl is one device and can live beside others in one process. */
+/* cl_runtime: the OpenCL device: discovery and choice, context and queue, capability flags
+ * (float-atomics path, fast math), one launch helper, optional stage profiling. It also
+ * holds the device's memory counters and program-cache settings, which cl_mem.h (the
+ * accounting allocator) and cl_program.h (program build and binary cache) work on. No global
+ * state: each cs_cl is one device and can live beside others in one process. */
 #ifndef CS_CL_RUNTIME_H
 #define CS_CL_RUNTIME_H
 
@@ -14,12 +15,12 @@
 typedef enum { CS_ATOMIC_CAS = 0, CS_ATOMIC_EXT = 1, CS_ATOMIC_PTX = 2 } cs_atomic_path;
 extern const char *const cs_atomic_path_names[3];
 
-/* ---- memory accounting --------------------------------------------------------------- */
+/* ---- memory counters (kept by cl_mem.c) ------------------------------------------------ */
 typedef enum {
     CS_MEM_PARAMS, CS_MEM_OPTIMIZER, CS_MEM_GRADS, CS_MEM_DENSIFY, CS_MEM_IMAGES, CS_MEM_SCRATCH, CS_MEM_OTHER,
     CS_MEM_NCAT
 } cs_mem_cat;
-extern const char *const cs_mem_cat_names[CS_MEM_NCAT];
+extern const char *const cs_mem_cat_names[CS_MEM_NCAT]; /* in cl_mem.c */
 
 typedef struct {
     size_t cur[CS_MEM_NCAT], peak[CS_MEM_NCAT];
@@ -27,12 +28,6 @@ typedef struct {
     size_t window_peak;   /* peak since cs_mem_window_start (e.g. one evaluation) */
     size_t budget;        /* bytes; allocations beyond it fail with a clear message */
 } cs_mem_stats;
-
-typedef struct {
-    cl_mem mem;
-    size_t bytes;
-    cs_mem_cat cat;
-} cs_buf;
 
 /* ---- profiling ----------------------------------------------------------------------- */
 #define CS_PROF_MAX_STAGES 16
@@ -59,7 +54,7 @@ typedef struct cs_cl {
     /* 1: fma contraction and native_exp in the rasterizer (FAST_MATH in cl/common.h); on for
        NVIDIA, whose native_exp is ex2.approx (2 ulp); tests cover both settings */
     int fast_math;
-    /* program build */
+    /* program build (cl_program.c) */
     const char *kernel_dir; /* NULL: embedded sources */
     int use_cache;
     char cache_dir[1024];
@@ -80,13 +75,9 @@ typedef struct {
 int cs_cl_list(FILE *out);
 /* Chooses and opens a device. -1 with a message. */
 int cs_cl_open(cs_cl *cl, const cs_cl_options *opt);
+/* Releases the queue and context (blocks until the queue is done). */
 void cs_cl_close(cs_cl *cl);
 
-/* Builds all kernels (common.h + every stage file) with OPTIONS (defines; the standard and
- * the atomics path are added here). Uses the binary cache unless disabled. */
-int cs_cl_build(cs_cl *cl, const char *options, cl_program *out);
-/* Creates a kernel, -1 with a message naming it. */
-int cs_cl_kernel(cs_cl *cl, cl_program prog, const char *name, cl_kernel *out);
 
 /* One kernel argument: CS_ARG(lvalue) passes its bytes, CS_LOCAL(n) n bytes of local memory. */
 typedef struct {
@@ -107,7 +98,7 @@ int cs_cl_launch(cs_cl *cl, cl_kernel k, int stage, int dims, const size_t *glob
     cs_cl_launch((cl), (k), (stage), (dims), (global), (local), (const cs_arg[]){__VA_ARGS__},          \
                  (int)(sizeof((const cs_arg[]){__VA_ARGS__}) / sizeof(cs_arg)))
 
-/* Waits for profiled events and adds their durations (ms) into prof.ms per stage. */
+/* Blocks (clFinish), then adds the profiled events' durations (ms) into prof.ms per stage. */
 int cs_prof_collect(cs_cl *cl);
 /* Stage profiling for a measurement on a queue opened without it: begin finishes the queue
  * and swaps in a profiling one (nothing to do when profiling is on already); end restores. */
@@ -115,11 +106,11 @@ typedef struct {
     cl_command_queue queue;
     int enabled;
 } cs_prof_saved;
+/* Both block (clFinish) around the swap. */
 int cs_cl_profile_begin(cs_cl *cl, cs_prof_saved *saved);
 int cs_cl_profile_end(cs_cl *cl, cs_prof_saved *saved);
-/* A hash of the kernel sources the device builds from (embedded or --kernel-dir). */
-int cs_cl_sources_hash(cs_cl *cl, uint64_t *out);
 
+/* The name of an OpenCL error code ("CL_OUT_OF_RESOURCES"). */
 const char *cs_cl_strerror(cl_int err);
 /* Checked call for the host side: on error records call, error name, file and line. */
 #define CS_CHECK(call)                                                                             \
@@ -128,22 +119,5 @@ const char *cs_cl_strerror(cl_int err);
         if (cs_err_ != CL_SUCCESS)                                                                 \
             return cs_fail("%s failed: %s (%s:%d)", #call, cs_cl_strerror(cs_err_), __FILE__, __LINE__); \
     } while (0)
-
-/* ---- buffers ------------------------------------------------------------------------- */
-/* Creates a buffer of BYTES (at least 4) in category CAT; WHAT names it in errors. The
- * buffer is zero-filled (this also forces the driver to commit it, so an out-of-memory
- * shows here and not in the hot loop). */
-int cs_buf_alloc(cs_cl *cl, cs_buf *b, cs_mem_cat cat, size_t bytes, const char *what);
-void cs_buf_free(cs_cl *cl, cs_buf *b);
-/* Grows B to at least BYTES; with KEEP the old contents are copied. No-op when big enough. */
-int cs_buf_reserve(cs_cl *cl, cs_buf *b, size_t bytes, int keep, const char *what);
-/* Resizes B to exactly BYTES (shrinking or growing), keeping the first min(old,new) bytes if KEEP. */
-int cs_buf_resize(cs_cl *cl, cs_buf *b, size_t bytes, int keep, const char *what);
-int cs_buf_write(cs_cl *cl, cs_buf *b, size_t offset, size_t bytes, const void *src);
-int cs_buf_read(cs_cl *cl, const cs_buf *b, size_t offset, size_t bytes, void *dst);
-int cs_buf_fill(cs_cl *cl, cs_buf *b, size_t offset, size_t bytes, const void *pattern, size_t pattern_size);
-void cs_mem_reset_peak(cs_cl *cl);
-/* Starts a measurement window: window_peak = current total (the overall peaks stay). */
-void cs_mem_window_start(cs_cl *cl);
 
 #endif

@@ -25,6 +25,7 @@ typedef struct {
     int *test, n_test;
 } cs_split;
 
+/* Frees the cameras and points; S is empty afterwards. */
 void cs_scene_free(cs_scene *s);
 /* Counts of train (TEST 0) or test (TEST 1) cameras. */
 int cs_scene_count(const cs_scene *s, int test);

@@ -25,6 +25,7 @@ int cs_driver_mem_open(cs_driver_mem *dm, const cs_cl *cl);
 /* Bytes this process uses on the device (or the device's total used memory when the
  * driver does not list processes); 0 when unavailable. Updates dm->peak. */
 size_t cs_driver_mem_sample(cs_driver_mem *dm);
+/* Shuts NVML down; safe on one that never opened. */
 void cs_driver_mem_close(cs_driver_mem *dm);
 
 #endif

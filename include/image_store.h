@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "cl_mem.h"
 #include "cl_runtime.h"
 #include "image.h"
 #include "scene.h"
@@ -56,6 +57,7 @@ int cs_images_prefetch(cs_image_store *st, int vi);
 int cs_images_get_camera(cs_image_store *st, int cam, cs_buf **buf, unsigned *off);
 /* Frees the evaluation-only buffer (device residency). */
 void cs_images_trim(cs_image_store *st);
+/* Frees everything (waits for uploads in flight). */
 void cs_images_free(cs_image_store *st);
 
 #endif

@@ -74,6 +74,7 @@ void cs_kernel_opts_of(const cs_config *cfg, cs_kernel_opts *o);
 int cs_kernels_build(cs_cl *cl, const cs_kernel_opts *opts, cs_kernels *k);
 /* Sets the work-group size of every group: powers of two up to wg_max; -1 with a message. */
 int cs_kernels_set_wg(cs_kernels *k, const size_t wg[CS_WG_COUNT]);
+/* Releases the kernels and the program; safe on an empty K. */
 void cs_kernels_release(cs_kernels *k);
 
 /* profiling stages (cs_cl_run's STAGE argument) */

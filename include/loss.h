@@ -17,14 +17,17 @@ typedef struct {
     double l1, mse, ssim, psnr;
 } cs_metrics;
 
+/* An empty loss on CL with K's kernels; scratch is allocated at the first image. */
 void cs_loss_init(cs_loss *l, cs_cl *cl, const cs_kernels *k);
+/* Frees all scratch, the sums too. */
 void cs_loss_free(cs_loss *l);
 /* Enqueues the loss of r->img against GT (8-bit RGB at byte offset GT_OFF in GT) and its
  * gradient into l->v_img (does not block). The image's sums go to slot SLOT of the sums
  * buffer (read with cs_loss_read). */
 int cs_loss_forward_backward(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, int W, int H, float lambda,
                              int slot);
-/* Metrics only (render clamped to [0, 1] as graphdeco's evaluation does), into SLOT. */
+/* Enqueues the metrics only (render clamped to [0, 1] as graphdeco's evaluation does), into
+ * SLOT; does not block. */
 int cs_loss_metrics(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, int W, int H, int slot);
 /* Reads slot SLOT (blocks until the sums are computed): L1, MSE, SSIM means over the image
  * and the loss value for LAMBDA. */

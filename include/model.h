@@ -13,6 +13,7 @@
 #ifndef CS_MODEL_H
 #define CS_MODEL_H
 
+#include "cl_mem.h"
 #include "cl_runtime.h"
 #include "kernels.h"
 #include "layout.h"
@@ -51,8 +52,9 @@ cs_model_layout cs_model_layout_of(const cs_model *m);
 int cs_model_create(cs_cl *cl, cs_model *m, const cs_splats *s, const cs_model_layout *layout, int capacity);
 /* Bytes of one row of the moments of geometry / SH. */
 size_t cs_model_moment_row(const cs_model *m, int sh);
+/* Frees every array; safe on an empty M. */
 void cs_model_free(cs_cl *cl, cs_model *m);
-/* Copies parameters back to the host. */
+/* Copies the parameters of the first m->n rows back to the host (blocks). */
 int cs_model_download(cs_cl *cl, const cs_model *m, cs_splats *out);
 /* Grows capacity to hold ROWS (x1.5 spare, at most max_rows unless ROWS needs more), one
  * array at a time. */

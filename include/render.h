@@ -4,6 +4,7 @@
 #ifndef CS_RENDER_H
 #define CS_RENDER_H
 
+#include "cl_mem.h"
 #include "cl_runtime.h"
 #include "kernels.h"
 #include "model.h"
@@ -40,9 +41,12 @@ typedef struct {
     int tiles_x, tiles_y;
 } cs_renderer;
 
+/* The kernels' view of a camera: float pose, centre and intrinsics. */
 void cs_view_from_camera(const cs_camera *c, cs_view *v);
+/* An empty renderer on CL with K's kernels and the mip 2D filter variance KERNEL_SIZE; the
+ * pool grows at the first view. */
 void cs_renderer_init(cs_renderer *r, cs_cl *cl, const cs_kernels *k, float kernel_size);
-/* Enqueues the rendering of the model's first n Gaussians; the image will be in r->img (3, H,
+/* Enqueues the rendering of the model's first n Gaussians (does not block); the image will be in r->img (3, H,
  * W). The pair buffers are sized before the pair count is known: cs_render_confirm must be
  * called before anything reads the result for good. */
 int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree, const float bg[3]);
@@ -50,16 +54,19 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
  * 1 when it did not (the buffers grow; the forward and anything computed from it, e.g. the
  * backward, must be run again), -1 on error. */
 int cs_render_confirm(cs_renderer *r);
-/* cs_render_forward + cs_render_confirm, redone until the pairs fit. */
+/* cs_render_forward + cs_render_confirm, redone until the pairs fit (blocks for the count). */
 int cs_render_forward_sync(cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree, const float bg[3]);
 /* Enqueues the backward from V_IMG (3, H, W), the loss's image gradient, to m->v_geo /
  * m->v_sh, with d/d(mean2d ...) per Gaussian in r->v_2d (CS_V2D_* rows); does not block. */
 int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active_degree, const float bg[3],
                        const cs_buf *v_img);
-/* Writes r->img (3, H, W) as an 8-bit RGB PNG (clamped, rounded) atomically. */
+/* Reads r->img (3, H, W) back (blocks) and writes it as an 8-bit RGB PNG (clamped, rounded)
+ * atomically. */
 int cs_render_save_png(cs_renderer *r, int W, int H, const char *path);
-/* Releases all scratch; the next view allocates exactly what it needs. */
+/* Releases all scratch (waiting for a pair-count read in flight); the next view allocates
+ * exactly what it needs. */
 void cs_renderer_trim(cs_renderer *r);
+/* Bytes the pool holds now. */
 size_t cs_renderer_pool_bytes(const cs_renderer *r);
 
 /* What the renderer's pool holds for a view, per Gaussian, per pair and per pixel, for the
@@ -68,8 +75,10 @@ size_t cs_renderer_pool_bytes(const cs_renderer *r);
 typedef struct {
     size_t per_gaussian, per_pair, per_pixel;
 } cs_render_footprint;
+/* The footprint under the kernel options O (deterministic mode adds per-pair rows). */
 cs_render_footprint cs_renderer_footprint(const cs_kernel_opts *o);
 #define CS_PAIR_MARGIN 1.25
+/* cs_renderer_trim; the renderer may be dropped afterwards. */
 void cs_renderer_free(cs_renderer *r);
 
 #endif

@@ -3,6 +3,7 @@
 #ifndef CS_SORT_H
 #define CS_SORT_H
 
+#include "cl_mem.h"
 #include "cl_runtime.h"
 #include "kernels.h"
 #include "layout.h"
@@ -15,13 +16,14 @@ typedef struct {
 
 /* block and pass constants: CS_SORT_* and CS_RADIX_* in cl/layout.h */
 
-/* In-place exclusive scan of N uints. */
+/* Enqueues an in-place exclusive scan of N uints (does not block). */
 int cs_scan(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *data, unsigned n, int stage);
-/* Sorts N pairs by the low BITS of the keys; result is in KEYS / VALS. With COUNT (a device
+/* Enqueues the sort of N pairs by the low BITS of the keys (does not block); result is in KEYS / VALS. With COUNT (a device
  * uint), only the first min(COUNT[0], N) pairs are sorted: N is then the buffers' capacity
  * and the host need not know the count. */
 int cs_radix_sort(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *keys, cs_buf *vals, unsigned n,
                   const cs_buf *count, int bits, int stage);
+/* Frees the scratch. */
 void cs_sort_scratch_free(cs_cl *cl, cs_sort_scratch *s);
 
 #endif

@@ -20,6 +20,7 @@ typedef struct {
 
 /* Allocates arrays for N Gaussians (zeroed); filter_3d only if WITH_FILTER. */
 int cs_splats_alloc(cs_splats *s, int n, int sh_degree, int with_filter);
+/* Frees the arrays; S is empty afterwards. */
 void cs_splats_free(cs_splats *s);
 
 #endif

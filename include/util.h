@@ -44,6 +44,7 @@ int cs_path_join(char *out, size_t n, const char *a, const char *b);
 
 /* 64-bit FNV-1a, chainable through SEED (use CS_HASH_SEED to start). */
 #define CS_HASH_SEED 0xcbf29ce484222325ull
+/* FNV-1a of N bytes, continuing from SEED. */
 uint64_t cs_hash64(const void *data, size_t n, uint64_t seed);
 
 /* Monotonic wall clock in seconds. */

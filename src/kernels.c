@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cl_mem.h"
+#include "cl_program.h"
 #include "util.h"
 
 const char *const cs_wg_names[CS_WG_COUNT] = {"project", "project_bwd", "bin", "adam"};

@@ -79,30 +79,75 @@ static int find_prop(const ply_prop *props, int np, const char *name)
     return -1;
 }
 
-int cs_ply_read(const char *path, cs_splats *out)
+/* The parsed header: vertex properties (offsets within a binary row), format, count. */
+typedef struct {
+    ply_prop *props;
+    int np, cap;
+    int format;          /* 0 ascii, 1 binary LE, 2 binary BE, -1 unset */
+    long nvert;          /* -1 unset */
+    int in_vertex, elements_before;
+} ply_header;
+
+static int add_prop(ply_header *h, const char *name, int type)
 {
-    memset(out, 0, sizeof *out);
-    size_t len;
-    char *data = cs_read_file(path, &len);
-    if (!data) return -1;
-    int ret = -1;
-    ply_prop *props = NULL;
-    int np = 0, cap = 0, format = -1; /* 0 ascii, 1 binary LE, 2 binary BE */
-    long nvert = -1;
-    int in_vertex = 0, elements_before = 0, line_no = 0;
-    char *p = data, *end = data + len;
-    if (len < 4 || strncmp(data, "ply", 3) != 0 || (data[3] != '\n' && data[3] != '\r')) {
-        cs_fail("%s: not a PLY file (missing 'ply' magic)", path);
-        goto done;
+    if (h->np == h->cap) {
+        int cap = h->cap ? h->cap * 2 : 64;
+        ply_prop *np2 = realloc(h->props, sizeof *h->props * cap);
+        if (!np2) return cs_fail("out of host memory");
+        h->props = np2, h->cap = cap;
     }
-    /* header */
-    for (;;) {
+    ply_prop *q = &h->props[h->np];
+    snprintf(q->name, sizeof q->name, "%s", name);
+    q->type = type;
+    q->offset = h->np ? h->props[h->np - 1].offset + PTYPES[h->props[h->np - 1].type].size : 0;
+    h->np++;
+    return 0;
+}
+
+/* One header line (words W1..W3, NW of them); 1 at end_header. */
+static int header_line(const char *path, int line_no, int nw, const char *w1, const char *w2, const char *w3,
+                       ply_header *h)
+{
+    if (nw <= 0 || !strcmp(w1, "comment") || !strcmp(w1, "obj_info") || !strcmp(w1, "ply")) return 0;
+    if (!strcmp(w1, "end_header")) return 1;
+    if (!strcmp(w1, "format")) {
+        h->format = !strcmp(w2, "ascii") ? 0 : !strcmp(w2, "binary_little_endian") ? 1
+                  : !strcmp(w2, "binary_big_endian") ? 2 : -2;
+        if (h->format == -2) return cs_fail("%s: header line %d: unknown format '%s'", path, line_no, w2);
+    } else if (!strcmp(w1, "element")) {
+        if (nw < 3) return cs_fail("%s: header line %d: malformed element line", path, line_no);
+        char *e;
+        long cnt = strtol(w3, &e, 10);
+        if (*e || cnt < 0) return cs_fail("%s: header line %d: bad element count '%s'", path, line_no, w3);
+        h->in_vertex = !strcmp(w2, "vertex");
+        if (h->in_vertex) h->nvert = cnt;
+        else if (h->nvert < 0 && cnt > 0) h->elements_before = 1;
+    } else if (!strcmp(w1, "property")) {
+        if (!h->in_vertex) return 0;
+        if (!strcmp(w2, "list"))
+            return cs_fail("%s: header line %d: list properties in 'vertex' are not supported", path, line_no);
+        int t = -1;
+        for (int i = 0; i < 8; i++)
+            if (!strcmp(w2, PTYPES[i].a) || !strcmp(w2, PTYPES[i].b)) t = i;
+        if (t < 0 || nw < 3) return cs_fail("%s: header line %d: unknown property type '%s'", path, line_no, w2);
+        return add_prop(h, w3, t);
+    } else {
+        return cs_fail("%s: header line %d: unexpected '%s'", path, line_no, w1);
+    }
+    return 0;
+}
+
+/* Parses the header of DATA (LEN bytes); *BODY is set to the first data byte. */
+static int parse_header(const char *path, char *data, size_t len, ply_header *h, char **body)
+{
+    memset(h, 0, sizeof *h);
+    h->format = -1, h->nvert = -1;
+    if (len < 4 || strncmp(data, "ply", 3) != 0 || (data[3] != '\n' && data[3] != '\r'))
+        return cs_fail("%s: not a PLY file (missing 'ply' magic)", path);
+    char *p = data, *end = data + len;
+    for (int line_no = 1;; line_no++) {
         char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (!nl) {
-            cs_fail("%s: truncated header (no end_header)", path);
-            goto done;
-        }
-        line_no++;
+        if (!nl) return cs_fail("%s: truncated header (no end_header)", path);
         char line[512];
         size_t ll = (size_t)(nl - p);
         if (ll >= sizeof line) ll = sizeof line - 1;
@@ -112,153 +157,123 @@ int cs_ply_read(const char *path, cs_splats *out)
         p = nl + 1;
         char w1[64] = "", w2[64] = "", w3[64] = "";
         int nw = sscanf(line, "%63s %63s %63s", w1, w2, w3);
-        if (nw <= 0 || strcmp(w1, "comment") == 0 || strcmp(w1, "obj_info") == 0 || strcmp(w1, "ply") == 0) continue;
-        if (strcmp(w1, "end_header") == 0) break;
-        if (strcmp(w1, "format") == 0) {
-            if (strcmp(w2, "ascii") == 0) format = 0;
-            else if (strcmp(w2, "binary_little_endian") == 0) format = 1;
-            else if (strcmp(w2, "binary_big_endian") == 0) format = 2;
-            else {
-                cs_fail("%s: header line %d: unknown format '%s'", path, line_no, w2);
-                goto done;
-            }
-        } else if (strcmp(w1, "element") == 0) {
-            if (nw < 3) {
-                cs_fail("%s: header line %d: malformed element line", path, line_no);
-                goto done;
-            }
-            char *e;
-            long cnt = strtol(w3, &e, 10);
-            if (*e || cnt < 0) {
-                cs_fail("%s: header line %d: bad element count '%s'", path, line_no, w3);
-                goto done;
-            }
-            in_vertex = strcmp(w2, "vertex") == 0;
-            if (in_vertex) nvert = cnt;
-            else if (nvert < 0 && cnt > 0) elements_before = 1;
-        } else if (strcmp(w1, "property") == 0) {
-            if (!in_vertex) continue;
-            if (strcmp(w2, "list") == 0) {
-                cs_fail("%s: header line %d: list properties in 'vertex' are not supported", path, line_no);
-                goto done;
-            }
-            int t = -1;
-            for (int i = 0; i < 8; i++)
-                if (strcmp(w2, PTYPES[i].a) == 0 || strcmp(w2, PTYPES[i].b) == 0) t = i;
-            if (t < 0 || nw < 3) {
-                cs_fail("%s: header line %d: unknown property type '%s'", path, line_no, w2);
-                goto done;
-            }
-            if (np == cap) {
-                cap = cap ? cap * 2 : 64;
-                ply_prop *np2 = realloc(props, sizeof *props * cap);
-                if (!np2) {
-                    cs_fail("out of host memory");
-                    goto done;
-                }
-                props = np2;
-            }
-            snprintf(props[np].name, sizeof props[np].name, "%s", w3);
-            props[np].type = t;
-            props[np].offset = np ? props[np - 1].offset + PTYPES[props[np - 1].type].size : 0;
-            np++;
-        } else {
-            cs_fail("%s: header line %d: unexpected '%s'", path, line_no, w1);
-            goto done;
-        }
+        int r = header_line(path, line_no, nw, w1, w2, w3, h);
+        if (r < 0) return -1;
+        if (r == 1) break;
     }
-    if (format < 0 || nvert < 0) {
-        cs_fail("%s: header lacks %s", path, format < 0 ? "a format line" : "a vertex element");
-        goto done;
-    }
-    if (elements_before) {
-        cs_fail("%s: elements before 'vertex' are not supported", path);
-        goto done;
-    }
-    if (nvert > 200000000) {
-        cs_fail("%s: implausible vertex count %ld", path, nvert);
-        goto done;
-    }
+    if (h->format < 0 || h->nvert < 0)
+        return cs_fail("%s: header lacks %s", path, h->format < 0 ? "a format line" : "a vertex element");
+    if (h->elements_before) return cs_fail("%s: elements before 'vertex' are not supported", path);
+    if (h->nvert > 200000000) return cs_fail("%s: implausible vertex count %ld", path, h->nvert);
+    *body = p;
+    return 0;
+}
+
+/* Where each splat field is among the properties: the 14 required ones, f_rest_*, filter_3D. */
+typedef struct {
+    int req[14];   /* x y z, f_dc_0..2, opacity, scale_0..2, rot_0..3 */
+    int *rest;     /* f_rest_j */
+    int nrest, degree, filt;
+} ply_map;
+
+static int map_props(const char *path, const ply_header *h, ply_map *m)
+{
     static const char *req[] = {"x", "y", "z", "f_dc_0", "f_dc_1", "f_dc_2", "opacity",
                                 "scale_0", "scale_1", "scale_2", "rot_0", "rot_1", "rot_2", "rot_3"};
-    int idx[14];
-    for (int i = 0; i < 14; i++) {
-        idx[i] = find_prop(props, np, req[i]);
-        if (idx[i] < 0) {
-            cs_fail("%s: missing property '%s' (not a Gaussian splat PLY?)", path, req[i]);
-            goto done;
-        }
+    memset(m, 0, sizeof *m);
+    for (int i = 0; i < 14; i++)
+        if ((m->req[i] = find_prop(h->props, h->np, req[i])) < 0)
+            return cs_fail("%s: missing property '%s' (not a Gaussian splat PLY?)", path, req[i]);
+    char nm[32];
+    for (;; m->nrest++) {
+        snprintf(nm, sizeof nm, "f_rest_%d", m->nrest);
+        if (find_prop(h->props, h->np, nm) < 0) break;
     }
-    int nrest = 0;
-    while (1) {
-        char nm[32];
-        snprintf(nm, sizeof nm, "f_rest_%d", nrest);
-        if (find_prop(props, np, nm) < 0) break;
-        nrest++;
-    }
-    int deg = -1;
+    m->degree = -1;
     for (int d = 0; d <= 3; d++)
-        if (3 * (CS_SH_COEFFS(d) - 1) == nrest) deg = d;
-    if (deg < 0) {
-        cs_fail("%s: %d f_rest properties do not match any SH degree 0..3 (0, 9, 24 or 45)", path, nrest);
+        if (3 * (CS_SH_COEFFS(d) - 1) == m->nrest) m->degree = d;
+    if (m->degree < 0)
+        return cs_fail("%s: %d f_rest properties do not match any SH degree 0..3 (0, 9, 24 or 45)", path, m->nrest);
+    m->rest = malloc(sizeof(int) * (m->nrest ? m->nrest : 1));
+    if (!m->rest) return cs_fail("out of host memory");
+    for (int j = 0; j < m->nrest; j++) {
+        snprintf(nm, sizeof nm, "f_rest_%d", j);
+        m->rest[j] = find_prop(h->props, h->np, nm);
+    }
+    m->filt = find_prop(h->props, h->np, "filter_3D");
+    return 0;
+}
+
+/* Reads vertex V's properties into ROW from *P (advanced past them). */
+static int read_row(const char *path, const ply_header *h, long v, char **p, const char *end, double *row)
+{
+    if (h->format == 0) {
+        for (int j = 0; j < h->np; j++) {
+            while (*p < end && isspace((unsigned char)**p)) (*p)++;
+            char *e;
+            row[j] = strtod(*p, &e);
+            if (e == *p)
+                return cs_fail("%s: vertex %ld: expected %d numbers (truncated or malformed ASCII data)", path, v,
+                               h->np);
+            *p = e;
+        }
+        return 0;
+    }
+    for (int j = 0; j < h->np; j++)
+        row[j] = read_scalar((unsigned char *)*p + h->props[j].offset, h->props[j].type, h->format == 2);
+    *p += h->props[h->np - 1].offset + PTYPES[h->props[h->np - 1].type].size;
+    return 0;
+}
+
+static void store_row(const ply_map *m, const double *row, long v, cs_splats *out)
+{
+    int K = CS_SH_COEFFS(m->degree);
+    for (int c = 0; c < 3; c++) {
+        out->means[v * 3 + c] = (float)row[m->req[c]];
+        out->sh[(size_t)v * K * 3 + c] = (float)row[m->req[3 + c]];
+        out->log_scales[v * 3 + c] = (float)row[m->req[7 + c]];
+    }
+    out->logit_opacity[v] = (float)row[m->req[6]];
+    for (int c = 0; c < 4; c++) out->quats[v * 4 + c] = (float)row[m->req[10 + c]];
+    for (int c = 0; c < 3; c++)
+        for (int k = 1; k < K; k++) out->sh[(size_t)v * K * 3 + k * 3 + c] = (float)row[m->rest[c * (K - 1) + (k - 1)]];
+    if (m->filt >= 0) out->filter_3d[v] = (float)row[m->filt];
+}
+
+int cs_ply_read(const char *path, cs_splats *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t len;
+    char *data = cs_read_file(path, &len), *p = NULL;
+    if (!data) return -1;
+    ply_header h;
+    ply_map m = {0};
+    double *row = NULL;
+    int ret = -1;
+    if (parse_header(path, data, len, &h, &p) || map_props(path, &h, &m)) goto done;
+    /* binary data must be all there before anything is allocated for it */
+    size_t rowsz = (size_t)(h.props[h.np - 1].offset + PTYPES[h.props[h.np - 1].type].size);
+    size_t have = (size_t)(data + len - p);
+    if (h.format != 0 && have / rowsz < (size_t)h.nvert) {
+        cs_fail("%s: truncated: data ends at vertex %zu of %ld", path, have / rowsz, h.nvert);
         goto done;
     }
-    int ifilt = find_prop(props, np, "filter_3D");
-    if (cs_splats_alloc(out, (int)nvert, deg, ifilt >= 0)) goto done;
-    int K = CS_SH_COEFFS(deg);
-    int rowsz = np ? props[np - 1].offset + PTYPES[props[np - 1].type].size : 0;
-    double *row = malloc(sizeof(double) * (np ? np : 1));
+    row = malloc(sizeof(double) * h.np);
     if (!row) {
         cs_fail("out of host memory");
         goto done;
     }
-    int *rest_idx = malloc(sizeof(int) * (nrest ? nrest : 1));
-    for (int j = 0; j < nrest; j++) {
-        char nm[32];
-        snprintf(nm, sizeof nm, "f_rest_%d", j);
-        rest_idx[j] = find_prop(props, np, nm);
+    if (cs_splats_alloc(out, (int)h.nvert, m.degree, m.filt >= 0)) goto done;
+    for (long v = 0; v < h.nvert; v++) {
+        if (read_row(path, &h, v, &p, data + len, row)) goto done;
+        store_row(&m, row, v, out);
     }
-    for (long v = 0; v < nvert; v++) {
-        if (format == 0) {
-            for (int j = 0; j < np; j++) {
-                while (p < end && isspace((unsigned char)*p)) p++;
-                char *e;
-                row[j] = strtod(p, &e);
-                if (e == p) {
-                    cs_fail("%s: vertex %ld: expected %d numbers (truncated or malformed ASCII data)", path, v, np);
-                    free(row);
-                    free(rest_idx);
-                    goto done;
-                }
-                p = e;
-            }
-        } else {
-            if ((size_t)(end - p) < (size_t)rowsz) {
-                cs_fail("%s: truncated: data ends at vertex %ld of %ld", path, v, nvert);
-                free(row);
-                free(rest_idx);
-                goto done;
-            }
-            for (int j = 0; j < np; j++) row[j] = read_scalar((unsigned char *)p + props[j].offset, props[j].type, format == 2);
-            p += rowsz;
-        }
-        for (int c = 0; c < 3; c++) {
-            out->means[v * 3 + c] = (float)row[idx[c]];
-            out->sh[(size_t)v * K * 3 + c] = (float)row[idx[3 + c]];
-            out->log_scales[v * 3 + c] = (float)row[idx[7 + c]];
-        }
-        out->logit_opacity[v] = (float)row[idx[6]];
-        for (int c = 0; c < 4; c++) out->quats[v * 4 + c] = (float)row[idx[10 + c]];
-        for (int c = 0; c < 3; c++)
-            for (int k = 1; k < K; k++) out->sh[(size_t)v * K * 3 + k * 3 + c] = (float)row[rest_idx[c * (K - 1) + (k - 1)]];
-        if (ifilt >= 0) out->filter_3d[v] = (float)row[ifilt];
-    }
-    free(row);
-    free(rest_idx);
     ret = 0;
 done:
     if (ret) cs_splats_free(out);
-    free(props);
+    free(row);
+    free(m.rest);
+    free(h.props);
     free(data);
     return ret;
 }

@@ -112,89 +112,111 @@ static void tile_launch(const cs_renderer *r, size_t gt[2], size_t lt[2])
     lt[0] = lt[1] = T;
 }
 
-int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree, const float bg[3])
+/* per-view buffers that do not depend on the pair count */
+static int reserve_view(cs_renderer *r, size_t N, int W, int H)
+{
+    return reserve(r, &r->xy, N * 8, "projected means") || reserve(r, &r->conic_opacity, N * 16, "conics") ||
+           reserve(r, &r->rgb, N * 12, "colours") || reserve(r, &r->depth, N * 4, "depths") ||
+           reserve(r, &r->radii, N * 4, "radii") || reserve(r, &r->touched, N * 4, "tiles touched") ||
+           reserve(r, &r->offsets, N * 4, "pair offsets") || reserve(r, &r->clamped, N * 4, "colour clamp mask") ||
+           reserve(r, &r->total, 16, "pair count") ||
+           reserve(r, &r->ranges, (size_t)r->tiles_x * r->tiles_y * 8, "tile ranges") ||
+           reserve(r, &r->img, (size_t)3 * W * H * 4, "rendered image") ||
+           reserve(r, &r->final_T, (size_t)W * H * 4, "final transmittance") ||
+           reserve(r, &r->n_contrib, (size_t)W * H * 4, "last contributor");
+}
+
+/* project_fwd: 2D means, conics, colours, depths, radii and tiles touched per Gaussian */
+static int project(cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree)
+{
+    const cs_kernels *k = r->k;
+    int n = m->n, W = v->width, H = v->height;
+    size_t lp = k->wg[CS_WG_PROJECT], g = (size_t)n;
+    cl_mem filt = m->has_filter ? m->filter3d.mem : m->geo.mem;
+    return cs_cl_run(r->cl, k->project_fwd, CS_STAGE_PROJECT, 1, &g, &lp, CS_ARG(n), CS_ARG(m->geo.mem),
+                     CS_ARG(m->sh.mem), CS_ARG(filt), CS_ARG(v->cam), CS_ARG(v->intr), CS_ARG(W), CS_ARG(H),
+                     CS_ARG(r->tiles_x), CS_ARG(r->tiles_y), CS_ARG(active_degree), CS_ARG(r->kernel_size),
+                     CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->rgb.mem), CS_ARG(r->depth.mem),
+                     CS_ARG(r->radii.mem), CS_ARG(r->touched.mem), CS_ARG(r->clamped.mem));
+}
+
+/* Gaussians front to back, then pair offsets = exclusive scan of tiles touched in that order;
+   the total is read back without waiting (see bin.cl and cs_render_confirm) */
+static int depth_order(cs_renderer *r, int n, size_t N)
 {
     cs_cl *cl = r->cl;
     const cs_kernels *k = r->k;
-    int n = m->n, W = v->width, H = v->height;
-    size_t N = (size_t)(m->capacity > 0 ? m->capacity : 1);
-    int T = k->opts.tile;
-    r->tiles_x = (W + T - 1) / T;
-    r->tiles_y = (H + T - 1) / T;
-    if (reserve(r, &r->xy, N * 8, "projected means") || reserve(r, &r->conic_opacity, N * 16, "conics") ||
-        reserve(r, &r->rgb, N * 12, "colours") || reserve(r, &r->depth, N * 4, "depths") ||
-        reserve(r, &r->radii, N * 4, "radii") || reserve(r, &r->touched, N * 4, "tiles touched") ||
-        reserve(r, &r->offsets, N * 4, "pair offsets") || reserve(r, &r->clamped, N * 4, "colour clamp mask") ||
-        reserve(r, &r->total, 16, "pair count") ||
-        reserve(r, &r->ranges, (size_t)r->tiles_x * r->tiles_y * 8, "tile ranges") ||
-        reserve(r, &r->img, (size_t)3 * W * H * 4, "rendered image") ||
-        reserve(r, &r->final_T, (size_t)W * H * 4, "final transmittance") ||
-        reserve(r, &r->n_contrib, (size_t)W * H * 4, "last contributor"))
-        return -1;
-    size_t l = k->wg[CS_WG_BIN], lp = k->wg[CS_WG_PROJECT], g = (size_t)n;
-    cl_mem filt = m->has_filter ? m->filter3d.mem : m->geo.mem;
-    if (cs_cl_run(cl, k->project_fwd, CS_STAGE_PROJECT, 1, &g, &lp, CS_ARG(n), CS_ARG(m->geo.mem),
-                  CS_ARG(m->sh.mem), CS_ARG(filt), CS_ARG(v->cam), CS_ARG(v->intr), CS_ARG(W), CS_ARG(H),
-                  CS_ARG(r->tiles_x), CS_ARG(r->tiles_y), CS_ARG(active_degree), CS_ARG(r->kernel_size),
-                  CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->rgb.mem), CS_ARG(r->depth.mem),
-                  CS_ARG(r->radii.mem), CS_ARG(r->touched.mem), CS_ARG(r->clamped.mem)))
-        return -1;
-    /* Gaussians front to back, then pair offsets = exclusive scan of tiles touched in that
-       order; the total is read back without waiting (see bin.cl and cs_render_confirm) */
+    size_t l = k->wg[CS_WG_BIN], g = (size_t)n, one = 1;
     unsigned un = (unsigned)n;
-    if (wait_total(r)) return -1;
-    r->total_host = 0;
-    if (n > 0) {
-        if (reserve(r, &r->depth_keys, N * 4, "depth keys") || reserve(r, &r->order, N * 4, "depth order") ||
-            cs_cl_run(cl, k->bin_depth_keys, CS_STAGE_SORT, 1, &g, &l, CS_ARG(n), CS_ARG(r->radii.mem),
-                      CS_ARG(r->depth.mem), CS_ARG(r->depth_keys.mem), CS_ARG(r->order.mem)) ||
-            cs_radix_sort(cl, k, &r->sort, &r->depth_keys, &r->order, un, NULL, 32, CS_STAGE_SORT) ||
-            cs_cl_run(cl, k->bin_gather_counts, CS_STAGE_SORT, 1, &g, &l, CS_ARG(n), CS_ARG(r->order.mem),
-                      CS_ARG(r->touched.mem), CS_ARG(r->offsets.mem)) ||
-            cs_scan(cl, k, &r->sort, &r->offsets, un, CS_STAGE_SORT))
-            return -1;
-        size_t one = 1;
-        if (cs_cl_run(cl, k->bin_pair_total, CS_STAGE_SORT, 1, &one, NULL, CS_ARG(n), CS_ARG(r->offsets.mem),
-                      CS_ARG(r->order.mem), CS_ARG(r->touched.mem), CS_ARG(r->total.mem)))
-            return -1;
-        CS_CHECK(clEnqueueReadBuffer(cl->queue, r->total.mem, CL_FALSE, 0, 4, &r->total_host, 0, NULL, &r->total_ev));
-        CS_CHECK(clFlush(cl->queue));
-    }
+    if (reserve(r, &r->depth_keys, N * 4, "depth keys") || reserve(r, &r->order, N * 4, "depth order") ||
+        cs_cl_run(cl, k->bin_depth_keys, CS_STAGE_SORT, 1, &g, &l, CS_ARG(n), CS_ARG(r->radii.mem),
+                  CS_ARG(r->depth.mem), CS_ARG(r->depth_keys.mem), CS_ARG(r->order.mem)) ||
+        cs_radix_sort(cl, k, &r->sort, &r->depth_keys, &r->order, un, NULL, 32, CS_STAGE_SORT) ||
+        cs_cl_run(cl, k->bin_gather_counts, CS_STAGE_SORT, 1, &g, &l, CS_ARG(n), CS_ARG(r->order.mem),
+                  CS_ARG(r->touched.mem), CS_ARG(r->offsets.mem)) ||
+        cs_scan(cl, k, &r->sort, &r->offsets, un, CS_STAGE_SORT) ||
+        cs_cl_run(cl, k->bin_pair_total, CS_STAGE_SORT, 1, &one, NULL, CS_ARG(n), CS_ARG(r->offsets.mem),
+                  CS_ARG(r->order.mem), CS_ARG(r->touched.mem), CS_ARG(r->total.mem)))
+        return -1;
+    CS_CHECK(clEnqueueReadBuffer(cl->queue, r->total.mem, CL_FALSE, 0, 4, &r->total_host, 0, NULL, &r->total_ev));
+    CS_CHECK(clFlush(cl->queue));
+    return 0;
+}
+
+/* (tile | depth) pairs in the pair buffers, sorted by tile, and each tile's range of them */
+static int bin_pairs(cs_renderer *r, int n)
+{
+    cs_cl *cl = r->cl;
+    const cs_kernels *k = r->k;
     /* pair capacity: the largest count seen (or a guess from the Gaussian count before any
-       view), with a margin; an overflow is caught by cs_render_confirm */
+       view), with CS_PAIR_MARGIN (5/4); an overflow is caught by cs_render_confirm */
     if (!r->pair_cap) {
-        /* CS_PAIR_MARGIN (5/4) over the largest count seen */
         size_t want = r->pair_guess ? (size_t)r->pair_guess + r->pair_guess / 4 : (size_t)n * 4;
         r->pair_cap = (unsigned)(want < 256 ? 256 : want > 0xfffff000u ? 0xfffff000u : want);
     }
     unsigned cap = r->pair_cap;
-    int det = k->opts.deterministic;
     if (reserve(r, &r->keys, (size_t)cap * 4, "sort keys") || reserve(r, &r->pair_ids, (size_t)cap * 4, "pair values") ||
-        (det && reserve(r, &r->pair_gid, (size_t)cap * 4, "pair Gaussians")))
+        (k->opts.deterministic && reserve(r, &r->pair_gid, (size_t)cap * 4, "pair Gaussians")))
         return -1;
     cl_mem pair_gid = pair_gid_arg(r);
     cl_uint zero = 0;
     if (cs_buf_fill(cl, &r->ranges, 0, (size_t)r->tiles_x * r->tiles_y * 8, &zero, 4)) return -1;
-    if (n > 0) {
-        if (cs_cl_run(cl, k->bin_emit_pairs, CS_STAGE_SORT, 1, &g, &l, CS_ARG(n), CS_ARG(r->order.mem),
-                      CS_ARG(r->xy.mem), CS_ARG(r->radii.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->offsets.mem),
-                      CS_ARG(r->tiles_x), CS_ARG(r->tiles_y), CS_ARG(cap), CS_ARG(r->keys.mem),
-                      CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid)))
-            return -1;
-        int bits = bits_for((unsigned)(r->tiles_x * r->tiles_y));
-        if (cs_radix_sort(cl, k, &r->sort, &r->keys, &r->pair_ids, cap, &r->total, bits, CS_STAGE_SORT)) return -1;
-        size_t gm = cap;
-        if (cs_cl_run(cl, k->bin_tile_ranges, CS_STAGE_SORT, 1, &gm, &l, CS_ARG(cap), CS_ARG(r->total.mem),
-                      CS_ARG(r->keys.mem), CS_ARG(r->ranges.mem)))
-            return -1;
-    }
+    if (n == 0) return 0;
+    size_t l = k->wg[CS_WG_BIN], g = (size_t)n, gm = cap;
+    int bits = bits_for((unsigned)(r->tiles_x * r->tiles_y));
+    return cs_cl_run(cl, k->bin_emit_pairs, CS_STAGE_SORT, 1, &g, &l, CS_ARG(n), CS_ARG(r->order.mem),
+                     CS_ARG(r->xy.mem), CS_ARG(r->radii.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->offsets.mem),
+                     CS_ARG(r->tiles_x), CS_ARG(r->tiles_y), CS_ARG(cap), CS_ARG(r->keys.mem),
+                     CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid)) ||
+           cs_radix_sort(cl, k, &r->sort, &r->keys, &r->pair_ids, cap, &r->total, bits, CS_STAGE_SORT) ||
+           cs_cl_run(cl, k->bin_tile_ranges, CS_STAGE_SORT, 1, &gm, &l, CS_ARG(cap), CS_ARG(r->total.mem),
+                     CS_ARG(r->keys.mem), CS_ARG(r->ranges.mem));
+}
+
+/* rasterize_fwd: front-to-back blending per tile */
+static int rasterize(cs_renderer *r, const cs_view *v, const float bg[3])
+{
+    int W = v->width, H = v->height;
     size_t gt[2], lt[2];
     tile_launch(r, gt, lt);
     cl_float4 bgv = {{bg[0], bg[1], bg[2], 0.f}};
-    return cs_cl_run(cl, k->rasterize_fwd, CS_STAGE_RASTER_FWD, 2, gt, lt, CS_ARG(r->ranges.mem),
+    cl_mem pair_gid = pair_gid_arg(r);
+    return cs_cl_run(r->cl, r->k->rasterize_fwd, CS_STAGE_RASTER_FWD, 2, gt, lt, CS_ARG(r->ranges.mem),
                      CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid), CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem),
                      CS_ARG(r->rgb.mem), CS_ARG(W), CS_ARG(H), CS_ARG(r->tiles_x), CS_ARG(bgv), CS_ARG(r->img.mem),
                      CS_ARG(r->final_T.mem), CS_ARG(r->n_contrib.mem));
+}
+
+int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree, const float bg[3])
+{
+    size_t N = (size_t)(m->capacity > 0 ? m->capacity : 1);
+    int T = r->k->opts.tile;
+    r->tiles_x = (v->width + T - 1) / T;
+    r->tiles_y = (v->height + T - 1) / T;
+    if (reserve_view(r, N, v->width, v->height) || project(r, m, v, active_degree) || wait_total(r)) return -1;
+    r->total_host = 0;
+    if (m->n > 0 && depth_order(r, m->n, N)) return -1;
+    return bin_pairs(r, m->n) || rasterize(r, v, bg) ? -1 : 0;
 }
 
 int cs_render_confirm(cs_renderer *r)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cl_program.h"
 #include "util.h"
 
 /* ---- the cache ---------------------------------------------------------------------------- */

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cl_mem.h"
 #include "config.h"
 #include "image.h"
 #include "kernels.h"

@@ -1,6 +1,7 @@
 /* every test: X(function, group) */
 X(test_config, "unit")
 X(test_schedule, "unit")
+X(test_structure_check, "unit")
 X(test_images, "unit")
 X(test_ply, "unit")
 X(test_colmap, "unit")

@@ -78,3 +78,35 @@ int test_schedule(void)
     CHECK(cs_view_order_init(&a, 0, 1) == -1, "no views");
     return 0;
 }
+
+/* tools/check_structure.sh: clean on this tree; on a made-up tree it names an upward include,
+ * an include circle, a source without a header and a long function. */
+int test_structure_check(void)
+{
+    if (system("sh tools/check_structure.sh . >/dev/null 2>&1") != 0) {
+        CHECK(system("sh tools/check_structure.sh . >&2") == 0, "this tree breaks the structure rules");
+    }
+    char dir[600], cmd[2400];
+    snprintf(dir, sizeof dir, "%s/structure", test_tmpdir());
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/src %s/include && cd %s && "
+             "printf '#include \"trainer.h\"\\n' > include/camera.h && printf '#include \"camera.h\"\\n' > src/camera.c && "
+             "printf '#include \"scene.h\"\\n' > include/dataset.h && printf '#include \"dataset.h\"\\n' > include/scene.h && "
+             "printf '' > include/trainer.h && printf '' > src/trainer.c && printf '' > src/orphan.c && "
+             "printf 'int scene_f(void)\\n{\\n' > src/scene.c && for i in $(seq 120); do echo '    ;' >> src/scene.c; done && "
+             "echo '}' >> src/scene.c && printf '' > src/dataset.c",
+             dir, dir, dir);
+    CHECK(system(cmd) == 0, "making the tree");
+    snprintf(cmd, sizeof cmd, "sh tools/check_structure.sh %s > %s/out.txt 2>&1", dir, dir);
+    CHECK(system(cmd) != 0, "a broken tree passes");
+    snprintf(cmd, sizeof cmd, "%s/out.txt", dir);
+    char *out = cs_read_file(cmd, NULL);
+    CHECK(out, "no output");
+    int ok = strstr(out, "includes trainer: trainer (programs) is above camera (data)") &&
+             strstr(out, "includes circle: ") && strstr(out, "src/orphan.c has no header") &&
+             strstr(out, "function of 122 lines");
+    if (!ok) fprintf(stderr, "%s", out);
+    free(out);
+    CHECK(ok, "the checker's report misses a rule");
+    return 0;
+}

@@ -1,0 +1,32 @@
+/* cl_program: the program of every kernel file, built from the sources embedded in the
+ * binary (or read from --kernel-dir), through an on-disk binary cache.
+ *
+ * Sources: cl/layout.h, cl/common.h, then each stage file, passed to the compiler as one
+ * program (so build-log line numbers are mapped back to the files in the error message).
+ * Options: "-cl-std=CL1.2" (CL3.0 for cl_ext_float_atomics), -DATOMIC_PATH, -DFAST_MATH, then
+ * the caller's defines.
+ * Cache key (two chained 64-bit FNV-1a hashes): every source text, the full option string,
+ * device name, driver version, platform version, device version, and CS_CL_CACHE_FORMAT.
+ * Cache file: <cache_dir>/<key0><key1>.bin (32 hex digits) holding a header {"CSKC", format
+ * version (u32), key (2 x u64), binary size (u64), FNV-1a checksum of the binary (u64)} and the
+ * device binary. It is written to a temporary name and renamed; any mismatch or failure to
+ * load falls back to a source build, and a cache that cannot be written costs only time.
+ * cache_dir: $XDG_CACHE_HOME/clsplat/kernels, else ~/.cache/clsplat/kernels. */
+#ifndef CS_CL_PROGRAM_H
+#define CS_CL_PROGRAM_H
+
+#include <stdint.h>
+
+#include "cl_runtime.h"
+
+#define CS_CL_CACHE_FORMAT 3u
+
+/* Builds all kernels (common.h + every stage file) with OPTIONS (defines; the standard and
+ * the atomics path are added here). Uses the binary cache unless disabled. */
+int cs_cl_build(cs_cl *cl, const char *options, cl_program *out);
+/* Creates a kernel, -1 with a message naming it. */
+int cs_cl_kernel(cs_cl *cl, cl_program prog, const char *name, cl_kernel *out);
+/* A hash of the kernel sources the device builds from (embedded or --kernel-dir). */
+int cs_cl_sources_hash(cs_cl *cl, uint64_t *out);
+
+#endif

@@ -1,0 +1,103 @@
+#!/bin/sh
+# check_structure: the rules of the source layout that a reviewer would otherwise check by
+# eye (README "Architecture"). Fails, naming the file, when
+#   - a module includes a module of a higher layer (the table below), or the module include
+#     graph has a circle (module = src/X.c with its header include/X.h or src/X.h);
+#   - a module is missing from the table, or a src/*.c but main.c has no header;
+#   - a function in src/ is longer than MAX_LINES (about 100, STYLE.md).
+#   - with OBJ (a folder of the build's objects), the same for the call graph: a module that
+#     calls a function of a higher layer, or a circle of modules calling each other.
+# usage: tools/check_structure.sh [ROOT [OBJ]]   (run by `make check-structure` and `make test`)
+set -eu
+ROOT=${1:-.}
+OBJ=${2:-}
+MAX_LINES=100
+cd "$ROOT"
+LAYERS='
+0 base layout util config model_layout splats cl_sources
+1 runtime cl_runtime cl_mem cl_program driver_mem
+2 data camera dataset readers scene_colmap scene_blender scene image image_store ply init
+3 model kernels tuning model outputs
+4 stages sort render loss optim densify
+5 pass pass tune schedule memplan train_log evaluator
+6 programs trainer bench main
+'
+files=$(for f in src/*.c src/*.h include/*.h cl/layout.h; do if [ -f "$f" ]; then echo "$f"; fi; done)
+status=0
+# sources whose entry points a shared private header declares (module:header)
+SHARED_HEADERS='scene_colmap:readers scene_blender:readers'
+# every .c but main has a header
+for c in src/*.c; do
+    m=$(basename "$c" .c)
+    [ "$m" = main ] && continue
+    h=$m
+    for pair in $SHARED_HEADERS; do [ "${pair%%:*}" = "$m" ] && h=${pair#*:}; done
+    [ -f "include/$h.h" ] || [ -f "src/$h.h" ] || { echo "check_structure: $c has no header (include/$h.h)"; status=1; }
+done
+# edges "from to file" between project modules
+edges=$(for f in $files; do
+    m=$(basename "$f"); m=${m%.*}
+    sed -n 's/^#include "\([^"]*\)\.h".*/\1/p' "$f" | while read -r to; do
+        [ "$to" = "$m" ] || echo "$m $to $f"
+    done
+done)
+check_graph() { # KIND: reads "from to where" lines
+    awk -v layers="$LAYERS" -v kind="$1" '
+BEGIN {
+    n = split(layers, rows, "\n")
+    for (i = 1; i <= n; i++) {
+        k = split(rows[i], w, " ")
+        for (j = 3; j <= k; j++) { layer[w[j]] = w[1]; lname[w[1]] = w[2] }
+    }
+    bad = 0
+}
+NF == 3 {
+    from = $1; to = $2; file = $3
+    if (!(from in layer)) { printf "check_structure: module %s (%s) is not in the layer table\n", from, file; bad = 1; next }
+    if (!(to in layer)) { printf "check_structure: module %s (included by %s) is not in the layer table\n", to, file; bad = 1; next }
+    if (layer[to] > layer[from]) {
+        printf "check_structure: %s: %s %s: %s (%s) is above %s (%s)\n", file, kind, to, to, lname[layer[to]], from, lname[layer[from]]
+        bad = 1
+    }
+    if (!((from, to) in seen)) { seen[from, to] = 1; adj[from] = adj[from] " " to }
+    nodes[from] = 1; nodes[to] = 1
+}
+function visit(u,    parts, k, v, i) {
+    state[u] = 1; stack[++depth] = u
+    k = split(adj[u], parts, " ")
+    for (i = 1; i <= k; i++) {
+        v = parts[i]
+        if (state[v] == 1) {
+            for (j = depth; j >= 1 && stack[j] != v; j--) ;
+            cyc = stack[j]; for (j++; j <= depth; j++) cyc = cyc " -> " stack[j]
+            printf "check_structure: %s circle: %s -> %s\n", kind, cyc, v; bad = 1
+        } else if (state[v] == 0) visit(v)
+    }
+    depth--; state[u] = 2
+}
+END {
+    for (u in nodes) state[u] = 0
+    for (u in nodes) if (state[u] == 0) visit(u)
+    exit bad
+}' 
+}
+printf '%s\n' "$edges" | check_graph includes || status=1
+if [ -n "$OBJ" ]; then
+    # symbol -> defining module, then "caller callee object" for every undefined reference
+    defs=$(for o in "$OBJ"/*.o; do m=$(basename "$o" .o); nm -g --defined-only "$o" | awk -v m="$m" 'NF == 3 {print $3, m}'; done)
+    calls=$(for o in "$OBJ"/*.o; do
+        m=$(basename "$o" .o)
+        nm -u "$o" | awk '{print $NF}' | while read -r sym; do echo "$sym $m $o"; done
+    done | awk -v defs="$defs" 'BEGIN { n = split(defs, d, "\n"); for (i = 1; i <= n; i++) { split(d[i], w, " "); owner[w[1]] = w[2] } }
+        ($1 in owner) && owner[$1] != $2 { print $2, owner[$1], $3 ": " $1 }' | sort -u)
+    printf '%s\n' "$calls" | awk '{print $1, $2, $3}' | check_graph calls || status=1
+fi
+# function lengths: a definition starts at column 0 and ends at the first "}" at column 0
+for f in src/*.c; do
+    awk -v F="$f" -v maxl="$MAX_LINES" '
+    /^[A-Za-z].*\(/ && !/;[ \t]*$/ && !/^(typedef|struct|enum|static const|const)/ { name = $0; start = NR }
+    /^}/ { if (start && NR - start > maxl) { printf "check_structure: %s:%d: function of %d lines (over %d): %s\n", F, start, NR - start, maxl, name; bad = 1 } start = 0 }
+    END { exit bad }' "$f" || status=1
+done
+[ $status = 0 ] && echo "check_structure: $(echo "$files" | wc -w) files, layers, include${OBJ:+ and call} graph clean, no function over $MAX_LINES lines"
+exit $status
