@@ -1,5 +1,5 @@
 # clsplat: Gaussian Splatting trainer in C11 + OpenCL.  Targets: all, test, demo, check-real,
-# check-structure, sanitize, clean.  `make demo` and `make test` install missing Debian packages when run as root.
+# check-structure, sanitize, install (PREFIX, DESTDIR), clean.  `make demo` and `make test` install missing Debian packages when run as root.
 CC ?= cc
 PKGS := OpenCL libpng jansson libjpeg
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -21,7 +21,7 @@ LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/cl_sourc
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC))
 
-.PHONY: all deps test demo check-real check-structure sanitize clean
+.PHONY: all deps test demo check-real check-structure sanitize install uninstall clean
 all: $(BUILD)/clsplat $(BUILD)/gen_demo
 
 deps:
@@ -63,7 +63,18 @@ check-structure: $(BUILD)/libclsplat.a $(BUILD)/obj/main.o
 demo: deps
 	@$(MAKE) --no-print-directory all
 	$(BUILD)/gen_demo $(BUILD)/demo_scene
-	$(BUILD)/clsplat train -c configs/demo.json -s $(BUILD)/demo_scene -o $(BUILD)/demo_output
+	$(BUILD)/clsplat train -c configs/demo.json -s $(BUILD)/demo_scene -o $(BUILD)/demo_output --force
+
+# Installs the binary (kernels are embedded) and the shipped configs; DESTDIR for packaging.
+PREFIX ?= /usr/local
+install: $(BUILD)/clsplat
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/clsplat/configs $(DESTDIR)$(PREFIX)/share/doc/clsplat
+	install -m 755 $(BUILD)/clsplat $(DESTDIR)$(PREFIX)/bin/clsplat
+	install -m 644 configs/*.json $(DESTDIR)$(PREFIX)/share/clsplat/configs/
+	install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/clsplat/
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/clsplat
+	rm -rf $(DESTDIR)$(PREFIX)/share/clsplat $(DESTDIR)$(PREFIX)/share/doc/clsplat
 
 # Real-data checks against ../shared/data (CI runs this when the folder exists).
 REAL_DATA ?= ../shared/data

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define CS_MAX_MARKS 32
 
@@ -36,6 +37,7 @@ typedef struct {
 typedef struct {
     int iterations;
     int iterations_on_cpu; /* if > 0 and the device is a CPU, used instead */
+    double steps_scale;    /* multiplies every iteration-valued setting (gsplat's steps_scaler) */
     double position_lr_init, position_lr_final, position_lr_delay_mult;
     int position_lr_max_steps;
     double feature_lr, feature_rest_lr, opacity_lr, scaling_lr, rotation_lr;
@@ -102,8 +104,20 @@ typedef struct {
 void cs_config_defaults(cs_config *cfg);
 /* Applies a JSON config file over CFG; -1 with a message naming the file and key. */
 int cs_config_load_file(cs_config *cfg, const char *path);
-/* Applies one "key.sub=value" override; the value is read as JSON when it parses. */
+/* Applies one "key.sub=value" override; the value is read as JSON when it parses, else as a
+ * string. -1 with a message naming the key and "--set". */
 int cs_config_set(cs_config *cfg, const char *assignment);
+/* cs_config_set naming SOURCE (a command-line flag) in messages. */
+int cs_config_set_from(cs_config *cfg, const char *assignment, const char *source);
+/* True if NAME ("optim.iterations") is a key. */
+bool cs_config_is_key(const char *name);
+/* Multiplies every iteration-valued setting by optim.steps_scale (floor; intervals at least
+ * 1) and sets the scale to 1: iterations, position_lr_max_steps, sh_increase_interval, the
+ * densification window, interval and reset interval, evaluation, save and checkpoint marks.
+ * optim.iterations_on_cpu is a count and stays. */
+void cs_config_scale_steps(cs_config *cfg);
+/* Prints every key with its default, range and meaning (`clsplat config --list`). */
+void cs_config_list(FILE *out);
 /* Applies a JSON text (used by tests and by model folders' saved configs). */
 int cs_config_load_string(cs_config *cfg, const char *json, const char *source_name);
 /* Returns the resolved config as a malloc'd JSON string. */

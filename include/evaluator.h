@@ -24,6 +24,8 @@ typedef struct {
     cs_driver_mem *dm;      /* driver-reported memory, or NULL */
     char out[1024];
     json_t *records;        /* metrics.json: array of evaluation records */
+    const char *source;     /* "train" or "eval": who made the records added now */
+    int resolution;         /* data.resolution of the views, recorded with each evaluation */
 } cs_evaluator;
 
 /* Evaluates into OUT_DIR/metrics.json; with KEEP the records already there are kept (a
@@ -33,10 +35,12 @@ int cs_evaluator_open(cs_evaluator *ev, cs_cl *cl, const cs_scene *scene, cs_ren
 void cs_evaluator_close(cs_evaluator *ev);
 
 /* Renders views IDX (N of them, camera indices) of split SPLIT with model M at ACTIVE_DEGREE,
- * measures them against their images, appends a record (means, per view, the evaluation's
- * own peak memory and the run's peak before it) and rewrites metrics.json; with SAVE_RENDERS
- * also OUT/renders/<split>_<iteration>/<stem>.png. Blocks. Trims the renderer and loss pools
- * before and after, so the peak it reports is the evaluation's own. */
+ * measures them against their images, appends a record (source, resolution, means, per view,
+ * the evaluation's own peak memory and the run's peak before it) and rewrites metrics.json;
+ * with SAVE_RENDERS also OUT/<split>/ours_<iteration>/renders/<stem>.png and the ground truth
+ * in .../gt/<stem>.png (graphdeco render.py's layout, which its metrics.py reads). Blocks.
+ * Trims the renderer and loss pools before and after, so the peak it reports is the
+ * evaluation's own. */
 int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, const int *idx, int n, int iteration,
                       int active_degree, int save_renders);
 /* The test views, then eval.train_views training views spread over the split. */
@@ -49,9 +53,10 @@ int cs_evaluate_splits(cs_evaluator *ev, const cs_model *m, const cs_eval_cfg *c
 int cs_evaluate_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const char *out_dir,
                       int iteration);
 /* `clsplat render`: writes OUT_DIR/<stem>.png for each view of SPLIT ("train", "test" or
- * "all"; DIR/<image folder>/<stem>.png when the views come from several folders). Sets
- * *COUNT to the number rendered. -1 with a message. */
+ * "all"; DIR/<image folder>/<stem>.png when the views come from several folders) and, when
+ * GT_DIR is not NULL, the ground truth beside them in GT_DIR. Sets *COUNT to the number
+ * rendered. -1 with a message, also for an unknown split or a split with no views. */
 int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const char *split,
-                          const char *out_dir, int *count);
+                          const char *out_dir, const char *gt_dir, int *count);
 
 #endif

@@ -7,11 +7,17 @@
 #include <stdint.h>
 
 #include "cl_runtime.h"
+#include "config.h"
 #include "model.h"
 #include "scene.h"
 
 /* graphdeco cameras.json (id, img_name, width, height, position, rotation (c2w), fx, fy) */
 int cs_write_cameras_json(const char *path, const cs_scene *s);
+/* graphdeco's cfg_args (str(Namespace(...)) of its ModelParams), which SIBR's viewers and
+ * graphdeco's render.py / metrics.py read: source_path (absolute), model_path, images,
+ * resolution, sh_degree, white_background, eval; data_device 'cuda', depths '',
+ * train_test_exp False. */
+int cs_write_cfg_args(const char *path, const cs_config *cfg);
 /* Writes a JSON value atomically (indented). Does not steal the reference. */
 int cs_write_json(const char *path, json_t *v);
 /* Memory accounting as JSON: {"current": {...}, "peak": {"total": ..., per category}} */

@@ -1,19 +1,22 @@
 /* trainer: `clsplat train`: the training loop and the files a run writes under
- * cfg->output.dir (config.json, cameras.json, input.ply, train_log.jsonl, metrics.json,
- * memory.json, point_cloud/iteration_N/, checkpoints/). */
+ * cfg->output.dir (config.json, cfg_args, cameras.json, input.ply, train_log.jsonl,
+ * metrics.json, memory.json, point_cloud/iteration_N/, checkpoints/, <split>/ours_N/). */
 #ifndef CS_TRAINER_H
 #define CS_TRAINER_H
 
 #include "cl_runtime.h"
 #include "config.h"
+#include "dataset.h"
 
 typedef struct {
     const char *resume;     /* checkpoint path or NULL */
     volatile int *stop;     /* set by a signal handler: save a checkpoint and return */
 } cs_train_opts;
 
-/* Trains on the dataset of CFG; writes everything under cfg->output.dir. Blocks until done.
- * Returns 0, -1 with a message, or 2 when stopped through OPT->stop after saving a checkpoint. */
-int cs_train(cs_cl *cl, const cs_config *cfg, const cs_train_opts *opt);
+/* Trains on SCENE (loaded from cfg->data, borrowed) with CFG (optim.steps_scale is applied
+ * here; config.json and cfg_args get CFG as given); writes everything under cfg->output.dir,
+ * which the caller has prepared (run_dir.h). Blocks until done. Returns 0, -1 with a message,
+ * or 2 when stopped through OPT->stop after saving a checkpoint. */
+int cs_train(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_train_opts *opt);
 
 #endif

@@ -27,56 +27,57 @@ typedef struct {
 #define F(field) offsetof(cs_config, field), sizeof(((cs_config *)0)->field)
 #define L(field, n) offsetof(cs_config, field), sizeof(((cs_config *)0)->field), 0, 1e9, NULL, offsetof(cs_config, n)
 static const key_desc KEYS[] = {
-    {"data.path", T_STRING, F(data.path), 0, 0, NULL, 0, "dataset folder"},
-    {"data.images", T_STRING, F(data.images), 0, 0, NULL, 0, "image subfolder (COLMAP)"},
-    {"data.resolution", T_INT, F(data.resolution), -1, 100000, NULL, 0, "1,2,4,8, a target width, or -1"},
-    {"data.eval", T_BOOL, F(data.eval), 0, 0, NULL, 0, "hold out every 8th image"},
-    {"data.white_background", T_BOOL, F(data.white_background), 0, 0, NULL, 0, ""},
-    {"data.image_residency", T_ENUM, F(data.image_residency), 0, 0, "auto|device|host|lazy", 0, ""},
-    {"data.host_cache_mb", T_INT, F(data.host_cache_mb), 0, 1e7, NULL, 0, ""},
-    {"model.sh_degree", T_INT, F(model.sh_degree), 0, 3, NULL, 0, ""},
-    {"model.antialias", T_ENUM, F(model.antialias), 0, 0, "classic|mip", 0, ""},
-    {"model.kernel_size", T_FLOAT, F(model.kernel_size), 0, 10, NULL, 0, ""},
-    {"model.filter_3d", T_BOOL, F(model.filter_3d), 0, 0, NULL, 0, ""},
-    {"optim.iterations", T_INT, F(optim.iterations), 0, 1e8, NULL, 0, ""},
-    {"optim.iterations_on_cpu", T_INT, F(optim.iterations_on_cpu), 0, 1e8, NULL, 0, ""},
-    {"optim.position_lr_init", T_FLOAT, F(optim.position_lr_init), 0, 1, NULL, 0, ""},
-    {"optim.position_lr_final", T_FLOAT, F(optim.position_lr_final), 0, 1, NULL, 0, ""},
-    {"optim.position_lr_delay_mult", T_FLOAT, F(optim.position_lr_delay_mult), 0, 1, NULL, 0, ""},
-    {"optim.position_lr_max_steps", T_INT, F(optim.position_lr_max_steps), 1, 1e8, NULL, 0, ""},
-    {"optim.feature_lr", T_FLOAT, F(optim.feature_lr), 0, 10, NULL, 0, ""},
-    {"optim.feature_rest_lr", T_FLOAT, F(optim.feature_rest_lr), 0, 10, NULL, 0, ""},
-    {"optim.opacity_lr", T_FLOAT, F(optim.opacity_lr), 0, 10, NULL, 0, ""},
-    {"optim.scaling_lr", T_FLOAT, F(optim.scaling_lr), 0, 10, NULL, 0, ""},
-    {"optim.rotation_lr", T_FLOAT, F(optim.rotation_lr), 0, 10, NULL, 0, ""},
-    {"optim.lambda_dssim", T_FLOAT, F(optim.lambda_dssim), 0, 1, NULL, 0, ""},
-    {"optim.sh_increase_interval", T_INT, F(optim.sh_increase_interval), 1, 1e8, NULL, 0, ""},
-    {"optim.seed", T_INT, F(optim.seed), 0, 2147483647, NULL, 0, ""},
-    {"optim.random_init_points", T_INT, F(optim.random_init_points), 1, 1e8, NULL, 0, ""},
-    {"optim.deterministic", T_BOOL, F(optim.deterministic), 0, 0, NULL, 0, ""},
-    {"optim.step_on_densify", T_BOOL, F(optim.step_on_densify), 0, 0, NULL, 0, ""},
-    {"densify.from", T_INT, F(densify.from), 0, 1e8, NULL, 0, ""},
-    {"densify.until", T_INT, F(densify.until), 0, 1e8, NULL, 0, ""},
-    {"densify.interval", T_INT, F(densify.interval), 1, 1e8, NULL, 0, ""},
-    {"densify.grad_threshold", T_FLOAT, F(densify.grad_threshold), 0, 1e3, NULL, 0, ""},
-    {"densify.percent_dense", T_FLOAT, F(densify.percent_dense), 0, 1, NULL, 0, ""},
-    {"densify.opacity_reset_interval", T_INT, F(densify.opacity_reset_interval), 1, 1e8, NULL, 0, ""},
-    {"densify.min_opacity", T_FLOAT, F(densify.min_opacity), 0, 1, NULL, 0, ""},
-    {"densify.max_screen_size", T_FLOAT, F(densify.max_screen_size), 0, 1e6, NULL, 0, ""},
-    {"memory.sh_dtype", T_ENUM, F(memory.sh_dtype), 0, 0, "fp32|fp16", 0, ""},
-    {"memory.optimizer_dtype", T_ENUM, F(memory.optimizer_dtype), 0, 0, "fp32|fp16", 0, ""},
-    {"memory.flush_interval", T_FLUSH, F(memory.flush_interval), 1, 1e8, "aggressive|normal|minimal", 0, ""},
-    {"memory.vram_budget_mb", T_FLOAT, F(memory.vram_budget_mb), 0, 1e9, NULL, 0, "0 = 97% of device memory"},
-    {"memory.max_gaussians", T_INT, F(memory.max_gaussians), 0, 2147483647, NULL, 0, "0 = budget"},
-    {"eval.test_iterations", T_INTLIST, L(eval.test_iterations, eval.n_test_iterations), ""},
-    {"eval.save_renders", T_BOOL, F(eval.save_renders), 0, 0, NULL, 0, ""},
-    {"eval.train_views", T_INT, F(eval.train_views), 0, 1e6, NULL, 0, ""},
-    {"output.dir", T_STRING, F(output.dir), 0, 0, NULL, 0, ""},
-    {"output.save_iterations", T_INTLIST, L(output.save_iterations, output.n_save_iterations), ""},
-    {"output.checkpoint_iterations", T_INTLIST, L(output.checkpoint_iterations, output.n_checkpoint_iterations), ""},
-    {"device.id", T_STRING, F(device.id), 0, 0, NULL, 0, "P:D, a name substring, or empty"},
-    {"device.tune", T_ENUM, F(device.tune), 0, 0, "auto|off|force", 0, "tile and work-group sizes: measured per device"},
-    {"log.interval", T_INT, F(log.interval), 1, 1e8, NULL, 0, ""},
+    {"data.path", T_STRING, F(data.path), 0, 0, NULL, 0, "dataset folder (-s sets it)"},
+    {"data.images", T_STRING, F(data.images), 0, 0, NULL, 0, "COLMAP image folder"},
+    {"data.resolution", T_INT, F(data.resolution), -1, 100000, NULL, 0, "1, 2, 4, 8 (divide), a target width >= 16, or -1 (width capped at 1600)"},
+    {"data.eval", T_BOOL, F(data.eval), 0, 0, NULL, 0, "hold out test views (COLMAP: every 8th by name; Blender: its test split)"},
+    {"data.white_background", T_BOOL, F(data.white_background), 0, 0, NULL, 0, "background colour 1 instead of 0"},
+    {"data.image_residency", T_ENUM, F(data.image_residency), 0, 0, "auto|device|host|lazy", 0, "device: all training images on the device; host: decoded in RAM, uploaded a view ahead; lazy: decoded from disk through a host cache; auto: device when they take at most a third of the budget"},
+    {"data.host_cache_mb", T_INT, F(data.host_cache_mb), 0, 1e7, NULL, 0, "lazy residency: host cache of decoded images (0: none)"},
+    {"model.sh_degree", T_INT, F(model.sh_degree), 0, 3, NULL, 0, "allocated SH degree (parameters, gradients and Adam state)"},
+    {"model.antialias", T_ENUM, F(model.antialias), 0, 0, "classic|mip", 0, "classic (+0.3 on the 2D covariance) or mip (mip-splatting 2D Mip filter)"},
+    {"model.kernel_size", T_FLOAT, F(model.kernel_size), 0, 10, NULL, 0, "mip 2D filter variance"},
+    {"model.filter_3d", T_BOOL, F(model.filter_3d), 0, 0, NULL, 0, "mip-splatting 3D smoothing filter"},
+    {"optim.iterations", T_INT, F(optim.iterations), 0, 1e8, NULL, 0, "training iterations"},
+    {"optim.iterations_on_cpu", T_INT, F(optim.iterations_on_cpu), 0, 1e8, NULL, 0, "if > 0, used instead of optim.iterations on a CPU, unless the command line sets optim.iterations"},
+    {"optim.steps_scale", T_FLOAT, F(optim.steps_scale), 0.0001, 100, NULL, 0, "multiplies every iteration-valued setting (iterations, lr decay, SH interval, densification window, interval and resets, evaluation, save and checkpoint points), as gsplat's steps_scaler: 0.25 is a quarter-length run with the same shape"},
+    {"optim.position_lr_init", T_FLOAT, F(optim.position_lr_init), 0, 1, NULL, 0, "position lr at the start, times the scene extent"},
+    {"optim.position_lr_final", T_FLOAT, F(optim.position_lr_final), 0, 1, NULL, 0, "position lr at position_lr_max_steps, times the scene extent"},
+    {"optim.position_lr_delay_mult", T_FLOAT, F(optim.position_lr_delay_mult), 0, 1, NULL, 0, "graphdeco's lr delay multiplier"},
+    {"optim.position_lr_max_steps", T_INT, F(optim.position_lr_max_steps), 1, 1e8, NULL, 0, "iterations of the log-linear position lr decay"},
+    {"optim.feature_lr", T_FLOAT, F(optim.feature_lr), 0, 10, NULL, 0, "Adam lr of the SH DC coefficients"},
+    {"optim.feature_rest_lr", T_FLOAT, F(optim.feature_rest_lr), 0, 10, NULL, 0, "Adam lr of the higher SH coefficients"},
+    {"optim.opacity_lr", T_FLOAT, F(optim.opacity_lr), 0, 10, NULL, 0, "Adam lr of the opacity logits"},
+    {"optim.scaling_lr", T_FLOAT, F(optim.scaling_lr), 0, 10, NULL, 0, "Adam lr of the log scales"},
+    {"optim.rotation_lr", T_FLOAT, F(optim.rotation_lr), 0, 10, NULL, 0, "Adam lr of the quaternions"},
+    {"optim.lambda_dssim", T_FLOAT, F(optim.lambda_dssim), 0, 1, NULL, 0, "loss = (1 - l) L1 + l (1 - SSIM)"},
+    {"optim.sh_increase_interval", T_INT, F(optim.sh_increase_interval), 1, 1e8, NULL, 0, "active SH degree +1 every N iterations"},
+    {"optim.seed", T_INT, F(optim.seed), 0, 2147483647, NULL, 0, "view order, initialisation and split sampling"},
+    {"optim.random_init_points", T_INT, F(optim.random_init_points), 1, 1e8, NULL, 0, "random initial points for scenes without a point cloud"},
+    {"optim.deterministic", T_BOOL, F(optim.deterministic), 0, 0, NULL, 0, "no float atomics in the backward: the same seed on the same device gives the same bits (slower backward)"},
+    {"optim.step_on_densify", T_BOOL, F(optim.step_on_densify), 0, 0, NULL, 0, "Adam steps on densification iterations too, before densifying (gsplat); false skips it (graphdeco)"},
+    {"densify.from", T_INT, F(densify.from), 0, 1e8, NULL, 0, "densification starts after this iteration"},
+    {"densify.until", T_INT, F(densify.until), 0, 1e8, NULL, 0, "densification stops at this iteration"},
+    {"densify.interval", T_INT, F(densify.interval), 1, 1e8, NULL, 0, "densify every N iterations"},
+    {"densify.grad_threshold", T_FLOAT, F(densify.grad_threshold), 0, 1e3, NULL, 0, "clone / split when the mean view-space gradient exceeds this"},
+    {"densify.percent_dense", T_FLOAT, F(densify.percent_dense), 0, 1, NULL, 0, "clone / split boundary, times the scene extent"},
+    {"densify.opacity_reset_interval", T_INT, F(densify.opacity_reset_interval), 1, 1e8, NULL, 0, "opacity reset to min(o, 0.01) every N iterations"},
+    {"densify.min_opacity", T_FLOAT, F(densify.min_opacity), 0, 1, NULL, 0, "prune below this opacity"},
+    {"densify.max_screen_size", T_FLOAT, F(densify.max_screen_size), 0, 1e6, NULL, 0, "prune above this many pixels on screen after the first reset (0: off, as graphdeco and gsplat in effect)"},
+    {"memory.sh_dtype", T_ENUM, F(memory.sh_dtype), 0, 0, "fp32|fp16", 0, "fp16 stores SH coefficients as half"},
+    {"memory.optimizer_dtype", T_ENUM, F(memory.optimizer_dtype), 0, 0, "fp32|fp16", 0, "fp16 stores the Adam moments in 16 bits each"},
+    {"memory.flush_interval", T_FLUSH, F(memory.flush_interval), 1, 1e8, "aggressive|normal|minimal", 0, "scratch pool trimmed every N iterations (aggressive 10, normal 50, minimal 100)"},
+    {"memory.vram_budget_mb", T_FLOAT, F(memory.vram_budget_mb), 0, 1e9, NULL, 0, "device memory budget in MiB (0: 97% of the device)"},
+    {"memory.max_gaussians", T_INT, F(memory.max_gaussians), 0, 2147483647, NULL, 0, "cap on the Gaussian count (0: what the budget allows)"},
+    {"eval.test_iterations", T_INTLIST, L(eval.test_iterations, eval.n_test_iterations), "evaluation points (and always the last iteration)"},
+    {"eval.save_renders", T_BOOL, F(eval.save_renders), 0, 0, NULL, 0, "write renders and ground truth as PNG (OUT/<split>/ours_N/renders, gt)"},
+    {"eval.train_views", T_INT, F(eval.train_views), 0, 1e6, NULL, 0, "also evaluate this many training views"},
+    {"output.dir", T_STRING, F(output.dir), 0, 0, NULL, 0, "output folder (-o / -m set it; default output/<date-time>)"},
+    {"output.save_iterations", T_INTLIST, L(output.save_iterations, output.n_save_iterations), "PLY save points (and the last iteration)"},
+    {"output.checkpoint_iterations", T_INTLIST, L(output.checkpoint_iterations, output.n_checkpoint_iterations), "checkpoint points"},
+    {"device.id", T_STRING, F(device.id), 0, 0, NULL, 0, "P:D, a name substring, or empty for the best device"},
+    {"device.tune", T_ENUM, F(device.tune), 0, 0, "auto|off|force", 0, "tile and work-group sizes: auto (measured once per device and stored), off (16x16, 256), force (measure again)"},
+    {"log.interval", T_INT, F(log.interval), 1, 1e8, NULL, 0, "progress and train_log.jsonl interval"},
 };
 #undef F
 #undef L
@@ -94,6 +95,7 @@ void cs_config_defaults(cs_config *c)
     c->model.antialias = CS_AA_CLASSIC;
     c->model.kernel_size = 0.1;
     c->optim.iterations = 30000;
+    c->optim.steps_scale = 1.0;
     c->optim.position_lr_init = 0.00016;
     c->optim.position_lr_final = 0.0000016;
     c->optim.position_lr_delay_mult = 0.01;
@@ -360,22 +362,103 @@ int cs_config_load_file(cs_config *cfg, const char *path)
     return r;
 }
 
-int cs_config_set(cs_config *cfg, const char *assignment)
+int cs_config_set_from(cs_config *cfg, const char *assignment, const char *source)
 {
     const char *eq = strchr(assignment, '=');
-    if (!eq || eq == assignment) return cs_fail("--set %s: expected key.sub=value", assignment);
+    if (!eq || eq == assignment) return cs_fail("%s %s: expected key.sub=value", source, assignment);
     char name[256];
     size_t n = (size_t)(eq - assignment);
-    if (n >= sizeof name) return cs_fail("--set: key too long");
+    if (n >= sizeof name) return cs_fail("%s: key too long", source);
     memcpy(name, assignment, n);
     name[n] = '\0';
     const key_desc *k = find_key(name);
-    if (!k) return unknown_key("--set", name);
+    if (!k) return unknown_key(source, name);
     json_t *v = json_loads(eq + 1, JSON_DECODE_ANY, NULL);
     if (!v) v = json_string(eq + 1);
-    int r = set_key(cfg, k, "--set", v);
+    int r = set_key(cfg, k, source, v);
     json_decref(v);
     return r;
+}
+
+int cs_config_set(cs_config *cfg, const char *assignment) { return cs_config_set_from(cfg, assignment, "--set"); }
+
+bool cs_config_is_key(const char *name) { return find_key(name) != NULL; }
+
+/* ---- steps_scale ----------------------------------------------------------------------- */
+
+static int scaled(int v, double s, int at_least)
+{
+    double x = floor(v * s);
+    return x < at_least ? at_least : x > 1e8 ? 100000000 : (int)x;
+}
+
+static void scale_marks(int *marks, int n, double s)
+{
+    for (int i = 0; i < n; i++) marks[i] = scaled(marks[i], s, 1);
+}
+
+void cs_config_scale_steps(cs_config *c)
+{
+    double s = c->optim.steps_scale;
+    if (s == 1.0) return;
+    c->optim.iterations = scaled(c->optim.iterations, s, 1);
+    c->optim.position_lr_max_steps = scaled(c->optim.position_lr_max_steps, s, 1);
+    c->optim.sh_increase_interval = scaled(c->optim.sh_increase_interval, s, 1);
+    c->densify.from = scaled(c->densify.from, s, 0);
+    c->densify.until = scaled(c->densify.until, s, 0);
+    c->densify.interval = scaled(c->densify.interval, s, 1);
+    c->densify.opacity_reset_interval = scaled(c->densify.opacity_reset_interval, s, 1);
+    scale_marks(c->eval.test_iterations, c->eval.n_test_iterations, s);
+    scale_marks(c->output.save_iterations, c->output.n_save_iterations, s);
+    scale_marks(c->output.checkpoint_iterations, c->output.n_checkpoint_iterations, s);
+    c->optim.steps_scale = 1.0;
+}
+
+/* ---- the key table, for people ---------------------------------------------------------- */
+
+static void describe_value(const key_desc *k, const cs_config *cfg, char *out, size_t n)
+{
+    const char *base = (const char *)cfg + k->off;
+    switch (k->type) {
+    case T_INT: case T_FLUSH: snprintf(out, n, "%d", *(const int *)base); break;
+    case T_FLOAT: snprintf(out, n, "%g", *(const double *)base); break;
+    case T_BOOL: snprintf(out, n, "%s", *(const bool *)base ? "true" : "false"); break;
+    case T_STRING: snprintf(out, n, "\"%s\"", base); break;
+    case T_ENUM: enum_name(k->names, *(const int *)base, out, n); break;
+    case T_INTLIST: {
+        int cnt = *(const int *)((const char *)cfg + k->count_off);
+        size_t used = (size_t)snprintf(out, n, "[");
+        for (int j = 0; j < cnt && used < n; j++)
+            used += (size_t)snprintf(out + used, n - used, "%s%d", j ? ", " : "", ((const int *)base)[j]);
+        if (used < n) snprintf(out + used, n - used, "]");
+        break;
+    }
+    }
+}
+
+static void describe_range(const key_desc *k, char *out, size_t n)
+{
+    switch (k->type) {
+    case T_INT: snprintf(out, n, "integer %g..%g", k->min, k->max); break;
+    case T_FLOAT: snprintf(out, n, "number %g..%g", k->min, k->max); break;
+    case T_BOOL: snprintf(out, n, "true|false"); break;
+    case T_STRING: snprintf(out, n, "text"); break;
+    case T_ENUM: snprintf(out, n, "%s", k->names); break;
+    case T_FLUSH: snprintf(out, n, "%s or iterations >= 1", k->names); break;
+    case T_INTLIST: snprintf(out, n, "list of iterations"); break;
+    }
+}
+
+void cs_config_list(FILE *out)
+{
+    cs_config d;
+    cs_config_defaults(&d);
+    for (size_t i = 0; i < NKEYS; i++) {
+        char def[256], range[128];
+        describe_value(&KEYS[i], &d, def, sizeof def);
+        describe_range(&KEYS[i], range, sizeof range);
+        fprintf(out, "%-32s default %-14s (%s)\n    %s\n", KEYS[i].name, def, range, KEYS[i].help);
+    }
 }
 
 /* ---- resolved dump ------------------------------------------------------------------- */

@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "kernels.h"
+#include "image.h"
 #include "outputs.h"
+#include "scene.h"
 #include "tuning.h"
 #include "util.h"
 
@@ -17,6 +19,8 @@ int cs_evaluator_open(cs_evaluator *ev, cs_cl *cl, const cs_scene *scene, cs_ren
     memset(ev, 0, sizeof *ev);
     ev->cl = cl, ev->scene = scene, ev->r = r, ev->loss = loss, ev->images = images;
     ev->dm = dm && dm->lib ? dm : NULL;
+    ev->source = "train";
+    ev->resolution = -1;
     if (snprintf(ev->out, sizeof ev->out, "%s", out_dir) >= (int)sizeof ev->out)
         return cs_fail("output folder name too long (%zu characters)", strlen(out_dir));
     char p[1200];
@@ -45,7 +49,21 @@ static void trim(cs_evaluator *ev)
     cs_loss_trim(ev->loss);
 }
 
-/* Renders and measures camera CAM; writes its PNG into DIR when DIR is not NULL. */
+/* Decodes camera C's image at the training resolution and writes it as DIR/<stem>.png. */
+static int save_gt(const cs_scene *scene, const cs_camera *c, const char *dir)
+{
+    char p[1800], stem[256];
+    cs_camera_stem(c, stem, sizeof stem);
+    snprintf(p, sizeof p, "%s/%s.png", dir, stem);
+    cs_image img;
+    if (cs_scene_read_image(scene, c, &img)) return -1;
+    int r = cs_image_save_png(p, &img);
+    cs_image_free(&img);
+    return r;
+}
+
+/* Renders and measures camera CAM; with DIR, writes the render to DIR/renders and the
+ * ground truth to DIR/gt. */
 static int eval_view(cs_evaluator *ev, const cs_model *m, int cam, int active_degree, const char *dir,
                      cs_metrics *mt)
 {
@@ -62,8 +80,21 @@ static int eval_view(cs_evaluator *ev, const cs_model *m, int cam, int active_de
     if (!dir) return 0;
     char p[1800], stem[256];
     cs_camera_stem(c, stem, sizeof stem);
-    snprintf(p, sizeof p, "%s/%s.png", dir, stem);
-    return cs_render_save_png(ev->r, c->width, c->height, p);
+    snprintf(p, sizeof p, "%s/renders/%s.png", dir, stem);
+    if (cs_render_save_png(ev->r, c->width, c->height, p)) return -1;
+    snprintf(p, sizeof p, "%s/gt", dir);
+    return save_gt(ev->scene, c, p);
+}
+
+/* OUT/<split>/ours_<iteration>/{renders,gt} */
+static int make_render_dirs(const char *out, const char *split, int iteration, char *dir, size_t n)
+{
+    char p[1500];
+    snprintf(dir, n, "%s/%s/ours_%d", out, split, iteration);
+    snprintf(p, sizeof p, "%s/renders", dir);
+    if (cs_mkdirs(p)) return -1;
+    snprintf(p, sizeof p, "%s/gt", dir);
+    return cs_mkdirs(p);
 }
 
 static json_t *view_record(const cs_camera *c, const cs_metrics *mt)
@@ -80,10 +111,7 @@ int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, co
     size_t train_peak = ev->cl->mem.peak_total;
     cs_mem_window_start(ev->cl);
     char dir[1400];
-    if (save_renders) {
-        snprintf(dir, sizeof dir, "%s/renders/%s_%d", ev->out, split, iteration);
-        if (cs_mkdirs(dir)) return -1;
-    }
+    if (save_renders && make_render_dirs(ev->out, split, iteration, dir, sizeof dir)) return -1;
     json_t *views = json_array();
     double sl1 = 0, spsnr = 0, sssim = 0;
     for (int i = 0; i < n; i++) {
@@ -98,8 +126,9 @@ int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, co
     trim(ev);
     cs_images_trim(ev->images);
     double secs = cs_now() - t0, peak = ev->cl->mem.window_peak / 1048576.0, before = train_peak / 1048576.0;
-    json_t *rec = json_pack("{s:i,s:s,s:i,s:f,s:f,s:f,s:i,s:f,s:f,s:f}", "iteration", iteration, "split", split, "views",
-                            n, "l1", sl1 / n, "psnr", spsnr / n, "ssim", sssim / n, "gaussians", m->n, "seconds", secs,
+    json_t *rec = json_pack("{s:i,s:s,s:s,s:i,s:i,s:f,s:f,s:f,s:i,s:f,s:f,s:f}", "iteration", iteration, "split",
+                            split, "source", ev->source, "resolution", ev->resolution, "views", n, "l1", sl1 / n,
+                            "psnr", spsnr / n, "ssim", sssim / n, "gaussians", m->n, "seconds", secs,
                             "peak_device_mb", peak, "peak_before_mb", before);
     if (ev->dm) json_object_set_new(rec, "driver_mb", json_real(cs_driver_mem_sample(ev->dm) / 1048576.0));
     json_object_set_new(rec, "per_view", views);
@@ -182,9 +211,12 @@ int cs_evaluate_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, co
     int rc = -1;
     if (cs_images_init(&images, cl, scene, CS_RES_LAZY, sp.train, sp.n_train, 0) == 0 &&
         viewer_open(&w, cl, cfg, s) == 0) {
-        if (cs_evaluator_open(&ev, cl, scene, &w.r, &w.loss, &images, NULL, out_dir, 1) == 0)
+        if (cs_evaluator_open(&ev, cl, scene, &w.r, &w.loss, &images, NULL, out_dir, 1) == 0) {
+            ev.source = "eval";
+            ev.resolution = cfg->data.resolution;
             rc = cs_evaluate_views(&ev, &w.m, "test", sp.test, sp.n_test, iteration, s->sh_degree,
                                    cfg->eval.save_renders);
+        }
         cs_evaluator_close(&ev);
         viewer_close(&w, cl);
     }
@@ -225,7 +257,8 @@ static int needs_mirror(const cs_scene *scene, const char *split)
     return 0;
 }
 
-static int render_one(viewer *w, const cs_scene *scene, const cs_camera *c, int degree, const char *out_dir, int mirror)
+static int render_one(viewer *w, const cs_scene *scene, const cs_camera *c, int degree, const char *out_dir,
+                      const char *gt_dir, int mirror)
 {
     char stem[256], p[1400];
     cs_camera_stem(c, stem, sizeof stem);
@@ -240,22 +273,29 @@ static int render_one(viewer *w, const cs_scene *scene, const cs_camera *c, int 
     }
     cs_view v;
     cs_view_from_camera(c, &v);
-    return cs_render_forward_sync(&w->r, &w->m, &v, degree, scene->background) ||
-           cs_render_save_png(&w->r, c->width, c->height, p);
+    if (cs_render_forward_sync(&w->r, &w->m, &v, degree, scene->background) ||
+        cs_render_save_png(&w->r, c->width, c->height, p))
+        return -1;
+    return gt_dir ? save_gt(scene, c, gt_dir) : 0;
 }
 
 int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const char *split,
-                          const char *out_dir, int *count)
+                          const char *out_dir, const char *gt_dir, int *count)
 {
     *count = 0;
     if (strcmp(split, "train") && strcmp(split, "test") && strcmp(split, "all"))
         return cs_fail("unknown split '%s' (train, test or all)", split);
+    int n = 0;
+    for (int i = 0; i < scene->n_cams; i++) n += in_split(&scene->cams[i], split);
+    if (!n)
+        return cs_fail("the dataset has no %s views%s", split,
+                       !strcmp(split, "test") ? " (train with data.eval, or render --split train)" : "");
     viewer w;
-    if (cs_mkdirs(out_dir) || viewer_open(&w, cl, cfg, s)) return -1;
+    if (cs_mkdirs(out_dir) || (gt_dir && cs_mkdirs(gt_dir)) || viewer_open(&w, cl, cfg, s)) return -1;
     int mirror = needs_mirror(scene, split), rc = 0;
     for (int i = 0; i < scene->n_cams && !rc; i++) {
         if (!in_split(&scene->cams[i], split)) continue;
-        rc = render_one(&w, scene, &scene->cams[i], s->sh_degree, out_dir, mirror);
+        rc = render_one(&w, scene, &scene->cams[i], s->sh_degree, out_dir, mirror ? NULL : gt_dir, mirror);
         if (!rc) (*count)++;
     }
     viewer_close(&w, cl);

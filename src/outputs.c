@@ -2,6 +2,7 @@
 #include "outputs.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,35 @@ int cs_write_cameras_json(const char *path, const cs_scene *s)
     int r = cs_write_json(path, arr);
     json_decref(arr);
     return r;
+}
+
+/* Python's repr of a str: single quotes, backslash and quote escaped */
+static void py_repr(const char *s, char *out, size_t n)
+{
+    size_t k = 0;
+    if (n < 3) return;
+    out[k++] = '\'';
+    for (; *s && k + 3 < n; s++) {
+        if (*s == '\\' || *s == '\'') out[k++] = '\\';
+        out[k++] = *s;
+    }
+    out[k++] = '\'';
+    out[k] = '\0';
+}
+
+int cs_write_cfg_args(const char *path, const cs_config *cfg)
+{
+    char src[4200], model[2200], images[600], text[8192], abs[4096];
+    py_repr(realpath(cfg->data.path, abs) ? abs : cfg->data.path, src, sizeof src);
+    py_repr(cfg->output.dir, model, sizeof model);
+    py_repr(cfg->data.images, images, sizeof images);
+    /* str(Namespace(**vars(ModelParams))): argparse prints the keys sorted */
+    int n = snprintf(text, sizeof text,
+                     "Namespace(data_device='cuda', depths='', eval=%s, images=%s, model_path=%s, resolution=%d, "
+                     "sh_degree=%d, source_path=%s, train_test_exp=False, white_background=%s)",
+                     cfg->data.eval ? "True" : "False", images, model, cfg->data.resolution, cfg->model.sh_degree, src,
+                     cfg->data.white_background ? "True" : "False");
+    return cs_write_file_atomic(path, text, (size_t)n);
 }
 
 json_t *cs_mem_json(const cs_cl *cl)

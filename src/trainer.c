@@ -21,6 +21,7 @@
 #include "optim.h"
 #include "outputs.h"
 #include "pass.h"
+#include "progress.h"
 #include "ply.h"
 #include "render.h"
 #include "schedule.h"
@@ -30,10 +31,12 @@
 
 typedef struct {
     cs_cl *cl;
-    const cs_config *cfg;
+    const cs_config *user;    /* as given: written to config.json and cfg_args */
+    cs_config run;            /* with optim.steps_scale applied: what the run follows */
+    const cs_config *cfg;     /* &run */
     char out[1024];
     /* data */
-    cs_scene scene;
+    const cs_scene *scene;    /* borrowed */
     cs_split split;
     cs_view_order order;
     cs_image_store images;
@@ -53,7 +56,8 @@ typedef struct {
     cs_driver_mem dm;
     char last_ckpt[1400];
     /* progress */
-    int tty, it_last;
+    cs_progress bar;
+    int it_last, eta_hint;
     double t_start, t_last;
 } trainer;
 
@@ -62,21 +66,21 @@ typedef struct {
 static int write_run_files(trainer *t)
 {
     char p[1200];
-    char *dump = cs_config_dump(t->cfg);
+    char *dump = cs_config_dump(t->user);
     int w = cs_path_join(p, sizeof p, t->out, "config.json") || cs_write_file_atomic(p, dump, strlen(dump));
     free(dump);
-    return w || cs_path_join(p, sizeof p, t->out, "cameras.json") || cs_write_cameras_json(p, &t->scene);
+    return w || cs_path_join(p, sizeof p, t->out, "cameras.json") || cs_write_cameras_json(p, t->scene) ||
+           cs_path_join(p, sizeof p, t->out, "cfg_args") || cs_write_cfg_args(p, t->user);
 }
 
 static int open_data(trainer *t)
 {
     const cs_config *cfg = t->cfg;
-    if (cs_scene_load(&cfg->data, &t->scene) || cs_split_of(&t->scene, &t->split) ||
-        cs_view_order_init(&t->order, t->split.n_train, cfg->optim.seed))
+    if (cs_split_of(t->scene, &t->split) || cs_view_order_init(&t->order, t->split.n_train, cfg->optim.seed))
         return -1;
-    t->extent = cs_scene_extent(&t->scene);
+    t->extent = cs_scene_extent(t->scene);
     printf("dataset %s: %d training and %d test views at %dx%d, scene extent %.3f\n", cfg->data.path,
-           t->split.n_train, t->split.n_test, t->scene.cams[0].width, t->scene.cams[0].height, t->extent);
+           t->split.n_train, t->split.n_test, t->scene->cams[0].width, t->scene->cams[0].height, t->extent);
     return 0;
 }
 
@@ -97,25 +101,32 @@ static int open_kernels(trainer *t, cs_kernel_opts *ko)
     return 0;
 }
 
-static int trainer_open(trainer *t, cs_cl *cl, const cs_config *cfg, cs_kernel_opts *ko)
+static int trainer_open(trainer *t, cs_cl *cl, const cs_config *user, const cs_scene *scene, cs_kernel_opts *ko)
 {
     memset(t, 0, sizeof *t);
-    t->cl = cl, t->cfg = cfg;
+    t->cl = cl, t->user = user, t->scene = scene;
+    t->run = *user;
+    cs_config_scale_steps(&t->run);
+    const cs_config *cfg = t->cfg = &t->run;
     snprintf(t->out, sizeof t->out, "%s", cfg->output.dir);
     t->iterations = cs_schedule_iterations(cfg, cl->is_cpu);
+    if (user->optim.steps_scale != 1.0)
+        printf("steps_scale %g: %d iterations, densification from %d every %d until %d, opacity reset every %d\n",
+               user->optim.steps_scale, cfg->optim.iterations, cfg->densify.from, cfg->densify.interval,
+               cfg->densify.until, cfg->densify.opacity_reset_interval);
     t->lrs = cs_adam_lrs_of(&cfg->optim);
     if (cs_mkdirs(t->out) || open_data(t) || write_run_files(t) || open_kernels(t, ko)) return -1;
-    cs_mem_plan_make(&cfg->memory, &cfg->data, ko, cl->global_mem, &t->scene, t->split.train, t->split.n_train,
+    cs_mem_plan_make(&cfg->memory, &cfg->data, ko, cl->global_mem, t->scene, t->split.train, t->split.n_train,
                      &t->plan);
     cs_mem_plan_print(&t->plan, stdout);
     cl->mem.budget = t->plan.budget;
-    if (cs_images_init(&t->images, cl, &t->scene, t->plan.residency, t->split.train, t->split.n_train,
+    if (cs_images_init(&t->images, cl, t->scene, t->plan.residency, t->split.train, t->split.n_train,
                        cfg->data.host_cache_mb) ||
         cs_train_log_open(&t->log, t->out))
         return -1;
     cs_renderer_init(&t->r, cl, &t->k, (float)cfg->model.kernel_size);
     cs_loss_init(&t->loss, cl, &t->k);
-    return cfg->model.filter_3d ? cs_filter3d_setup(cl, &t->d, &t->scene) : 0;
+    return cfg->model.filter_3d ? cs_filter3d_setup(cl, &t->d, t->scene) : 0;
 }
 
 /* ---- starting or resuming ------------------------------------------------------------------ */
@@ -125,14 +136,14 @@ static int start_fresh(trainer *t, const cs_kernel_opts *ko)
     const cs_config *cfg = t->cfg;
     cs_splats init;
     char p[1200];
-    if (cs_init_splats(&t->scene, &cfg->model, cfg->optim.random_init_points, cfg->optim.seed, &init)) return -1;
-    printf("initialised %d Gaussians from %s\n", init.n, t->scene.n_points ? "the dataset's points" : "random points");
+    if (cs_init_splats(t->scene, &cfg->model, cfg->optim.random_init_points, cfg->optim.seed, &init)) return -1;
+    printf("initialised %d Gaussians from %s\n", init.n, t->scene->n_points ? "the dataset's points" : "random points");
     int r = cs_path_join(p, sizeof p, t->out, "input.ply") || cs_ply_write(p, &init, 0) ||
             cs_model_create(t->cl, &t->m, &init, &ko->layout, init.n);
     cs_splats_free(&init);
     if (r) return -1;
     if (cfg->model.filter_3d && cs_filter3d_compute(t->cl, &t->k, &t->d, &t->m)) return -1;
-    return cs_evaluator_open(&t->ev, t->cl, &t->scene, &t->r, &t->loss, &t->images, &t->dm, t->out, 0);
+    return cs_evaluator_open(&t->ev, t->cl, t->scene, &t->r, &t->loss, &t->images, &t->dm, t->out, 0);
 }
 
 /* The checkpoint's model and step; the evaluation records and log lines up to its iteration. */
@@ -140,7 +151,7 @@ static int resume(trainer *t, const char *path, const cs_kernel_opts *ko, int *s
 {
     if (cs_checkpoint_load(t->cl, &t->m, start, path, &ko->layout)) return -1;
     printf("resumed from %s at iteration %d with %d Gaussians\n", path, *start, t->m.n);
-    return cs_evaluator_open(&t->ev, t->cl, &t->scene, &t->r, &t->loss, &t->images, &t->dm, t->out, 1) ||
+    return cs_evaluator_open(&t->ev, t->cl, t->scene, &t->r, &t->loss, &t->images, &t->dm, t->out, 1) ||
            cs_train_log_resume(&t->log, *start);
 }
 
@@ -169,13 +180,13 @@ static void trim_pools(trainer *t)
 static int step(trainer *t, int iter, const cs_step_plan *p, const cs_camera **cam)
 {
     int vi = cs_view_for_iteration(&t->order, iter);
-    const cs_camera *c = *cam = &t->scene.cams[t->split.train[vi]];
+    const cs_camera *c = *cam = &t->scene->cams[t->split.train[vi]];
     cs_view v;
     cs_view_from_camera(c, &v);
     cs_buf *gt;
     unsigned goff;
     if (cs_images_get(&t->images, vi, &gt, &goff) ||
-        cs_train_pass(&t->r, &t->loss, &t->m, &v, p->active_sh, t->scene.background, gt, goff,
+        cs_train_pass(&t->r, &t->loss, &t->m, &v, p->active_sh, t->scene->background, gt, goff,
                       (float)t->cfg->optim.lambda_dssim) ||
         cs_images_release(&t->images) ||
         (iter < t->iterations && cs_images_prefetch(&t->images, cs_view_for_iteration(&t->order, iter + 1))))
@@ -191,16 +202,17 @@ static int step(trainer *t, int iter, const cs_step_plan *p, const cs_camera **c
 
 /* ---- marks ------------------------------------------------------------------------------- */
 
-static void progress(const trainer *t, int iter, double loss, double psnr, double its)
+/* Once, when a CPU run will take more than an hour: how to get a quick look instead. */
+static void eta_hint(trainer *t, int iter, double its)
 {
     double eta = its > 0 ? (t->iterations - iter) / its : 0;
-    double used = t->cl->mem.cur_total / 1048576.0;
-    if (t->tty)
-        fprintf(stderr, "\r[%6d/%d] loss %.5f  psnr %6.2f  %8d gauss  %6.1f it/s  ETA %5.0fs  mem %7.1f MiB (%4.1f%%)  ",
-                iter, t->iterations, loss, psnr, t->m.n, its, eta, used, 100.0 * t->cl->mem.cur_total / t->plan.budget);
-    else
-        printf("iter %d/%d loss %.5f psnr %.2f gaussians %d it/s %.1f eta %.0fs mem %.1f MiB\n", iter, t->iterations,
-               loss, psnr, t->m.n, its, eta, used);
+    if (t->eta_hint || !t->cl->is_cpu || eta < 3600) return;
+    t->eta_hint = 1;
+    char hms[32];
+    cs_format_hms(eta, hms, sizeof hms);
+    cs_progress_break(&t->bar);
+    fprintf(stderr, "note: %d iterations on a CPU will take about %s more; for a quick look stop with Ctrl-C and "
+                    "run with --iterations N, optim.steps_scale, or -c configs/demo.json\n", t->iterations, hms);
 }
 
 /* The progress line and a train_log.jsonl record; stops the run on a non-finite loss. */
@@ -215,7 +227,8 @@ static int log_mark(trainer *t, int iter, const cs_camera *c)
         return cs_fail("loss is %s at iteration %d; stopping. Last good checkpoint: %s", isnan(loss) ? "NaN" : "Inf",
                        iter, t->last_ckpt[0] ? t->last_ckpt : "(none: set output.checkpoint_iterations)");
     t->t_last = now, t->it_last = iter;
-    progress(t, iter, loss, mt.psnr, its);
+    cs_progress_log(&t->bar, iter, loss, mt.psnr, t->m.n, t->cl->mem.cur_total, t->plan.budget);
+    eta_hint(t, iter, its);
     const cs_mem_stats *ms = &t->cl->mem;
     json_t *rec = json_pack("{s:i,s:f,s:f,s:i,s:f,s:f,s:f,s:f}", "iteration", iter, "loss", loss, "psnr", mt.psnr,
                             "gaussians", t->m.n, "its", its, "device_mb", ms->cur_total / 1048576.0, "peak_device_mb",
@@ -252,6 +265,7 @@ static int at_marks(trainer *t, int iter, const cs_step_plan *p, const cs_camera
     if (p->log && log_mark(t, iter, c)) return -1;
     if (p->checkpoint && save_checkpoint(t, iter, t->last_ckpt, sizeof t->last_ckpt)) return -1;
     if (p->evaluate) {
+        cs_progress_break(&t->bar);
         cs_densifier_trim(t->cl, &t->d);
         if (cs_evaluate_splits(&t->ev, &t->m, &t->cfg->eval, &t->split, iter, p->active_sh)) return -1;
     }
@@ -263,7 +277,8 @@ static int stop_with_checkpoint(trainer *t, int done_iter)
 {
     char cp[1400];
     if (save_checkpoint(t, done_iter, cp, sizeof cp)) return -1;
-    fprintf(stderr, "\ninterrupted: checkpoint saved to %s (resume with --resume %s)\n", cp, cp);
+    cs_progress_break(&t->bar);
+    fprintf(stderr, "interrupted: checkpoint saved to %s (resume with --resume %s)\n", cp, cp);
     return 2;
 }
 
@@ -275,6 +290,8 @@ static int write_memory_json(trainer *t)
     json_t *o = cs_mem_json(t->cl);
     json_object_set_new(o, "plan", cs_mem_plan_json(&t->plan));
     json_object_set_new(o, "pool_bytes", json_integer((json_int_t)cs_renderer_pool_bytes(&t->r)));
+    /* forward passes redone because the pairs outgrew buffers sized from earlier views */
+    json_object_set_new(o, "passes_redone", json_integer(t->r.redone));
     if (t->dm.lib) {
         cs_driver_mem_sample(&t->dm);
         json_object_set_new(o, "driver_peak_bytes", json_integer((json_int_t)t->dm.peak));
@@ -284,21 +301,36 @@ static int write_memory_json(trainer *t)
     return r;
 }
 
+/* The outputs the run has, as one line. */
+static void print_outputs(const trainer *t)
+{
+    static const char *const names[] = {"point_cloud/iteration_%d/point_cloud.ply", "metrics.json", "train_log.jsonl",
+                                        "test/ours_%d/renders", "checkpoints", "cfg_args"};
+    char rel[256], p[1400], line[2048] = "";
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(rel, sizeof rel, names[i], t->iterations);
+        snprintf(p, sizeof p, "%s/%s", t->out, rel);
+        if (!cs_file_exists(p) && !cs_dir_exists(p)) continue;
+        size_t used = strlen(line);
+        snprintf(line + used, sizeof line - used, "%s%s", used ? ", " : "", rel);
+    }
+    printf("outputs in %s: %s\n", t->out, line);
+}
+
 static int finish(trainer *t, int start)
 {
     cs_cl *cl = t->cl;
     if (start >= t->iterations && save_ply(t, t->iterations)) return -1;
     CS_CHECK(clFinish(cl->queue));
-    printf("\ntraining done: %d iterations in %.1f s, %d Gaussians, peak device memory %.1f MiB (accounted)",
+    cs_progress_break(&t->bar);
+    printf("training done: %d iterations in %.1f s, %d Gaussians, peak device memory %.1f MiB (accounted)",
            t->iterations - start, cs_now() - t->t_start, t->m.n, cl->mem.peak_total / 1048576.0);
     if (t->dm.lib) cs_driver_mem_sample(&t->dm), printf(", %.1f MiB (driver, sampled)", t->dm.peak / 1048576.0);
-    if (t->r.redone) printf("; %d passes redone after their pairs overflowed the buffers", t->r.redone);
     if (t->plan.residency != CS_RES_DEVICE)
         printf("; image uploads: %d prefetched, %d on demand", t->images.prefetch_hits, t->images.prefetch_misses);
     printf("\n");
     if (write_memory_json(t)) return -1;
-    printf("outputs in %s: point_cloud/iteration_%d/point_cloud.ply, metrics.json, train_log.jsonl%s\n", t->out,
-           t->iterations, t->cfg->eval.save_renders ? ", renders/" : "");
+    print_outputs(t);
     return 0;
 }
 
@@ -315,34 +347,35 @@ static void trainer_close(trainer *t)
     cs_train_log_close(&t->log);
     cs_view_order_free(&t->order);
     cs_split_free(&t->split);
-    cs_scene_free(&t->scene);
 }
 
 /* ---- the loop ---------------------------------------------------------------------------- */
 
-int cs_train(cs_cl *cl, const cs_config *cfg, const cs_train_opts *opt)
+int cs_train(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_train_opts *opt)
 {
     trainer T, *t = &T;
     cs_kernel_opts ko;
     int start = 0, rc = -1;
-    if (trainer_open(t, cl, cfg, &ko) ||
+    if (trainer_open(t, cl, cfg, scene, &ko) ||
         (opt && opt->resume ? resume(t, opt->resume, &ko, &start) : start_fresh(t, &ko)))
         goto done;
     t->m.max_rows = t->plan.max_gaussians; /* spare capacity never past the plan */
-    t->tty = isatty(2);
     t->t_start = t->t_last = cs_now();
     t->it_last = start;
+    cs_progress_start(&t->bar, start, t->iterations);
     for (int iter = start + 1; iter <= t->iterations; iter++) {
         if (opt && opt->stop && *opt->stop) {
             rc = stop_with_checkpoint(t, iter - 1);
             goto done;
         }
-        cs_step_plan p = cs_schedule_at(cfg, iter, t->iterations, t->extent);
+        cs_step_plan p = cs_schedule_at(t->cfg, iter, t->iterations, t->extent);
         const cs_camera *c;
         if (step(t, iter, &p, &c) || at_marks(t, iter, &p, c)) goto done;
+        cs_progress_tick(&t->bar, iter, t->m.n, cl->mem.cur_total, t->plan.budget);
     }
     rc = finish(t, start);
 done:
+    cs_progress_break(&t->bar);
     trainer_close(t);
     return rc;
 }

@@ -110,3 +110,37 @@ int test_structure_check(void)
     CHECK(ok, "the checker's report misses a rule");
     return 0;
 }
+
+/* optim.steps_scale: every iteration-valued setting scaled as gsplat's steps_scaler does */
+int test_steps_scale(void)
+{
+    cs_config c;
+    cs_config_defaults(&c);
+    c.optim.iterations_on_cpu = 1000;
+    c.output.checkpoint_iterations[0] = 10000, c.output.n_checkpoint_iterations = 1;
+    cs_config one = c;
+    cs_config_scale_steps(&one);
+    CHECK(!memcmp(&one, &c, sizeof c), "scale 1 changes nothing");
+    c.optim.steps_scale = 0.25;
+    cs_config_scale_steps(&c);
+    CHECK(c.optim.iterations == 7500 && c.optim.position_lr_max_steps == 7500 && c.optim.sh_increase_interval == 250,
+          "optim: %d %d %d", c.optim.iterations, c.optim.position_lr_max_steps, c.optim.sh_increase_interval);
+    CHECK(c.densify.from == 125 && c.densify.until == 3750 && c.densify.interval == 25 &&
+              c.densify.opacity_reset_interval == 750, "densify: %d %d %d %d", c.densify.from, c.densify.until,
+          c.densify.interval, c.densify.opacity_reset_interval);
+    CHECK(c.eval.test_iterations[0] == 1750 && c.eval.test_iterations[1] == 7500 && c.output.save_iterations[1] == 7500 &&
+              c.output.checkpoint_iterations[0] == 2500, "marks");
+    CHECK(c.optim.iterations_on_cpu == 1000 && c.optim.steps_scale == 1.0, "CPU count kept, scale applied once");
+    /* the plan follows: a 500-iteration run of the default schedule now densifies */
+    cs_config_defaults(&c);
+    c.optim.iterations = 30000;
+    c.optim.steps_scale = 500.0 / 30000.0;
+    cs_config_scale_steps(&c);
+    int densified = 0;
+    for (int it = 1; it <= c.optim.iterations; it++) densified += cs_schedule_at(&c, it, c.optim.iterations, 1.0).densify;
+    CHECK(c.optim.iterations == 500 && densified > 100, "500 iterations: %d densifications", densified);
+    c.optim.steps_scale = 1e-6;
+    cs_config_scale_steps(&c);
+    CHECK(c.densify.interval >= 1 && c.optim.sh_increase_interval >= 1 && c.optim.iterations >= 1, "intervals >= 1");
+    return 0;
+}

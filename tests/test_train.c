@@ -44,11 +44,16 @@ static void base_config(cs_config *c, const char *data, const char *out)
 /* opens the test device, trains with C (resuming from RESUME when given), closes */
 static int train_on_test_device(const cs_config *c, const char *resume)
 {
+    cs_scene scene;
+    if (cs_scene_load(&c->data, &scene)) return -1;
     cs_cl cl;
-    if (test_open_cl(&cl)) return -1;
-    cs_train_opts o = {resume, NULL};
-    int r = cs_train(&cl, c, &o);
-    cs_cl_close(&cl);
+    int r = test_open_cl(&cl);
+    if (!r) {
+        cs_train_opts o = {resume, NULL};
+        r = cs_train(&cl, c, &scene, &o);
+        cs_cl_close(&cl);
+    }
+    cs_scene_free(&scene);
     return r;
 }
 

@@ -1,0 +1,50 @@
+/* cli: the command line's contract. Each command accepts exactly the options its table row
+ * names and rejects any other with a message naming the command; graphdeco's common flags
+ * work as aliases of config keys. Settings resolve in one order, documented in the README:
+ * built-in defaults < the config file(s) < command-line flags and --set, in the order given;
+ * a device-specific value (optim.iterations_on_cpu) never overrides an explicit
+ * optim.iterations from the command line. */
+#ifndef CS_CLI_H
+#define CS_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "config.h"
+
+typedef enum {
+    CS_CMD_DEVICES, CS_CMD_TRAIN, CS_CMD_RENDER, CS_CMD_EVAL, CS_CMD_INFO, CS_CMD_BENCH, CS_CMD_TUNE,
+    CS_CMD_CONFIG, CS_CMD_COUNT
+} cs_command;
+
+#define CS_MAX_ASSIGN 128
+
+typedef struct {
+    cs_command command;
+    const char *config;           /* -c */
+    const char *resume, *kernel_dir, *ply, *model, *split;
+    const char *out;              /* render -o (train's -o is the config key output.dir) */
+    bool no_cache, help, force, list;
+    int iters, view;              /* bench */
+    /* config assignments from flags and --set, in command-line order: "key=value" and the
+       flag that gave each (for messages) */
+    char *assign[CS_MAX_ASSIGN];
+    const char *assign_from[CS_MAX_ASSIGN];
+    int n_assign;
+} cs_args;
+
+/* Parses ARGV[1] (the command) and its options. -1 with a message for usage errors (unknown
+ * command or option, a missing or malformed value); the caller exits with status 2. */
+int cs_cli_parse(int argc, char **argv, cs_args *a);
+void cs_cli_free(cs_args *a);
+/* The overview of every command. */
+void cs_cli_usage(FILE *out);
+/* One command's usage line, description and options (generated from the option table). */
+void cs_cli_help(cs_command c, FILE *out);
+/* Applies A's assignments to CFG (already holding defaults and any config file), in order,
+ * then the precedence rule for optim.iterations_on_cpu. -1 with a message naming the flag. */
+int cs_cli_apply(const cs_args *a, cs_config *cfg);
+/* True if A sets config key KEY ("output.dir") on the command line. */
+bool cs_cli_sets(const cs_args *a, const char *key);
+
+#endif

@@ -1,0 +1,21 @@
+/* run_dir: the output folder of a training run: what marks it as holding a run, refusing or
+ * clearing it before a new run, the default name, and the run a checkpoint belongs to. */
+#ifndef CS_RUN_DIR_H
+#define CS_RUN_DIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* True when DIR holds another run's outputs (config.json, train_log.jsonl, point_cloud/ or
+ * checkpoints/). */
+bool cs_run_dir_holds_run(const char *dir);
+/* Before a fresh run into DIR: with FORCE, removes the outputs clsplat writes there (and
+ * nothing else); without it, -1 with a message when DIR holds another run. */
+int cs_run_dir_prepare(const char *dir, bool force);
+/* A fresh folder name under PARENT: PARENT/YYYYmmdd-HHMMSS (graphdeco picks output/<uuid>). */
+int cs_run_dir_default(const char *parent, char *out, size_t n);
+/* The run folder of a checkpoint OUT/checkpoints/chkpnt_N.bin (OUT), or -1 with a message
+ * when the path is not shaped like one. */
+int cs_run_dir_of_checkpoint(const char *ckpt, char *out, size_t n);
+
+#endif

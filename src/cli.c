@@ -1,0 +1,261 @@
+/* cli: option table, parsing and per-command help of the clsplat command line. */
+#include "cli.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define C(x) (1u << (x))
+#define RUNS_ON_DEVICE (C(CS_CMD_TRAIN) | C(CS_CMD_RENDER) | C(CS_CMD_EVAL) | C(CS_CMD_BENCH) | C(CS_CMD_TUNE))
+
+typedef enum { O_FLAG, O_VALUE, O_LIST } opt_kind;
+/* how a value becomes a config assignment: as a JSON string, as it is (numbers), a list */
+typedef enum { V_NONE, V_STRING, V_RAW, V_TRUE } value_kind;
+
+typedef struct {
+    const char *name, *alias; /* "--source", "-s" (alias may be NULL) */
+    opt_kind kind;
+    unsigned commands;        /* C(command) bits */
+    const char *key;          /* config key it sets (NULL: an option of the command itself) */
+    value_kind as;
+    const char *arg, *help;
+} opt_desc;
+
+static const opt_desc OPTS[] = {
+    {"--config", "-c", O_VALUE, C(CS_CMD_TRAIN) | C(CS_CMD_RENDER) | C(CS_CMD_BENCH) | C(CS_CMD_TUNE), NULL, V_NONE,
+     "FILE", "JSON config over the built-in defaults (graphdeco's 3DGS)"},
+    {"--source", "-s", O_VALUE, RUNS_ON_DEVICE & ~C(CS_CMD_TUNE), "data.path", V_STRING, "DIR", "dataset folder (data.path)"},
+    {"--output", "-o", O_VALUE, C(CS_CMD_TRAIN), "output.dir", V_STRING, "DIR", "output folder (output.dir)"},
+    {"--model", "-m", O_VALUE, C(CS_CMD_TRAIN), "output.dir", V_STRING, "DIR", "graphdeco's name for -o"},
+    {"--model", "-m", O_VALUE, C(CS_CMD_RENDER) | C(CS_CMD_EVAL), NULL, V_NONE, "DIR", "a trained model's output folder"},
+    {"--output", "-o", O_VALUE, C(CS_CMD_RENDER), NULL, V_NONE, "DIR", "folder for the PNGs"},
+    {"--resume", NULL, O_VALUE, C(CS_CMD_TRAIN), NULL, V_NONE, "CKPT",
+     "continue from OUT/checkpoints/chkpnt_N.bin with OUT/config.json"},
+    {"--force", NULL, O_FLAG, C(CS_CMD_TRAIN), NULL, V_NONE, NULL,
+     "train into an output folder that holds another run (its outputs are removed first)"},
+    {"--resolution", "-r", O_VALUE, RUNS_ON_DEVICE & ~C(CS_CMD_TUNE), "data.resolution", V_RAW, "N",
+     "1, 2, 4, 8 (divide), a width >= 16, or -1 (data.resolution)"},
+    {"--eval", NULL, O_FLAG, C(CS_CMD_TRAIN), "data.eval", V_TRUE, NULL, "hold out test views (data.eval)"},
+    {"--white_background", "-w", O_FLAG, C(CS_CMD_TRAIN), "data.white_background", V_TRUE, NULL,
+     "white background (data.white_background)"},
+    {"--iterations", NULL, O_VALUE, C(CS_CMD_TRAIN), "optim.iterations", V_RAW, "N", "optim.iterations"},
+    {"--test_iterations", NULL, O_LIST, C(CS_CMD_TRAIN), "eval.test_iterations", V_RAW, "N...", "eval.test_iterations"},
+    {"--save_iterations", NULL, O_LIST, C(CS_CMD_TRAIN), "output.save_iterations", V_RAW, "N...",
+     "output.save_iterations"},
+    {"--checkpoint_iterations", NULL, O_LIST, C(CS_CMD_TRAIN), "output.checkpoint_iterations", V_RAW, "N...",
+     "output.checkpoint_iterations"},
+    {"--sh_degree", NULL, O_VALUE, C(CS_CMD_TRAIN), "model.sh_degree", V_RAW, "N", "model.sh_degree"},
+    {"--ply", NULL, O_VALUE, C(CS_CMD_RENDER) | C(CS_CMD_BENCH) | C(CS_CMD_INFO), NULL, V_NONE, "FILE",
+     "a Gaussian PLY"},
+    {"--split", NULL, O_VALUE, C(CS_CMD_RENDER), NULL, V_NONE, "train|test|all", "views to render (default test)"},
+    {"--iters", NULL, O_VALUE, C(CS_CMD_BENCH), NULL, V_NONE, "N", "timed iterations (default 20)"},
+    {"--view", NULL, O_VALUE, C(CS_CMD_BENCH), NULL, V_NONE, "I", "camera index (default 0)"},
+    {"--set", NULL, O_VALUE, RUNS_ON_DEVICE, "", V_RAW, "KEY=VALUE", "any config key (clsplat config --list)"},
+    {"--device", NULL, O_VALUE, RUNS_ON_DEVICE, "device.id", V_STRING, "P:D|NAME", "OpenCL device (device.id)"},
+    {"--kernel-dir", NULL, O_VALUE, RUNS_ON_DEVICE, NULL, V_NONE, "DIR", "load the .cl files from DIR"},
+    {"--no-kernel-cache", NULL, O_FLAG, RUNS_ON_DEVICE, NULL, V_NONE, NULL, "do not use the kernel binary cache"},
+    {"--list", NULL, O_FLAG, C(CS_CMD_CONFIG), NULL, V_NONE, NULL, "every config key: default, range, meaning"},
+    {"--help", "-h", O_FLAG, ~0u, NULL, V_NONE, NULL, "this help"},
+};
+#define NOPTS (sizeof OPTS / sizeof OPTS[0])
+
+static const struct {
+    const char *name, *usage, *what;
+} CMDS[CS_CMD_COUNT] = {
+    [CS_CMD_DEVICES] = {"devices", "clsplat devices", "list OpenCL platforms and devices (id P:D, memory, paths)"},
+    [CS_CMD_TRAIN] = {"train", "clsplat train [-c CONFIG] -s DATA [-o OUT] [--set key=value ...] [options]",
+                      "train a Gaussian Splatting scene; outputs in OUT"},
+    [CS_CMD_RENDER] = {"render", "clsplat render -m OUT [-o DIR] [--split train|test|all]   or\n"
+                                 "       clsplat render --ply FILE -s DATA -o DIR [--split ...]",
+                       "render a model's views to PNG (with -m: OUT/<split>/ours_N/renders and gt)"},
+    [CS_CMD_EVAL] = {"eval", "clsplat eval -m OUT [-r N] [--set key=value]",
+                     "evaluate a trained model on its test views; appends to OUT/metrics.json"},
+    [CS_CMD_INFO] = {"info", "clsplat info FILE.ply", "count, SH degree, bounds, 3D filter of a PLY"},
+    [CS_CMD_BENCH] = {"bench", "clsplat bench -s DATA --ply FILE [--iters N] [--view I]",
+                      "per-stage medians of one training iteration"},
+    [CS_CMD_TUNE] = {"tune", "clsplat tune [-c CONFIG] [--set key=value]",
+                     "measure tile and work-group sizes for the device and store them"},
+    [CS_CMD_CONFIG] = {"config", "clsplat config --list", "print every config key with its default, range and meaning"},
+};
+
+void cs_cli_usage(FILE *out)
+{
+    fprintf(out, "usage: clsplat <command> [options]   (clsplat <command> -h for its options)\ncommands:\n");
+    for (int c = 0; c < CS_CMD_COUNT; c++) fprintf(out, "  %-8s %s\n", CMDS[c].name, CMDS[c].what);
+    fprintf(out, "clsplat --version prints the version. README.md has a guide and the config keys.\n");
+}
+
+void cs_cli_help(cs_command c, FILE *out)
+{
+    fprintf(out, "usage: %s\n%s.\noptions:\n", CMDS[c].usage, CMDS[c].what);
+    for (size_t i = 0; i < NOPTS; i++) {
+        const opt_desc *o = &OPTS[i];
+        if (!(o->commands & C(c))) continue;
+        char left[64];
+        snprintf(left, sizeof left, "%s%s%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "", o->name,
+                 o->arg ? " " : "", o->arg ? o->arg : "");
+        fprintf(out, "  %-34s %s\n", left, o->help);
+    }
+    if (c == CS_CMD_TRAIN)
+        fprintf(out, "settings: built-in defaults < config file < the flags above and --set, in order;\n"
+                     "optim.iterations_on_cpu never overrides an explicit --iterations / --set optim.iterations.\n"
+                     "Keys: clsplat config --list\n");
+}
+
+static int find_command(const char *name)
+{
+    for (int c = 0; c < CS_CMD_COUNT; c++)
+        if (!strcmp(CMDS[c].name, name)) return c;
+    return -1;
+}
+
+static const opt_desc *find_opt(const char *arg, cs_command c)
+{
+    for (size_t i = 0; i < NOPTS; i++) {
+        const opt_desc *o = &OPTS[i];
+        if ((!strcmp(arg, o->name) || (o->alias && !strcmp(arg, o->alias))) && (o->commands & C(c))) return o;
+    }
+    return NULL;
+}
+
+/* A whole decimal integer >= MIN (and < 2^31) for option OPT. */
+static int parse_int(const char *opt, const char *text, int min, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < min || v > 2147483647L)
+        return cs_fail("%s: '%s' is not a whole number >= %d", opt, text, min);
+    *out = (int)v;
+    return 0;
+}
+
+static int add_assign(cs_args *a, const char *flag, const char *key, const char *value)
+{
+    if (a->n_assign == CS_MAX_ASSIGN) return cs_fail("too many settings on the command line");
+    size_t n = strlen(key) + strlen(value) + 2;
+    char *s = malloc(n);
+    if (!s) return cs_fail("out of host memory");
+    snprintf(s, n, "%s%s%s", key, key[0] ? "=" : "", value);
+    a->assign[a->n_assign] = s;
+    a->assign_from[a->n_assign++] = flag;
+    return 0;
+}
+
+/* The assignment an option with a config key makes from its value(s). */
+static int assign_value(cs_args *a, const opt_desc *o, const char *flag, char **vals, int nv)
+{
+    if (o->as == V_TRUE) return add_assign(a, flag, o->key, "true");
+    if (o->as == V_STRING) {
+        json_t *js = json_string(vals[0]);
+        if (!js) return cs_fail("%s: the value is not valid UTF-8 text", flag);
+        char *q = json_dumps(js, JSON_ENCODE_ANY);
+        json_decref(js);
+        int r = q ? add_assign(a, flag, o->key, q) : cs_fail("out of host memory");
+        free(q);
+        return r;
+    }
+    if (o->kind != O_LIST) return add_assign(a, flag, o->key, vals[0]);
+    char buf[1024] = "[";
+    for (int i = 0; i < nv; i++) {
+        int v;
+        if (parse_int(flag, vals[i], 0, &v)) return -1;
+        size_t used = strlen(buf);
+        snprintf(buf + used, sizeof buf - used, "%s%d", i ? "," : "", v);
+    }
+    strncat(buf, "]", sizeof buf - strlen(buf) - 1);
+    return add_assign(a, flag, o->key, buf);
+}
+
+/* An option of the command itself. */
+static int own_option(cs_args *a, const opt_desc *o, const char *flag, const char *v)
+{
+    const char *n = o->name;
+    if (!strcmp(n, "--help")) a->help = true;
+    else if (!strcmp(n, "--force")) a->force = true;
+    else if (!strcmp(n, "--list")) a->list = true;
+    else if (!strcmp(n, "--no-kernel-cache")) a->no_cache = true;
+    else if (!strcmp(n, "--config")) a->config = v;
+    else if (!strcmp(n, "--resume")) a->resume = v;
+    else if (!strcmp(n, "--kernel-dir")) a->kernel_dir = v;
+    else if (!strcmp(n, "--ply")) a->ply = v;
+    else if (!strcmp(n, "--model")) a->model = v;
+    else if (!strcmp(n, "--output")) a->out = v;
+    else if (!strcmp(n, "--split")) a->split = v;
+    else if (!strcmp(n, "--iters")) return parse_int(flag, v, 1, &a->iters);
+    else if (!strcmp(n, "--view")) return parse_int(flag, v, 0, &a->view);
+    return 0;
+}
+
+int cs_cli_parse(int argc, char **argv, cs_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->iters = 20;
+    int c = argc > 1 ? find_command(argv[1]) : -1;
+    if (c < 0) return cs_fail("unknown command '%s' (clsplat --help lists them)", argc > 1 ? argv[1] : "");
+    a->command = (cs_command)c;
+    for (int i = 2; i < argc; i++) {
+        const char *flag = argv[i];
+        const opt_desc *o = find_opt(flag, a->command);
+        if (!o && c == CS_CMD_INFO && flag[0] != '-' && !a->ply) {
+            a->ply = flag;
+            continue;
+        }
+        if (!o)
+            return cs_fail("'%s' is not an option of 'clsplat %s' (clsplat %s --help lists them)", flag, CMDS[c].name,
+                           CMDS[c].name);
+        char *vals[CS_MAX_MARKS];
+        int nv = 0;
+        if (o->kind == O_VALUE) {
+            if (i + 1 >= argc) return cs_fail("%s needs a value (%s)", flag, o->arg);
+            vals[nv++] = argv[++i];
+        } else if (o->kind == O_LIST) {
+            while (i + 1 < argc && argv[i + 1][0] != '-' && nv < CS_MAX_MARKS) vals[nv++] = argv[++i];
+            if (!nv) return cs_fail("%s needs at least one value (%s)", flag, o->arg);
+        }
+        int r = !o->key ? own_option(a, o, flag, nv ? vals[0] : NULL)
+              : !o->key[0] ? add_assign(a, flag, "", vals[0]) /* --set */
+                           : assign_value(a, o, flag, vals, nv);
+        if (r) return -1;
+    }
+    return 0;
+}
+
+void cs_cli_free(cs_args *a)
+{
+    for (int i = 0; i < a->n_assign; i++) free(a->assign[i]);
+    a->n_assign = 0;
+}
+
+/* the key of an assignment */
+static void key_of(const char *assign, char *out, size_t n)
+{
+    const char *eq = strchr(assign, '=');
+    size_t len = eq ? (size_t)(eq - assign) : 0;
+    if (len >= n) len = n - 1;
+    memcpy(out, assign, len);
+    out[len] = '\0';
+}
+
+bool cs_cli_sets(const cs_args *a, const char *key)
+{
+    char k[256];
+    for (int i = 0; i < a->n_assign; i++) {
+        key_of(a->assign[i], k, sizeof k);
+        if (!strcmp(k, key)) return true;
+    }
+    return false;
+}
+
+int cs_cli_apply(const cs_args *a, cs_config *cfg)
+{
+    for (int i = 0; i < a->n_assign; i++)
+        if (cs_config_set_from(cfg, a->assign[i], a->assign_from[i])) return -1;
+    /* an explicit iteration count wins over the config file's count for CPUs */
+    if (cs_cli_sets(a, "optim.iterations") && !cs_cli_sets(a, "optim.iterations_on_cpu"))
+        cfg->optim.iterations_on_cpu = 0;
+    return 0;
+}

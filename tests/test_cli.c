@@ -1,0 +1,189 @@
+/* test_cli: the command line as a user meets it, through the clsplat binary (CLSPLAT_BIN,
+ * default ./build/clsplat) on a tiny generated scene: each command rejects options that are
+ * not its own, graphdeco's flags work, settings resolve in the documented order, metrics.json
+ * accumulates, an output folder holding a run is refused without --force, --resume reads the
+ * run's config.json, cfg_args and the renders / gt layout are written. */
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "config.h"
+#include "progress.h"
+#include "test.h"
+#include "util.h"
+
+static const char *bin(void)
+{
+    const char *b = getenv("CLSPLAT_BIN");
+    return b ? b : "./build/clsplat";
+}
+
+/* Runs clsplat with ARGS (printf format) from the repository root, output to LOG; returns
+ * the exit status. The kernel cache is shared by the runs of this test. */
+static int clsplat(const char *log, const char *fmt, ...)
+{
+    char args[3000], cmd[4200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "XDG_CACHE_HOME=%s/cli_cache %s %s > %s 2>&1", test_tmpdir(), bin(), args, log);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* true when FILE contains TEXT */
+static int contains(const char *file, const char *text)
+{
+    char *d = cs_read_file(file, NULL);
+    int r = d && strstr(d, text);
+    free(d);
+    return r;
+}
+
+static int scene_dir(char *out, size_t n)
+{
+    snprintf(out, n, "%s/cli_scene", test_tmpdir());
+    if (cs_dir_exists(out)) return 0;
+    const char *gen = getenv("CLSPLAT_GEN_DEMO");
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "%s %s 40 30 >/dev/null", gen ? gen : "./build/gen_demo", out);
+    return system(cmd) == 0 ? 0 : cs_fail("gen_demo failed");
+}
+
+/* the common flags of a tiny run: no tuning, few points, densification early */
+#define TINY "--set device.tune=off --set optim.random_init_points=800 --set densify.from=2 --set log.interval=2"
+
+int test_cli_arguments(void)
+{
+    char log[600];
+    snprintf(log, sizeof log, "%s/cli.log", test_tmpdir());
+    struct { const char *args, *expect; int status; } cases[] = {
+        {"train --ply x.ply", "'--ply' is not an option of 'clsplat train'", 2},
+        {"train --split test", "'--split' is not an option of 'clsplat train'", 2},
+        {"info -s somewhere", "'-s' is not an option of 'clsplat info'", 2},
+        {"eval --iterations 3", "'--iterations' is not an option of 'clsplat eval'", 2},
+        {"bench --iters abc -s x --ply y", "--iters: 'abc' is not a whole number", 2},
+        {"bench --view -1 -s x --ply y", "--view: '-1' is not a whole number >= 0", 2},
+        {"train --iterations", "--iterations needs a value", 2},
+        {"train --test_iterations --eval", "--test_iterations needs at least one value", 2},
+        {"frobnicate", "unknown command 'frobnicate'", 2},
+        {"eval", "eval needs -m OUTDIR", 2},
+        {"render", "render needs -m OUTDIR", 2},
+        {"info", "info needs a PLY file", 2},
+        {"config", "config needs --list", 2},
+        {"train -s /nonexistent/scene --iterations 5", "dataset folder /nonexistent/scene does not exist", 1},
+        {"train -s x --set optim.iterations=abc", "--set: key 'optim.iterations' must be an integer", 1},
+        {"train -s x --iterations -5", "--iterations: key 'optim.iterations' = -5 is out of range", 1},
+        {"--version", "clsplat 0.9.0", 0},
+        {"train --help", "--white_background", 0},
+        {"config --list", "optim.steps_scale", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int st = clsplat(log, "%s", cases[i].args);
+        if (st != cases[i].status || !contains(log, cases[i].expect)) {
+            char *d = cs_read_file(log, NULL);
+            fprintf(stderr, "  clsplat %s: exit %d (want %d), output:\n%s\n", cases[i].args, st, cases[i].status,
+                    d ? d : "");
+            free(d);
+            CHECK(0, "case %zu", i);
+        }
+    }
+    /* a failed dataset load leaves no output folder behind */
+    char out[600];
+    snprintf(out, sizeof out, "%s/cli_never", test_tmpdir());
+    CHECK(clsplat(log, "train -s /nonexistent/scene -o %s", out) == 1 && !cs_dir_exists(out), "empty output folder");
+    /* every key of the table is listed */
+    CHECK(clsplat(log, "config --list") == 0, "config --list");
+    char *list = cs_read_file(log, NULL);
+    int n = 0;
+    for (char *p = list; p && (p = strstr(p, "\n    ")); p++) n++;
+    free(list);
+    CHECK(n >= 50, "config --list lists %d keys", n);
+    return 0;
+}
+
+/* the number of records in OUT/metrics.json, and the source of the last */
+static int metrics_records(const char *out, char *last_source, size_t n)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%s/metrics.json", out);
+    json_t *j = json_load_file(p, 0, NULL);
+    int count = json_is_array(j) ? (int)json_array_size(j) : -1;
+    const char *src = count > 0 ? json_string_value(json_object_get(json_array_get(j, count - 1), "source")) : NULL;
+    snprintf(last_source, n, "%s", src ? src : "");
+    json_decref(j);
+    return count;
+}
+
+int test_cli_runs(void)
+{
+    char data[600], out[600], log[700], p[900], cfgp[700];
+    CHECK_OK(scene_dir(data, sizeof data));
+    snprintf(out, sizeof out, "%s/cli_run", test_tmpdir());
+    snprintf(log, sizeof log, "%s/cli_run.log", test_tmpdir());
+    /* a config whose CPU count must lose against an explicit --iterations */
+    snprintf(cfgp, sizeof cfgp, "%s/cli_cfg.json", test_tmpdir());
+    const char *cfg = "{\"optim\": {\"iterations\": 500, \"iterations_on_cpu\": 7}, \"eval\": {\"save_renders\": true}}";
+    CHECK_OK(cs_write_file_atomic(cfgp, cfg, strlen(cfg)));
+    /* graphdeco's flags: -m is the output folder, --eval, --test_iterations, --save_iterations */
+    CHECK(clsplat(log, "train -c %s -s %s -m %s --eval --iterations 10 --test_iterations 4 10 --save_iterations 10 "
+                       "--checkpoint_iterations 6 " TINY, cfgp, data, out) == 0,
+          "training failed, see %s", log);
+    snprintf(p, sizeof p, "%s/point_cloud/iteration_10/point_cloud.ply", out);
+    CHECK(cs_file_exists(p), "--iterations 10 did not win over iterations_on_cpu (no %s)", p);
+    /* cfg_args as graphdeco writes it, and renders beside their ground truth */
+    snprintf(p, sizeof p, "%s/cfg_args", out);
+    CHECK(contains(p, "Namespace(data_device='cuda'") && contains(p, "eval=True") && contains(p, "source_path='/"),
+          "cfg_args");
+    snprintf(p, sizeof p, "%s/test/ours_10/renders/r_0.png", out);
+    CHECK(cs_file_exists(p), "no %s", p);
+    snprintf(p, sizeof p, "%s/test/ours_10/gt/r_0.png", out);
+    CHECK(cs_file_exists(p), "no %s", p);
+    char src[32];
+    CHECK(metrics_records(out, src, sizeof src) == 2 && !strcmp(src, "train"), "training's records");
+    /* eval appends its record */
+    CHECK(clsplat(log, "eval -m %s", out) == 0, "eval failed, see %s", log);
+    CHECK(metrics_records(out, src, sizeof src) == 3 && !strcmp(src, "eval"), "eval lost or did not add a record");
+    /* the same folder again: refused; with --force the earlier run's outputs go */
+    CHECK(clsplat(log, "train -c %s -s %s -o %s --iterations 8 " TINY, cfgp, data, out) == 1 &&
+              contains(log, "holds another run"), "a run folder was reused without --force");
+    /* without --iterations the config's CPU count applies (7): the test device is a CPU in CI */
+    CHECK(clsplat(log, "train -c %s -s %s -o %s --force " TINY, cfgp, data, out) == 0, "--force run failed");
+    snprintf(p, sizeof p, "%s/point_cloud/iteration_10", out);
+    CHECK(!cs_dir_exists(p), "--force kept the earlier run's iteration_10");
+    char p7[900], p500[900];
+    snprintf(p7, sizeof p7, "%s/point_cloud/iteration_7", out);
+    snprintf(p500, sizeof p500, "%s/point_cloud/iteration_500", out);
+    CHECK(cs_dir_exists(p7) != cs_dir_exists(p500), "neither the CPU count (7) nor the count (500) was trained");
+    /* --resume reads the run's config.json (no -c, no -s) and finishes the run */
+    CHECK(clsplat(log, "train -c %s -s %s -o %s --force --iterations 10 --checkpoint_iterations 6 " TINY, cfgp, data,
+                  out) == 0, "run for resume");
+    CHECK(clsplat(log, "train --resume %s/checkpoints/chkpnt_6.bin", out) == 0 && contains(log, "resumed from"),
+          "--resume without -c/-s failed, see %s", log);
+    CHECK(clsplat(log, "render -m %s --split bogus", out) == 1 && contains(log, "unknown split 'bogus'"),
+          "render --split bogus");
+    return 0;
+}
+
+/* the progress line fits the terminal and shows what it promises */
+int test_progress_line(void)
+{
+    cs_progress p;
+    cs_progress_start(&p, 0, 30000);
+    p.its = 100.0, p.loss = 0.05, p.psnr = 27.5;
+    char line[512];
+    cs_progress_format(&p, 12000, 543210, (size_t)1200 << 20, (size_t)15000 << 20, 120, line, sizeof line);
+    CHECK(strlen(line) <= 119 && strstr(line, "40.0%") && strstr(line, "12000/30000") && strstr(line, "0:03:00") &&
+              strstr(line, "loss 0.0500") && strstr(line, "psnr 27.50") && strstr(line, "543210 G") &&
+              strstr(line, "100.0 it/s") && strstr(line, "1200/15000 MiB") && strchr(line, '['),
+          "wide line: '%s'", line);
+    cs_progress_format(&p, 12000, 543210, (size_t)1200 << 20, (size_t)15000 << 20, 50, line, sizeof line);
+    CHECK(strlen(line) <= 49 && strstr(line, "12000/30000") && !strchr(line, '\n'), "narrow line: '%s'", line);
+    char hms[32];
+    cs_format_hms(75235, hms, sizeof hms);
+    CHECK(!strcmp(hms, "20:53:55"), "h:mm:ss %s", hms);
+    return 0;
+}
