@@ -1,5 +1,5 @@
 # clsplat: Gaussian Splatting trainer in C11 + OpenCL.  Targets: all, test, demo, check-real,
-# check-structure, sanitize, install (PREFIX, DESTDIR), clean.  `make demo` and `make test` install missing Debian packages when run as root.
+# check-structure, sanitize, fuzz (FUZZ_SECONDS), install (PREFIX, DESTDIR), clean.  `make demo` and `make test` install missing Debian packages when run as root.
 CC ?= cc
 PKGS := OpenCL libpng jansson libjpeg
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -21,7 +21,7 @@ LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/cl_sourc
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC))
 
-.PHONY: all deps test demo check-real check-structure sanitize install uninstall clean
+.PHONY: all deps test demo check-real check-structure sanitize fuzz fuzz-deps install uninstall clean
 all: $(BUILD)/clsplat $(BUILD)/gen_demo
 
 deps:
@@ -84,8 +84,30 @@ check-real: deps
 
 sanitize:
 	$(MAKE) BUILD=build-san OPT=-O1 EXTRA="-fsanitize=address,undefined -fno-omit-frame-pointer" \
-	  build-san/run_tests build-san/gen_demo
-	CLSPLAT_GEN_DEMO=build-san/gen_demo UBSAN_OPTIONS=halt_on_error=1 build-san/run_tests
+	  build-san/run_tests build-san/gen_demo build-san/clsplat
+	CLSPLAT_GEN_DEMO=build-san/gen_demo CLSPLAT_BIN=build-san/clsplat UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 build-san/run_tests
+
+# libFuzzer harnesses (tests/fuzz/) with ASan + UBSan, built with clang into build-fuzz/, each
+# run for FUZZ_SECONDS from seeds that make_seeds writes; findings stop the run.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := ply image config checkpoint tuning colmap transforms cli
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+fuzz-deps:
+	@sh tools/install-deps.sh clang
+# the library with the fuzzers' instrumentation, in build-fuzz/lib (a build of its own)
+build-fuzz/lib.stamp: $(LIB_SRC) $(wildcard include/*.h src/*.h cl/*)
+	@$(MAKE) --no-print-directory BUILD=build-fuzz/lib CC=clang OPT="-O1 -g" \
+	  EXTRA="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" build-fuzz/lib/libclsplat.a && touch $@
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.c tests/fuzz/fuzz.h build-fuzz/lib.stamp
+	clang -std=c11 -O1 -g -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -Icl -Itests/fuzz $(PKG_CFLAGS) \
+	  -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< tests/fuzz/fuzz_common.c build-fuzz/lib/libclsplat.a $(PKG_LIBS) -lm -ldl -lpthread
+$(BUILD)/make_seeds: tests/fuzz/make_seeds.c tests/fixtures.c tests/fixtures.h $(BUILD)/libclsplat.a
+	$(CC) $(CFLAGS) -Itests -o $@ tests/fuzz/make_seeds.c tests/fixtures.c $(BUILD)/libclsplat.a $(LDLIBS)
+fuzz: deps fuzz-deps
+	@$(MAKE) --no-print-directory $(BUILD)/make_seeds $(addprefix build-fuzz/fuzz_,$(FUZZ_TARGETS))
+	@rm -rf build-fuzz/seeds && $(BUILD)/make_seeds build-fuzz/seeds
+	@sh tools/run_fuzzers.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz

@@ -5,12 +5,20 @@
 
 #include <stdint.h>
 
+/* Decoding limits, checked on the declared size before anything is allocated (decompression
+ * bombs): sides up to CS_IMAGE_MAX_SIDE, CS_IMAGE_MAX_PIXELS in all (a 12,000 x 11,000 photo
+ * fits), PNG ancillary chunks (text, ICC profiles) up to CS_IMAGE_MAX_CHUNK bytes. */
+#define CS_IMAGE_MAX_SIDE 32768
+#define CS_IMAGE_MAX_PIXELS (1L << 27)
+#define CS_IMAGE_MAX_CHUNK (16L << 20)
+
 typedef struct {
     int width, height, channels; /* channels: 3 (RGB) or 4 (RGBA) */
     uint8_t *px;                 /* (H, W, channels) */
 } cs_image;
 
-/* Decodes a PNG or JPEG (chosen by content). -1 with a message naming the file. */
+/* Decodes a PNG or JPEG (chosen by content). -1 with a message naming the file, also for a
+ * truncated or corrupt file (libjpeg's warnings count as errors) and sizes over the limits. */
 int cs_image_load(const char *path, cs_image *out);
 /* Reads only the size. */
 int cs_image_size(const char *path, int *w, int *h);

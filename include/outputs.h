@@ -28,12 +28,25 @@ typedef struct {
     char magic[8];
     int32_t version, iteration, n, sh_degree, sh_half, has_filter, step, opt_half;
 } cs_ckpt_header;
-/* Copies the header out of a checkpoint's first LEN bytes and checks its magic; PATH names the
-   file in the error. */
+/* Limits a checkpoint header must respect (a corrupt or hostile file is refused before
+   anything is allocated for it). */
+#define CS_CKPT_MAX_ITERATION 100000000
+#define CS_CKPT_MAX_GAUSSIANS 1000000000
+/* Copies the header out of a checkpoint's first LEN bytes and checks its magic and ranges
+   (iteration and step 0..CS_CKPT_MAX_ITERATION, 0..CS_CKPT_MAX_GAUSSIANS Gaussians, SH degree
+   0..3); PATH names the file in the error. */
 int cs_checkpoint_header(const void *data, size_t len, const char *path, cs_ckpt_header *h);
+/* The checks cs_checkpoint_load makes on a checkpoint's LEN bytes before allocating anything:
+ * the header's ranges, its match with LAYOUT, the exact size the header implies, finite
+ * geometry. Fills *H. -1 with a message naming PATH. */
+int cs_checkpoint_check(const void *data, size_t len, const char *path, const cs_model_layout *layout,
+                        cs_ckpt_header *h);
 /* checkpoint: the model's arrays, Adam state, stats, iteration */
 int cs_checkpoint_save(cs_cl *cl, const cs_model *m, int iteration, const char *path);
-/* Reads the header (iteration, n, degree, half, filter) and creates the model with CAPACITY. */
+/* Reads the checkpoint at PATH into a new model laid out as LAYOUT (1.5x spare rows): -1 with a
+ * message when the header is out of range, does not match LAYOUT, the file size differs from
+ * what the header claims (checked before allocating), or a Gaussian's geometry is not finite.
+ * Blocks for the upload. */
 int cs_checkpoint_load(cs_cl *cl, cs_model *m, int *iteration, const char *path, const cs_model_layout *layout);
 
 #endif

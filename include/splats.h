@@ -20,6 +20,8 @@ typedef struct {
 
 /* Allocates arrays for N Gaussians (zeroed); filter_3d only if WITH_FILTER. */
 int cs_splats_alloc(cs_splats *s, int n, int sh_degree, int with_filter);
+/* Gaussians with a NaN or Inf anywhere; *FIRST gets the first one's index (-1 when none). */
+long cs_splats_count_nonfinite(const cs_splats *s, int *first);
 /* Frees the arrays; S is empty afterwards. */
 void cs_splats_free(cs_splats *s);
 

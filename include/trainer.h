@@ -4,19 +4,22 @@
 #ifndef CS_TRAINER_H
 #define CS_TRAINER_H
 
+#include <signal.h>
+
 #include "cl_runtime.h"
 #include "config.h"
 #include "dataset.h"
 
 typedef struct {
     const char *resume;     /* checkpoint path or NULL */
-    volatile int *stop;     /* set by a signal handler: save a checkpoint and return */
+    volatile sig_atomic_t *stop; /* non-zero (a signal handler): save a checkpoint and return */
 } cs_train_opts;
 
 /* Trains on SCENE (loaded from cfg->data, borrowed) with CFG (optim.steps_scale is applied
  * here; config.json and cfg_args get CFG as given); writes everything under cfg->output.dir,
  * which the caller has prepared (run_dir.h). Blocks until done. Returns 0, -1 with a message,
- * or 2 when stopped through OPT->stop after saving a checkpoint. */
+ * or 2 when stopped through OPT->stop: after saving a checkpoint during training, or before
+ * the first iteration (set-up honours the stop between its phases) with nothing to save. */
 int cs_train(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_train_opts *opt);
 
 #endif

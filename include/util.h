@@ -6,6 +6,7 @@
 #ifndef CS_UTIL_H
 #define CS_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +33,9 @@ int cs_atomic_commit(cs_atomic_file *af);
 void cs_atomic_abort(cs_atomic_file *af);
 /* One-shot: writes N bytes atomically. */
 int cs_write_file_atomic(const char *path, const void *data, size_t n);
+/* Removes the temporary files (<file>.tmp.<pid>) that dead processes left in DIR and its
+ * folders (three levels down); returns how many. A live writer's files are kept. */
+int cs_remove_stale_temps(const char *dir);
 
 /* Creates a directory and its parents (mkdir -p); returns 0 or -1 with a message. */
 int cs_mkdirs(const char *path);
@@ -46,6 +50,15 @@ int cs_path_join(char *out, size_t n, const char *a, const char *b);
 #define CS_HASH_SEED 0xcbf29ce484222325ull
 /* FNV-1a of N bytes, continuing from SEED. */
 uint64_t cs_hash64(const void *data, size_t n, uint64_t seed);
+
+/* Fault injection for the tests: with CLSPLAT_FAULT=SIGNAL:TEXT (SIGNAL kill, term or int),
+ * a fault point whose WHERE contains TEXT raises that signal. Points: every atomic write after
+ * its data and before its rename (WHERE = the final path), and the phases of a run
+ * ("phase:scene", "phase:kernels", "phase:iteration <N>", "phase:evaluate"). Without the
+ * variable it does nothing. */
+void cs_fault_point(const char *where);
+/* True when CLSPLAT_FAULT is set (so a caller can skip formatting WHERE). */
+bool cs_fault_enabled(void);
 
 /* Monotonic wall clock in seconds. */
 double cs_now(void);

@@ -322,16 +322,17 @@ static int apply_object(cs_config *cfg, json_t *obj, const char *prefix, const c
         char full[256];
         snprintf(full, sizeof full, "%s%s%s", prefix, prefix[0] ? "." : "", key);
         const key_desc *k = find_key(full); /* flat dotted keys work too */
+        size_t n = strlen(full);
+        int group = 0;
+        for (size_t i = 0; i < NKEYS && !k; i++)
+            if (strncmp(KEYS[i].name, full, n) == 0 && KEYS[i].name[n] == '.') group = 1;
         if (k) {
             if (set_key(cfg, k, src, val)) return -1;
-        } else if (json_is_object(val)) {
-            /* a group: accept only known group names */
-            size_t n = strlen(full);
-            int known = 0;
-            for (size_t i = 0; i < NKEYS; i++)
-                if (strncmp(KEYS[i].name, full, n) == 0 && KEYS[i].name[n] == '.') known = 1;
-            if (!known) return unknown_key(src, full);
+        } else if (group && json_is_object(val)) {
             if (apply_object(cfg, val, full, src)) return -1;
+        } else if (group) {
+            return cs_fail("%s: '%s' is a group of keys: its value must be an object, e.g. {\"%s\": {...}}", src, full,
+                           full);
         } else {
             return unknown_key(src, full);
         }
@@ -342,7 +343,7 @@ static int apply_object(cs_config *cfg, json_t *obj, const char *prefix, const c
 int cs_config_load_string(cs_config *cfg, const char *text, const char *src)
 {
     json_error_t err;
-    json_t *root = json_loads(text, 0, &err);
+    json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &err); /* a key given twice is a mistake */
     if (!root) return cs_fail("%s: line %d column %d: %s", src, err.line, err.column, err.text);
     if (!json_is_object(root)) {
         json_decref(root);

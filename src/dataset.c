@@ -30,7 +30,7 @@ static int cmp_cam_name(const void *a, const void *b)
 
 void cs_scene_split_every8(cs_scene *s, int eval)
 {
-    qsort(s->cams, s->n_cams, sizeof *s->cams, cmp_cam_name);
+    if (s->n_cams > 1) qsort(s->cams, s->n_cams, sizeof *s->cams, cmp_cam_name);
     for (int i = 0; i < s->n_cams; i++) s->cams[i].is_test = eval && i % 8 == 0;
 }
 

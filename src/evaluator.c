@@ -280,7 +280,7 @@ static int render_one(viewer *w, const cs_scene *scene, const cs_camera *c, int 
 }
 
 int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const char *split,
-                          const char *out_dir, const char *gt_dir, int *count)
+                          const char *out_dir, const char *gt_dir, float radius_cap, int *count)
 {
     *count = 0;
     if (strcmp(split, "train") && strcmp(split, "test") && strcmp(split, "all"))
@@ -292,6 +292,7 @@ int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene
                        !strcmp(split, "test") ? " (train with data.eval, or render --split train)" : "");
     viewer w;
     if (cs_mkdirs(out_dir) || (gt_dir && cs_mkdirs(gt_dir)) || viewer_open(&w, cl, cfg, s)) return -1;
+    w.r.radius_cap = radius_cap;
     int mirror = needs_mirror(scene, split), rc = 0;
     for (int i = 0; i < scene->n_cams && !rc; i++) {
         if (!in_split(&scene->cams[i], split)) continue;

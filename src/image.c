@@ -19,9 +19,18 @@ void cs_image_free(cs_image *img)
     img->width = img->height = img->channels = 0;
 }
 
+/* A declared size within the limits (before anything is allocated or decoded for it). */
+static int check_size(const char *path, long w, long h)
+{
+    if (w <= 0 || h <= 0 || w > CS_IMAGE_MAX_SIDE || h > CS_IMAGE_MAX_SIDE || w * h > CS_IMAGE_MAX_PIXELS)
+        return cs_fail("%s: image size %ldx%ld is outside the limits (sides up to %d, %d Mpixels)", path, w, h,
+                       CS_IMAGE_MAX_SIDE, (int)(CS_IMAGE_MAX_PIXELS >> 20));
+    return 0;
+}
+
 static int alloc_image(cs_image *img, int w, int h, int c)
 {
-    if (w <= 0 || h <= 0 || w > 65536 || h > 65536) return cs_fail("bad image size %dx%d", w, h);
+    if (w <= 0 || h <= 0 || w > CS_IMAGE_MAX_SIDE || h > CS_IMAGE_MAX_SIDE) return cs_fail("bad image size %dx%d", w, h);
     img->px = malloc((size_t)w * h * c);
     if (!img->px) return cs_fail("out of host memory for a %dx%d image", w, h);
     img->width = w;
@@ -67,8 +76,16 @@ static int load_png(const char *path, FILE *f, cs_image *out, int header_only, i
         goto done;
     }
     png_init_io(png, f);
+    /* decompression bombs: dimensions and ancillary chunks (text, ICC) are bounded */
+    png_set_user_limits(png, CS_IMAGE_MAX_SIDE, CS_IMAGE_MAX_SIDE);
+    png_set_chunk_malloc_max(png, CS_IMAGE_MAX_CHUNK);
+    png_set_chunk_cache_max(png, 1000);
+    /* libpng reports an oversized ancillary chunk as a "benign" error (a warning) and then reads
+       past it, allocating its claimed length: here it is an error */
+    png_set_benign_errors(png, 0);
     png_read_info(png, info);
     int w = (int)png_get_image_width(png, info), h = (int)png_get_image_height(png, info);
+    if (check_size(path, w, h)) goto done;
     if (header_only) {
         *pw = w;
         *ph = h;
@@ -155,10 +172,14 @@ static void jpg_on_error(j_common_ptr cinfo)
     longjmp(ctx->jb, 1);
 }
 
+/* libjpeg's warnings (level -1: "Premature end of JPEG file", corrupt data) are errors here:
+   it would otherwise hand back grey rows for the missing data. Trace messages are ignored. */
 static void jpg_on_message(j_common_ptr cinfo, int level)
 {
-    (void)cinfo;
-    (void)level;
+    if (level >= 0) return;
+    jpg_err_ctx *ctx = (jpg_err_ctx *)cinfo->err;
+    (*cinfo->err->format_message)(cinfo, ctx->msg);
+    longjmp(ctx->jb, 1);
 }
 
 static int load_jpeg(const char *path, FILE *f, cs_image *out, int header_only, int *pw, int *ph)
@@ -166,17 +187,23 @@ static int load_jpeg(const char *path, FILE *f, cs_image *out, int header_only, 
     struct jpeg_decompress_struct cinfo;
     jpg_err_ctx ctx;
     cs_image img = {0};
+    uint8_t *volatile pixels = NULL; /* what to free after a longjmp */
     cinfo.err = jpeg_std_error(&ctx.mgr);
     ctx.mgr.error_exit = jpg_on_error;
     ctx.mgr.emit_message = jpg_on_message;
+    snprintf(ctx.msg, sizeof ctx.msg, "unsupported layout");
     if (setjmp(ctx.jb)) {
         jpeg_destroy_decompress(&cinfo);
-        free(img.px);
+        free(pixels);
         return cs_fail("%s: corrupt JPEG: %s", path, ctx.msg);
     }
     jpeg_create_decompress(&cinfo);
     jpeg_stdio_src(&cinfo, f);
     jpeg_read_header(&cinfo, TRUE);
+    if (check_size(path, (long)cinfo.image_width, (long)cinfo.image_height)) {
+        jpeg_destroy_decompress(&cinfo);
+        return -1;
+    }
     if (header_only) {
         *pw = (int)cinfo.image_width;
         *ph = (int)cinfo.image_height;
@@ -190,6 +217,7 @@ static int load_jpeg(const char *path, FILE *f, cs_image *out, int header_only, 
         jpeg_destroy_decompress(&cinfo);
         return cs_fail_prefix("%s", path);
     }
+    pixels = img.px;
     while (cinfo.output_scanline < cinfo.output_height) {
         JSAMPROW row = img.px + (size_t)cinfo.output_scanline * img.width * 3;
         jpeg_read_scanlines(&cinfo, &row, 1);

@@ -1,6 +1,7 @@
 /* main: the clsplat command line: parses (cli.h) and dispatches to the programs (train,
  * render, eval, info, bench, tune, devices, config). Only main decides to exit: 0 on success,
- * 1 with one "clsplat: error: ..." line on failure, 2 for usage errors, 130 after Ctrl-C. */
+ * 1 with one "clsplat: error: ..." line on failure, 2 for usage errors, 128 + the signal after
+ * SIGINT (130) or SIGTERM (143). */
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "config.h"
 #include "evaluator.h"
 #include "ply.h"
+#include "render.h"
 #include "run_dir.h"
 #include "scene.h"
 #include "splats.h"
@@ -21,16 +23,33 @@
 #include "util.h"
 #include "version.h"
 
-enum { EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
+enum { EXIT_USAGE = 2 };
 /* a usage error: the message, then exit status 2 */
 #define USAGE_ERROR(...) (cs_fail(__VA_ARGS__), EXIT_USAGE)
 
-static volatile int g_stop; /* set by SIGINT/SIGTERM: the trainer saves a checkpoint and returns */
-static void on_signal(int sig)
+/* the signal that asked to stop (SIGINT, SIGTERM), 0 while none did: the trainer saves a
+   checkpoint and returns, set-up stops between its phases */
+static volatile sig_atomic_t g_stop;
+static void on_signal(int sig) { g_stop = sig; }
+
+/* SIGINT and SIGTERM stop a run cleanly; a signal the parent set to be ignored (nohup, a
+   background job) stays ignored. */
+static void catch_stop_signals(void)
 {
-    (void)sig;
-    g_stop = 1;
+    int sigs[] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; i++) {
+        struct sigaction old;
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
 }
+
+/* after a stop: 128 + the signal (130 for Ctrl-C, 143 for SIGTERM) */
+static int stopped(void) { return 128 + (int)g_stop; }
 
 /* ---- settings ---------------------------------------------------------------------------- */
 
@@ -47,6 +66,7 @@ static int resolve_config(const cs_args *a, const char *base_file, cs_config *cf
 static int model_config(const cs_args *a, cs_config *cfg)
 {
     char p[1200];
+    cs_remove_stale_temps(a->model);
     if (cs_path_join(p, sizeof p, a->model, "config.json")) return -1;
     if (!cs_file_exists(p)) return cs_fail("%s: no config.json (is it a clsplat output folder?)", a->model);
     return resolve_config(a, p, cfg);
@@ -70,12 +90,16 @@ static int latest_ply(const char *model, char *out, size_t n, int *iteration)
     if (!d) return cs_fail("%s: no point_cloud folder (is it a clsplat output folder?)", model);
     int best = -1;
     struct dirent *e;
+    char p[1600];
     while ((e = readdir(d))) {
         int it;
-        if (sscanf(e->d_name, "iteration_%d", &it) == 1 && it > best) best = it;
+        /* only a folder whose PLY was completed (renamed into place) counts */
+        if (sscanf(e->d_name, "iteration_%d", &it) != 1 || it <= best) continue;
+        snprintf(p, sizeof p, "%s/%s/point_cloud.ply", dir, e->d_name);
+        if (cs_file_exists(p)) best = it;
     }
     closedir(d);
-    if (best < 0) return cs_fail("%s: no saved iteration", dir);
+    if (best < 0) return cs_fail("%s: no saved iteration with a complete point_cloud.ply", dir);
     snprintf(out, n, "%s/iteration_%d/point_cloud.ply", dir, best);
     *iteration = best;
     return 0;
@@ -105,20 +129,20 @@ static int cmd_train(const cs_args *a)
 {
     cs_config cfg;
     if (train_config(a, &cfg)) return -1;
+    catch_stop_signals();
     cs_scene scene;
     if (cs_scene_load(&cfg.data, &scene)) return -1; /* before the device and the output folder */
-    int rc = a->resume ? 0 : cs_run_dir_prepare(cfg.output.dir, a->force);
+    cs_fault_point("phase:scene");
+    int rc = g_stop ? 2 : a->resume ? 0 : cs_run_dir_prepare(cfg.output.dir, a->force);
     cs_cl cl;
     if (!rc) rc = open_device(a, &cfg, &cl, 0);
     if (!rc) {
-        signal(SIGINT, on_signal);
-        signal(SIGTERM, on_signal);
         cs_train_opts o = {a->resume, &g_stop};
         rc = cs_train(&cl, &cfg, &scene, &o);
         cs_cl_close(&cl);
     }
     cs_scene_free(&scene);
-    return rc == 2 ? EXIT_INTERRUPTED : rc;
+    return rc == 2 ? stopped() : rc;
 }
 
 /* ---- render, eval, info ------------------------------------------------------------------ */
@@ -155,7 +179,9 @@ static int cmd_render(const cs_args *a)
     cs_cl cl;
     int count = 0, rc = open_device(a, &cfg, &cl, 0);
     if (!rc) {
-        rc = cs_render_model_views(&cl, &cfg, &scene, &s, split, out, with_gt ? gt : NULL, &count);
+        /* a PLY from elsewhere gets the screen-radius cap; a model trained here does not */
+        rc = cs_render_model_views(&cl, &cfg, &scene, &s, split, out, with_gt ? gt : NULL,
+                                   a->model ? 0.f : CS_FOREIGN_RADIUS_CAP, &count);
         cs_cl_close(&cl);
     }
     if (!rc) printf("rendered %d %s views of %s (%d Gaussians) to %s\n", count, split, ply, s.n, out);
@@ -278,6 +304,8 @@ static int run(const cs_args *a)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    /* `clsplat train | head`: a closed pipe is a failed write (reported at the end), not death */
+    signal(SIGPIPE, SIG_IGN);
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
         cs_cli_usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? EXIT_USAGE : 0;
@@ -299,7 +327,9 @@ int main(int argc, char **argv)
     }
     int rc = run(&a);
     cs_cli_free(&a);
-    if (rc == EXIT_INTERRUPTED) return EXIT_INTERRUPTED;
+    if (fflush(stdout) || ferror(stdout))
+        fprintf(stderr, "clsplat: note: writing to standard output failed (closed pipe?); the command went on\n");
+    if (rc > 128) return rc; /* stopped by a signal */
     if (rc == EXIT_USAGE) {
         fprintf(stderr, "clsplat: %s\n", cs_last_error());
         return EXIT_USAGE;

@@ -2,6 +2,7 @@
 #include "outputs.h"
 
 #include <errno.h>
+#include <math.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +103,27 @@ int cs_checkpoint_header(const void *data, size_t len, const char *path, cs_ckpt
 {
     if (!data || len < sizeof *h || (memcpy(h, data, sizeof *h), memcmp(h->magic, "CSCKPT1", 8) != 0))
         return cs_fail("%s: not a clsplat checkpoint", path);
+    if (h->iteration < 0 || h->iteration > CS_CKPT_MAX_ITERATION || h->step < 0 || h->step > CS_CKPT_MAX_ITERATION ||
+        h->n < 0 || h->n > CS_CKPT_MAX_GAUSSIANS || h->sh_degree < 0 || h->sh_degree > 3)
+        return cs_fail("%s: corrupt checkpoint header (iteration %d, Adam step %d, %d Gaussians, SH degree %d)", path,
+                       h->iteration, h->step, h->n, h->sh_degree);
     return 0;
+}
+
+/* rows of the geometry array (the first a checkpoint keeps) with a NaN or Inf */
+static long nonfinite_rows(const char *geo, int n)
+{
+    long bad = 0;
+    for (int i = 0; i < n; i++) {
+        float r[CS_GEO_W];
+        memcpy(r, geo + (size_t)i * sizeof r, sizeof r);
+        for (int k = 0; k < CS_GEO_W; k++)
+            if (!isfinite(r[k])) {
+                bad++;
+                break;
+            }
+    }
+    return bad;
 }
 
 /* the arrays a checkpoint keeps, in the model's order */
@@ -143,45 +164,62 @@ int cs_checkpoint_save(cs_cl *cl, const cs_model *mc, int iteration, const char 
     return cs_atomic_commit(&af);
 }
 
-int cs_checkpoint_load(cs_cl *cl, cs_model *m, int *iteration, const char *path, const cs_model_layout *layout)
+int cs_checkpoint_check(const void *data, size_t len, const char *path, const cs_model_layout *layout,
+                        cs_ckpt_header *hp)
 {
     int deg = layout->sh_degree, sh_half = layout->sh_half, has_filter = layout->filter_3d, opt_half = layout->opt_half;
-    size_t len;
-    char *d = cs_read_file(path, &len);
-    if (!d) return -1;
     cs_ckpt_header h;
-    if (cs_checkpoint_header(d, len, path, &h)) {
-        free(d);
-        return -1;
-    }
+    if (cs_checkpoint_header(data, len, path, &h)) return -1;
     if (h.version != CKPT_VERSION || h.sh_degree != deg || h.sh_half != sh_half || h.has_filter != has_filter ||
-        h.opt_half != opt_half || h.n < 0) {
-        free(d);
+        h.opt_half != opt_half)
         return cs_fail("%s: checkpoint (version %d, SH degree %d, %s SH, filter %d, %s optimizer) does not match the "
                        "configuration (SH degree %d, %s SH, filter %d, %s optimizer)",
                        path, h.version, h.sh_degree, h.sh_half ? "fp16" : "fp32", h.has_filter,
                        h.opt_half ? "fp16" : "fp32", deg, sh_half ? "fp16" : "fp32", has_filter,
                        opt_half ? "fp16" : "fp32");
+    /* the file must hold exactly the rows its header claims, before anything is allocated */
+    cs_model shape = {0};
+    shape.sh_degree = deg, shape.sh_half = sh_half, shape.has_filter = has_filter, shape.opt_half = opt_half;
+    cs_buf *bufs[CS_MODEL_MAX_ARRAYS];
+    size_t rows[CS_MODEL_MAX_ARRAYS], want = sizeof h;
+    int na = ckpt_arrays(&shape, bufs, rows);
+    for (int i = 0; i < na; i++) want += rows[i] * (size_t)h.n;
+    if (want != len)
+        return cs_fail("%s: %s checkpoint: %zu bytes for %d Gaussians, the header needs %zu", path,
+                       len < want ? "truncated" : "oversized", len, h.n, want);
+    long bad = nonfinite_rows((const char *)data + sizeof h, h.n);
+    if (bad) return cs_fail("%s: %ld Gaussians have NaN or Inf parameters", path, bad);
+    *hp = h;
+    return 0;
+}
+
+int cs_checkpoint_load(cs_cl *cl, cs_model *m, int *iteration, const char *path, const cs_model_layout *layout)
+{
+    size_t len;
+    char *d = cs_read_file(path, &len);
+    if (!d) return -1;
+    cs_ckpt_header h;
+    if (cs_checkpoint_check(d, len, path, layout, &h)) {
+        free(d);
+        return -1;
     }
+    cs_buf *bufs[CS_MODEL_MAX_ARRAYS];
+    size_t rows[CS_MODEL_MAX_ARRAYS];
+    int na;
     cs_splats empty;
     memset(&empty, 0, sizeof empty);
-    empty.sh_degree = deg;
-    if (cs_model_create(cl, m, &empty, layout, h.n + h.n / 2 + 1)) {
+    empty.sh_degree = layout->sh_degree;
+    long cap = (long)h.n + h.n / 2 + 1;
+    if (cs_model_create(cl, m, &empty, layout, cap > CS_CKPT_MAX_GAUSSIANS ? CS_CKPT_MAX_GAUSSIANS : (int)cap)) {
         free(d);
         return -1;
     }
     m->n = h.n;
     m->step = h.step;
-    cs_buf *bufs[CS_MODEL_MAX_ARRAYS];
-    size_t rows[CS_MODEL_MAX_ARRAYS], off = sizeof h;
-    int na = ckpt_arrays(m, bufs, rows);
+    size_t off = sizeof h;
+    na = ckpt_arrays(m, bufs, rows);
     for (int i = 0; i < na; i++) {
         size_t bytes = rows[i] * (size_t)h.n;
-        if (off + bytes > len) {
-            free(d);
-            cs_model_free(cl, m);
-            return cs_fail("%s: truncated checkpoint", path);
-        }
         if (cs_buf_write(cl, bufs[i], 0, bytes, d + off)) {
             free(d);
             cs_model_free(cl, m);
@@ -190,10 +228,6 @@ int cs_checkpoint_load(cs_cl *cl, cs_model *m, int *iteration, const char *path,
         off += bytes;
     }
     free(d);
-    if (off != len) {
-        cs_model_free(cl, m);
-        return cs_fail("%s: %zu unexpected trailing bytes", path, len - off);
-    }
     *iteration = h.iteration;
     return 0;
 }

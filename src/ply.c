@@ -30,6 +30,21 @@ int cs_splats_alloc(cs_splats *s, int n, int deg, int with_filter)
     return 0;
 }
 
+long cs_splats_count_nonfinite(const cs_splats *s, int *first)
+{
+    long bad = 0;
+    int K3 = CS_SH_COEFFS(s->sh_degree) * 3;
+    *first = -1;
+    for (int i = 0; i < s->n; i++) {
+        int ok = isfinite(s->logit_opacity[i]) && (!s->filter_3d || isfinite(s->filter_3d[i]));
+        for (int k = 0; k < 3 && ok; k++) ok = isfinite(s->means[i * 3 + k]) && isfinite(s->log_scales[i * 3 + k]);
+        for (int k = 0; k < 4 && ok; k++) ok = isfinite(s->quats[i * 4 + k]);
+        for (int k = 0; k < K3 && ok; k++) ok = isfinite(s->sh[(size_t)i * K3 + k]);
+        if (!ok && !bad++) *first = i;
+    }
+    return bad;
+}
+
 void cs_splats_free(cs_splats *s)
 {
     free(s->means);
@@ -258,6 +273,12 @@ int cs_ply_read(const char *path, cs_splats *out)
         cs_fail("%s: truncated: data ends at vertex %zu of %ld", path, have / rowsz, h.nvert);
         goto done;
     }
+    /* ASCII: a number and a separator at least, per property */
+    if (h.format == 0 && have / 2 / (size_t)h.np < (size_t)h.nvert) {
+        cs_fail("%s: truncated: %zu bytes of ASCII data cannot hold %ld vertices of %d properties", path, have,
+                h.nvert, h.np);
+        goto done;
+    }
     row = malloc(sizeof(double) * h.np);
     if (!row) {
         cs_fail("out of host memory");
@@ -267,6 +288,12 @@ int cs_ply_read(const char *path, cs_splats *out)
     for (long v = 0; v < h.nvert; v++) {
         if (read_row(path, &h, v, &p, data + len, row)) goto done;
         store_row(&m, row, v, out);
+    }
+    int first;
+    long bad = cs_splats_count_nonfinite(out, &first);
+    if (bad) {
+        cs_fail("%s: %ld Gaussians have NaN or Inf values (the first is vertex %d)", path, bad, first);
+        goto done;
     }
     ret = 0;
 done:

@@ -2,11 +2,34 @@
  * camera's image at the training resolution. */
 #include "scene.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "readers.h"
 #include "util.h"
+
+/* Geometry a reader produced that no render can use: non-finite or non-positive focal lengths,
+   non-finite principal points, poses or initial points. */
+static int validate(const char *root, const cs_scene *s)
+{
+    for (int i = 0; i < s->n_cams; i++) {
+        const cs_camera *c = &s->cams[i];
+        int ok = isfinite(c->fx) && isfinite(c->fy) && c->fx > 0 && c->fy > 0 && isfinite(c->cx) && isfinite(c->cy) &&
+                 c->width >= 1 && c->height >= 1;
+        if (!ok)
+            return cs_fail("%s: camera of %s has intrinsics fx %g fy %g cx %g cy %g at %dx%d: focal lengths must be "
+                           "positive and all finite", root, c->name, c->fx, c->fy, c->cx, c->cy, c->width, c->height);
+        for (int k = 0; k < 12; k++)
+            if (!isfinite(k < 9 ? c->R[k] : c->t[k - 9]))
+                return cs_fail("%s: the pose of %s is not finite", root, c->name);
+    }
+    long bad = 0;
+    for (int i = 0; i < s->n_points * 3; i += 3)
+        bad += !isfinite(s->points[i]) || !isfinite(s->points[i + 1]) || !isfinite(s->points[i + 2]);
+    if (bad) return cs_fail("%s: %ld of the %d initial points are not finite", root, bad, s->n_points);
+    return 0;
+}
 
 int cs_scene_load(const cs_data_cfg *cfg, cs_scene *out)
 {
@@ -41,6 +64,10 @@ int cs_scene_load(const cs_data_cfg *cfg, cs_scene *out)
     if (cs_scene_count(out, 0) == 0) {
         cs_scene_free(out);
         return cs_fail("%s: the dataset has no training cameras", root);
+    }
+    if (validate(root, out)) {
+        cs_scene_free(out);
+        return -1;
     }
     return 0;
 }

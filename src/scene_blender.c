@@ -65,6 +65,10 @@ static int load_split(const cs_data_cfg *cfg, cs_scene *s, int *cap, const char 
         cs_fail("%s: missing number 'camera_angle_x'", path);
         goto done;
     }
+    if (!(json_number_value(fov) > 0 && json_number_value(fov) < M_PI)) {
+        cs_fail("%s: camera_angle_x %g is not a field of view in (0, pi)", path, json_number_value(fov));
+        goto done;
+    }
     if (!json_is_array(frames)) {
         cs_fail("%s: missing array 'frames'", path);
         goto done;
@@ -165,7 +169,12 @@ int cs_read_nerfstudio(const cs_data_cfg *cfg, cs_scene *s)
         c->fy = num_or(fr, root, "fl_y", c->fx, &ffy);
         c->cx = num_or(fr, root, "cx", c->file_width / 2.0, NULL);
         c->cy = num_or(fr, root, "cy", c->file_height / 2.0, NULL);
-        int w = (int)num_or(fr, root, "w", c->file_width, &fw), h = (int)num_or(fr, root, "h", c->file_height, &fh);
+        double wd = num_or(fr, root, "w", c->file_width, &fw), hd = num_or(fr, root, "h", c->file_height, &fh);
+        if (!(wd >= 1 && wd <= CS_IMAGE_MAX_SIDE && hd >= 1 && hd <= CS_IMAGE_MAX_SIDE)) {
+            cs_fail("%s: frame %zu: size %gx%g is outside 1..%d", path, i, wd, hd, CS_IMAGE_MAX_SIDE);
+            goto done;
+        }
+        int w = (int)wd, h = (int)hd;
         if (!ffx || c->fx <= 0) {
             cs_fail("%s: frame %zu: missing positive 'fl_x'", path, i);
             goto done;

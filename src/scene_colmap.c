@@ -78,9 +78,16 @@ static int read_cameras_bin(const char *path, colmap_cam **out, int *n)
     for (uint64_t i = 0; i < cnt && !r.bad; i++) {
         cams[i].id = br_i32(&r);
         int model = br_i32(&r);
-        cams[i].width = (int)br_u64(&r);
-        cams[i].height = (int)br_u64(&r);
+        uint64_t w = br_u64(&r), h = br_u64(&r);
         if (r.bad) break;
+        if (w < 1 || h < 1 || w > CS_IMAGE_MAX_SIDE || h > CS_IMAGE_MAX_SIDE) {
+            int id = cams[i].id;
+            free(d);
+            free(cams);
+            return cs_fail("%s: camera %d has size %llux%llu (1 to %d a side)", path, id, (unsigned long long)w,
+                           (unsigned long long)h, CS_IMAGE_MAX_SIDE);
+        }
+        cams[i].width = (int)w, cams[i].height = (int)h;
         if (model < 0 || model >= NMODELS) {
             int id = cams[i].id;
             free(d);
@@ -138,11 +145,15 @@ static int read_cameras_txt(const char *path, colmap_cam **out, int *n)
         char model[64];
         colmap_cam c = {0};
         int used = 0;
-        if (sscanf(line, "%d %63s %d %d%n", &c.id, model, &c.width, &c.height, &used) != 4) {
+        long id, w, h;
+        if (sscanf(line, "%ld %63s %ld %ld%n", &id, model, &w, &h, &used) != 4 || id < 0 || id > 2147483647L ||
+            w < 1 || h < 1 || w > CS_IMAGE_MAX_SIDE || h > CS_IMAGE_MAX_SIDE) {
             free(text);
             free(cams);
-            return cs_fail("%s: line %d: expected CAMERA_ID MODEL WIDTH HEIGHT PARAMS...", path, ln);
+            return cs_fail("%s: line %d: expected CAMERA_ID MODEL WIDTH HEIGHT PARAMS... (sizes 1 to %d)", path, ln,
+                           CS_IMAGE_MAX_SIDE);
         }
+        c.id = (int)id, c.width = (int)w, c.height = (int)h;
         int m = -1;
         for (int k = 0; k < NMODELS; k++)
             if (strcmp(MODELS[k].name, model) == 0) m = k;

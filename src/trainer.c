@@ -115,7 +115,10 @@ static int trainer_open(trainer *t, cs_cl *cl, const cs_config *user, const cs_s
                user->optim.steps_scale, cfg->optim.iterations, cfg->densify.from, cfg->densify.interval,
                cfg->densify.until, cfg->densify.opacity_reset_interval);
     t->lrs = cs_adam_lrs_of(&cfg->optim);
-    if (cs_mkdirs(t->out) || open_data(t) || write_run_files(t) || open_kernels(t, ko)) return -1;
+    if (cs_mkdirs(t->out) || open_data(t)) return -1;
+    int stale = cs_remove_stale_temps(t->out);
+    if (stale) printf("removed %d temporary files that an earlier, killed run left in %s\n", stale, t->out);
+    if (write_run_files(t) || open_kernels(t, ko)) return -1;
     cs_mem_plan_make(&cfg->memory, &cfg->data, ko, cl->global_mem, t->scene, t->split.train, t->split.n_train,
                      &t->plan);
     cs_mem_plan_print(&t->plan, stdout);
@@ -265,6 +268,7 @@ static int at_marks(trainer *t, int iter, const cs_step_plan *p, const cs_camera
     if (p->log && log_mark(t, iter, c)) return -1;
     if (p->checkpoint && save_checkpoint(t, iter, t->last_ckpt, sizeof t->last_ckpt)) return -1;
     if (p->evaluate) {
+        cs_fault_point("phase:evaluate");
         cs_progress_break(&t->bar);
         cs_densifier_trim(t->cl, &t->d);
         if (cs_evaluate_splits(&t->ev, &t->m, &t->cfg->eval, &t->split, iter, p->active_sh)) return -1;
@@ -356,16 +360,28 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_tr
     trainer T, *t = &T;
     cs_kernel_opts ko;
     int start = 0, rc = -1;
-    if (trainer_open(t, cl, cfg, scene, &ko) ||
-        (opt && opt->resume ? resume(t, opt->resume, &ko, &start) : start_fresh(t, &ko)))
+    volatile sig_atomic_t *stop = opt ? opt->stop : NULL;
+    if (trainer_open(t, cl, cfg, scene, &ko)) goto done;
+    cs_fault_point("phase:kernels");
+    if (stop && *stop) { /* during the kernel build or tuning: nothing trained, nothing to save */
+        fprintf(stderr, "interrupted during set-up; nothing was trained\n");
+        rc = 2;
         goto done;
+    }
+    if (opt && opt->resume ? resume(t, opt->resume, &ko, &start) : start_fresh(t, &ko)) goto done;
     t->m.max_rows = t->plan.max_gaussians; /* spare capacity never past the plan */
     t->t_start = t->t_last = cs_now();
     t->it_last = start;
     cs_progress_start(&t->bar, start, t->iterations);
     for (int iter = start + 1; iter <= t->iterations; iter++) {
-        if (opt && opt->stop && *opt->stop) {
-            rc = stop_with_checkpoint(t, iter - 1);
+        if (cs_fault_enabled()) {
+            char phase[48];
+            snprintf(phase, sizeof phase, "phase:iteration %d;", iter);
+            cs_fault_point(phase);
+        }
+        if (stop && *stop) {
+            rc = iter - 1 > start ? stop_with_checkpoint(t, iter - 1) : 2;
+            if (rc == 2 && iter - 1 == start) fprintf(stderr, "interrupted before the first iteration; nothing to save\n");
             goto done;
         }
         cs_step_plan p = cs_schedule_at(t->cfg, iter, t->iterations, t->extent);

@@ -1,7 +1,9 @@
 /* util: error messages, atomic file output, hashing, small file helpers. */
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -62,6 +64,7 @@ int cs_atomic_commit(cs_atomic_file *af)
         unlink(af->tmp);
         return cs_fail("writing %s failed: %s", af->path, strerror(err ? err : EIO));
     }
+    cs_fault_point(af->path); /* tests: a kill -9 between the data and the rename */
     if (rename(af->tmp, af->path) != 0) {
         err = errno;
         unlink(af->tmp);
@@ -212,4 +215,56 @@ float cs_rand_uniform(uint64_t seed, uint64_t counter)
     h = cs_hash_u32(h ^ (uint32_t)counter);
     h = cs_hash_u32(h ^ (uint32_t)(counter >> 32) ^ 0x85ebca6bu);
     return (h >> 8) * (1.0f / 16777216.0f);
+}
+
+/* ---- stale temporary files ------------------------------------------------------------- */
+
+/* The pid of a temporary name "<file>.tmp.<pid>", or 0 when NAME is not one. */
+static long temp_pid(const char *name)
+{
+    const char *t = strstr(name, ".tmp.");
+    if (!t) return 0;
+    char *end;
+    long pid = strtol(t + 5, &end, 10);
+    return *end == '\0' && pid > 0 ? pid : 0;
+}
+
+static int remove_stale_in(const char *dir, int depth)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int removed = 0;
+    struct dirent *e;
+    char p[4200];
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        long pid = temp_pid(e->d_name);
+        /* a writer that is gone (no such process) left it; a live one may still rename it */
+        if (pid && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH && remove(p) == 0) removed++;
+        else if (!pid && depth > 0 && cs_dir_exists(p)) removed += remove_stale_in(p, depth - 1);
+    }
+    closedir(d);
+    return removed;
+}
+
+int cs_remove_stale_temps(const char *dir) { return remove_stale_in(dir, 3); }
+
+/* ---- fault injection (tests) ------------------------------------------------------------- */
+
+bool cs_fault_enabled(void)
+{
+    const char *spec = getenv("CLSPLAT_FAULT");
+    return spec && *spec;
+}
+
+void cs_fault_point(const char *where)
+{
+    const char *spec = getenv("CLSPLAT_FAULT");
+    if (!spec || !*spec) return;
+    const char *colon = strchr(spec, ':');
+    if (!colon || !strstr(where, colon + 1)) return;
+    size_t n = (size_t)(colon - spec);
+    int sig = !strncmp(spec, "kill", n) ? SIGKILL : !strncmp(spec, "term", n) ? SIGTERM : !strncmp(spec, "int", n) ? SIGINT : 0;
+    if (sig) raise(sig);
 }

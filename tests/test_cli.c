@@ -91,6 +91,12 @@ int test_cli_arguments(void)
             CHECK(0, "case %zu", i);
         }
     }
+    /* a path longer than the setting holds is refused, not cut (it once wrote into the parent) */
+    char longo[1200];
+    memset(longo, 'x', sizeof longo - 1);
+    longo[sizeof longo - 1] = '\0';
+    CHECK(clsplat(log, "train -s x -o %s", longo) == 1 && contains(log, "-o: key 'output.dir' is too long"),
+          "an over-long -o");
     /* a failed dataset load leaves no output folder behind */
     char out[600];
     snprintf(out, sizeof out, "%s/cli_never", test_tmpdir());
@@ -165,6 +171,9 @@ int test_cli_runs(void)
           "--resume without -c/-s failed, see %s", log);
     CHECK(clsplat(log, "render -m %s --split bogus", out) == 1 && contains(log, "unknown split 'bogus'"),
           "render --split bogus");
+    snprintf(p, sizeof p, "%s/point_cloud/iteration_10/point_cloud.ply", out);
+    CHECK(clsplat(log, "bench -s %s --ply %s --view 999 --iters 1", data, p) == 1 &&
+              contains(log, "--view 999: the dataset has views 0 to"), "bench --view out of range");
     return 0;
 }
 

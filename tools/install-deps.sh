@@ -1,6 +1,13 @@
 #!/bin/sh
 # Installs clsplat's Debian build and run dependencies when missing (as root), or names them.
+#   usage: tools/install-deps.sh [EXTRA...]   (extra groups: clang, for make fuzz)
 PKGS="build-essential pkg-config ocl-icd-opencl-dev opencl-headers clinfo libpng-dev libjansson-dev libjpeg-dev pocl-opencl-icd"
+for extra in "$@"; do
+    case $extra in
+    clang) PKGS="clang" ;; # libFuzzer and the sanitizers' runtimes come with it
+    *) echo "install-deps: unknown group $extra" >&2; exit 2 ;;
+    esac
+done
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -1,0 +1,112 @@
+/* fixtures: small datasets and files the tests and the fuzzers' seed corpora are made from. */
+#include "fixtures.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <jpeglib.h>
+
+#include "image.h"
+#include "util.h"
+
+int write_text(const char *path, const char *text) { return cs_write_file_atomic(path, text, strlen(text)); }
+
+void fx_put(FILE *f, const void *v, size_t n) { fwrite(v, 1, n, f); }
+void fx_put_i32(FILE *f, int32_t v) { fx_put(f, &v, 4); }
+void fx_put_u64(FILE *f, uint64_t v) { fx_put(f, &v, 8); }
+void fx_put_f64(FILE *f, double v) { fx_put(f, &v, 8); }
+
+void write_gray_png(const char *path, int w, int h)
+{
+    cs_image img = {w, h, 3, calloc((size_t)w * h * 3, 1)};
+    cs_image_save_png(path, &img);
+    cs_image_free(&img);
+}
+
+/* writes a 10-image COLMAP model (binary or text) with 2 cameras and 3 points */
+void write_colmap(const char *root, int binary, int model0, int bad_cam_ref, int bad_size)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%s/sparse/0", root);
+    cs_mkdirs(p);
+    snprintf(p, sizeof p, "%s/images", root);
+    cs_mkdirs(p);
+    for (int i = 0; i < 10; i++) {
+        snprintf(p, sizeof p, "%s/images/img_%02d.png", root, i);
+        write_gray_png(p, bad_size && i == 3 ? 33 : 32, 24);
+    }
+    if (binary) {
+        snprintf(p, sizeof p, "%s/sparse/0/cameras.bin", root);
+        FILE *f = fopen(p, "wb");
+        fx_put_u64(f, 2);
+        fx_put_i32(f, 1), fx_put_i32(f, model0), fx_put_u64(f, 32), fx_put_u64(f, 24);
+        if (model0 == 1) fx_put_f64(f, 30), fx_put_f64(f, 31), fx_put_f64(f, 15), fx_put_f64(f, 11);
+        else if (model0 == 0) fx_put_f64(f, 30), fx_put_f64(f, 15), fx_put_f64(f, 11);
+        else fx_put_f64(f, 30), fx_put_f64(f, 15), fx_put_f64(f, 11), fx_put_f64(f, 0.1);
+        fx_put_i32(f, 2), fx_put_i32(f, 0), fx_put_u64(f, 32), fx_put_u64(f, 24), fx_put_f64(f, 28), fx_put_f64(f, 16), fx_put_f64(f, 12);
+        fclose(f);
+        snprintf(p, sizeof p, "%s/sparse/0/images.bin", root);
+        f = fopen(p, "wb");
+        fx_put_u64(f, 10);
+        for (int i = 9; i >= 0; i--) { /* reverse order: the reader sorts by name */
+            fx_put_i32(f, i + 1);
+            fx_put_f64(f, 1), fx_put_f64(f, 0), fx_put_f64(f, 0), fx_put_f64(f, 0);
+            fx_put_f64(f, 0.1 * i), fx_put_f64(f, 0), fx_put_f64(f, 4);
+            fx_put_i32(f, bad_cam_ref && i == 5 ? 9 : 1 + i % 2);
+            char name[32];
+            snprintf(name, sizeof name, "img_%02d.png", i);
+            fx_put(f, name, strlen(name) + 1);
+            fx_put_u64(f, 1), fx_put_f64(f, 1), fx_put_f64(f, 2), fx_put_u64(f, (uint64_t)-1);
+        }
+        fclose(f);
+        snprintf(p, sizeof p, "%s/sparse/0/points3D.bin", root);
+        f = fopen(p, "wb");
+        fx_put_u64(f, 3);
+        for (int i = 0; i < 3; i++) {
+            fx_put_u64(f, (uint64_t)i);
+            fx_put_f64(f, i), fx_put_f64(f, 2 * i), fx_put_f64(f, 3 * i);
+            unsigned char c[3] = {10, 20, (unsigned char)(30 + i)};
+            fx_put(f, c, 3);
+            fx_put_f64(f, 0.5), fx_put_u64(f, 2), fx_put_i32(f, 1), fx_put_i32(f, 0), fx_put_i32(f, 2), fx_put_i32(f, 0);
+        }
+        fclose(f);
+    } else {
+        snprintf(p, sizeof p, "%s/sparse/0/cameras.txt", root);
+        write_text(p, model0 == 1 ? "# c\n1 PINHOLE 32 24 30 31 15 11\n2 SIMPLE_PINHOLE 32 24 28 16 12\n"
+                                  : "1 OPENCV 32 24 30 31 15 11 0 0 0 0\n");
+        char buf[4096] = "# images\n";
+        for (int i = 0; i < 10; i++) {
+            char line[256];
+            snprintf(line, sizeof line, "%d 1 0 0 0 %g 0 4 %d img_%02d.png\n1 2 -1\n", i + 1, 0.1 * i,
+                     bad_cam_ref && i == 5 ? 9 : 1 + i % 2, i);
+            strcat(buf, line);
+        }
+        snprintf(p, sizeof p, "%s/sparse/0/images.txt", root);
+        write_text(p, buf);
+        snprintf(p, sizeof p, "%s/sparse/0/points3D.txt", root);
+        write_text(p, "0 0 0 0 10 20 30 0.5 1 0\n1 1 2 3 10 20 31 0.5 1 0\n2 2 4 6 10 20 32 0.5\n");
+    }
+}
+
+
+int write_jpeg(const char *path, const cs_image *img)
+{
+    struct jpeg_compress_struct ci;
+    struct jpeg_error_mgr err;
+    ci.err = jpeg_std_error(&err);
+    jpeg_create_compress(&ci);
+    FILE *f = fopen(path, "wb");
+    jpeg_stdio_dest(&ci, f);
+    ci.image_width = img->width, ci.image_height = img->height, ci.input_components = 3, ci.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&ci);
+    jpeg_set_quality(&ci, 100, TRUE);
+    jpeg_start_compress(&ci, TRUE);
+    while (ci.next_scanline < ci.image_height) {
+        JSAMPROW row = img->px + (size_t)ci.next_scanline * img->width * 3;
+        jpeg_write_scanlines(&ci, &row, 1);
+    }
+    jpeg_finish_compress(&ci);
+    jpeg_destroy_compress(&ci);
+    fclose(f);
+    return 0;
+}

@@ -1,0 +1,43 @@
+/* fuzz_transforms: Blender (transforms_train.json, transforms_test.json) and nerfstudio
+ * (transforms.json) camera files from records of the input (fuzz.h), over a few small
+ * images, through cs_scene_load. */
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "fuzz.h"
+#include "image.h"
+#include "scene.h"
+#include "util.h"
+
+static const char *const FILES[] = {"transforms_train.json", "transforms_test.json", "transforms.json"};
+
+static void make_images(void)
+{
+    static int done;
+    if (done) return;
+    done = 1;
+    char p[1200], dir[1200];
+    unsigned char px[16 * 12 * 4] = {0};
+    cs_image img = {16, 12, 4, px};
+    snprintf(dir, sizeof dir, "%s/train", fuzz_dir());
+    cs_mkdirs(dir);
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/train/r_%d.png", fuzz_dir(), i);
+        cs_image_save_png(p, &img);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
+{
+    make_images();
+    for (int i = 0; i < 3; i++) fuzz_remove(FILES[i]);
+    fuzz_write_records(data, n, FILES, 3);
+    cs_config c;
+    cs_config_defaults(&c);
+    snprintf(c.data.path, sizeof c.data.path, "%s", fuzz_dir());
+    c.data.eval = n & 1;
+    cs_scene s;
+    if (cs_scene_load(&c.data, &s) == 0) cs_scene_free(&s);
+    return 0;
+}

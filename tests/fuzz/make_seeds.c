@@ -1,0 +1,190 @@
+/* make_seeds: writes the fuzzers' seed corpora, valid inputs of every kind each harness reads,
+ * made here from clsplat's own writers and the test fixtures (nothing from ../shared).
+ *   usage: make_seeds DIR   (DIR/<harness>/seed_N) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cl_mem.h"
+#include "fixtures.h"
+#include "image.h"
+#include "model.h"
+#include "outputs.h"
+#include "ply.h"
+#include "util.h"
+
+static char g_root[1024];
+static int g_count;
+
+static void seed(const char *harness, const void *data, size_t n)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s", g_root, harness);
+    cs_mkdirs(p);
+    snprintf(p, sizeof p, "%s/%s/seed_%d", g_root, harness, g_count++);
+    if (cs_write_file_atomic(p, data, n)) fprintf(stderr, "%s\n", cs_last_error());
+}
+
+static void seed_file(const char *harness, const char *path)
+{
+    size_t n;
+    char *d = cs_read_file(path, &n);
+    if (d) seed(harness, d, n), free(d);
+}
+
+static void ply_seeds(const char *tmp)
+{
+    char p[1200];
+    for (int deg = 0; deg <= 3; deg += 3)
+        for (int filt = 0; filt < 2; filt++) {
+            cs_splats s;
+            cs_splats_alloc(&s, 3, deg, filt);
+            for (int i = 0; i < 3; i++) s.quats[i * 4] = 1, s.means[i * 3] = (float)i;
+            snprintf(p, sizeof p, "%s/s.ply", tmp);
+            cs_ply_write(p, &s, 0);
+            cs_splats_free(&s);
+            seed_file("ply", p);
+        }
+    const char *ascii = "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nproperty float z\n"
+                        "property float f_dc_0\nproperty float f_dc_1\nproperty float f_dc_2\nproperty float opacity\n"
+                        "property float scale_0\nproperty float scale_1\nproperty float scale_2\nproperty float rot_0\n"
+                        "property float rot_1\nproperty float rot_2\nproperty float rot_3\nend_header\n"
+                        "0 0 0 0.1 0.2 0.3 0 -1 -1 -1 1 0 0 0\n";
+    seed("ply", ascii, strlen(ascii));
+}
+
+static void image_seeds(const char *tmp)
+{
+    char p[1200];
+    unsigned char px[8 * 6 * 4];
+    for (size_t i = 0; i < sizeof px; i++) px[i] = (unsigned char)(i * 37);
+    cs_image rgb = {8, 6, 3, px}, rgba = {8, 6, 4, px};
+    snprintf(p, sizeof p, "%s/a.png", tmp);
+    cs_image_save_png(p, &rgb), seed_file("image", p);
+    cs_image_save_png(p, &rgba), seed_file("image", p);
+    snprintf(p, sizeof p, "%s/a.jpg", tmp);
+    write_jpeg(p, &rgb), seed_file("image", p);
+}
+
+static void config_seeds(void)
+{
+    const char *files[] = {"configs/default.json", "configs/demo.json", "configs/mip.json", "configs/gpu8gb.json"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        size_t n;
+        char *d = cs_read_file(files[i], &n);
+        if (!d) continue;
+        for (char *c = d; *c; c++)
+            if (*c == '\n') *c = ' '; /* the harness reads the config up to the first newline */
+        char *both = malloc(n + 64);
+        snprintf(both, n + 64, "%s\noptim.iterations=500\nmemory.flush_interval=aggressive", d);
+        seed("config", both, strlen(both));
+        free(both), free(d);
+    }
+}
+
+static void checkpoint_seeds(void)
+{
+    for (int layout_byte = 0; layout_byte < 32; layout_byte += 9) {
+        cs_model_layout l = {layout_byte & 3, (layout_byte >> 2) & 1, (layout_byte >> 3) & 1, (layout_byte >> 4) & 1};
+        cs_model shape = {0};
+        shape.sh_degree = l.sh_degree, shape.sh_half = l.sh_half, shape.has_filter = l.filter_3d, shape.opt_half = l.opt_half;
+        cs_model_array a[CS_MODEL_MAX_ARRAYS];
+        int na = cs_model_arrays(&shape, a), n = 2;
+        size_t bytes = 1 + sizeof(cs_ckpt_header);
+        for (int i = 0; i < na; i++) bytes += a[i].in_checkpoint ? a[i].row_bytes * n : 0;
+        unsigned char *d = calloc(1, bytes);
+        cs_ckpt_header h = {"CSCKPT1", 1, 100, n, l.sh_degree, l.sh_half, l.filter_3d, 100, l.opt_half};
+        d[0] = (unsigned char)layout_byte;
+        memcpy(d + 1, &h, sizeof h);
+        seed("checkpoint", d, bytes);
+        free(d);
+    }
+}
+
+static void colmap_seeds(const char *tmp)
+{
+    static const char *const files[] = {"cameras.bin", "images.bin", "points3D.bin",
+                                        "cameras.txt", "images.txt", "points3D.txt"};
+    for (int binary = 0; binary < 2; binary++) {
+        char root[1200], p[1400];
+        snprintf(root, sizeof root, "%s/colmap%d", tmp, binary);
+        write_colmap(root, binary, binary ? 1 : 1, 0, 0);
+        unsigned char *rec = NULL;
+        size_t len = 0;
+        for (int f = binary ? 0 : 3; f < (binary ? 3 : 6); f++) {
+            size_t n;
+            snprintf(p, sizeof p, "%s/sparse/0/%s", root, files[f]);
+            char *d = cs_read_file(p, &n);
+            if (!d || n > 65535) {
+                free(d);
+                continue;
+            }
+            rec = realloc(rec, len + 3 + n);
+            rec[len] = (unsigned char)f, rec[len + 1] = (unsigned char)(n & 255), rec[len + 2] = (unsigned char)(n >> 8);
+            memcpy(rec + len + 3, d, n);
+            len += 3 + n;
+            free(d);
+        }
+        seed("colmap", rec, len);
+        free(rec);
+    }
+}
+
+static void record(unsigned char *buf, size_t *len, int idx, const char *text)
+{
+    size_t n = strlen(text);
+    buf[*len] = (unsigned char)idx, buf[*len + 1] = (unsigned char)(n & 255), buf[*len + 2] = (unsigned char)(n >> 8);
+    memcpy(buf + *len + 3, text, n);
+    *len += 3 + n;
+}
+
+static void transforms_seeds(void)
+{
+    const char *frames = "\"frames\": [{\"file_path\": \"train/r_0\", \"transform_matrix\": [[1,0,0,0],[0,1,0,0],[0,0,1,4],[0,0,0,1]]},"
+                         "{\"file_path\": \"train/r_1.png\", \"transform_matrix\": [[1,0,0,1],[0,1,0,0],[0,0,1,4],[0,0,0,1]]}]";
+    char blender[1024], ns[1024];
+    snprintf(blender, sizeof blender, "{\"camera_angle_x\": 0.69, %s}", frames);
+    snprintf(ns, sizeof ns, "{\"fl_x\": 20, \"fl_y\": 20, \"cx\": 8, \"cy\": 6, \"w\": 16, \"h\": 12, %s}", frames);
+    unsigned char buf[4096];
+    size_t len = 0;
+    record(buf, &len, 0, blender), record(buf, &len, 1, blender);
+    seed("transforms", buf, len);
+    len = 0;
+    record(buf, &len, 2, ns);
+    seed("transforms", buf, len);
+}
+
+static void tuning_and_cli_seeds(void)
+{
+    const char *tune = "{\"format\": 1, \"tile\": 8, \"work_groups\": {\"project\": 128, \"project_bwd\": 256, "
+                       "\"bin\": 256, \"adam\": 64}}";
+    seed("tuning", tune, strlen(tune));
+    const char cli1[] = "train\0-s\0data\0-m\0out\0--eval\0--iterations\0007000\0--test_iterations\0007000\00030000\0-w";
+    const char cli2[] = "render\0-m\0out\0--split\0train\0--set\0data.resolution=2";
+    const char cli3[] = "bench\0-s\0d\0--ply\0p.ply\0--iters\0005\0--view\0001";
+    seed("cli", cli1, sizeof cli1 - 1), seed("cli", cli2, sizeof cli2 - 1), seed("cli", cli3, sizeof cli3 - 1);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: make_seeds DIR\n");
+        return 2;
+    }
+    snprintf(g_root, sizeof g_root, "%s", argv[1]);
+    char tmp[1200];
+    snprintf(tmp, sizeof tmp, "%s/.tmp", g_root);
+    if (cs_mkdirs(tmp)) {
+        fprintf(stderr, "%s\n", cs_last_error());
+        return 1;
+    }
+    ply_seeds(tmp);
+    image_seeds(tmp);
+    config_seeds();
+    checkpoint_seeds();
+    colmap_seeds(tmp);
+    transforms_seeds();
+    tuning_and_cli_seeds();
+    printf("make_seeds: %d seeds in %s\n", g_count, g_root);
+    return 0;
+}

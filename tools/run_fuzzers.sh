@@ -1,0 +1,25 @@
+#!/bin/sh
+# run_fuzzers: runs each libFuzzer harness DIR/fuzz_NAME for SECONDS on its corpus
+# (DIR/corpus/NAME, grown across runs) seeded from DIR/seeds/NAME, and prints one line per
+# harness: executions, executions a second, coverage (edges) and corpus size. Exits non-zero
+# when a harness finds a crash, a leak or undefined behaviour (its input is kept in DIR/crashes).
+#   usage: tools/run_fuzzers.sh DIR SECONDS NAME...
+set -u
+DIR=$1; SECS=$2; shift 2
+mkdir -p "$DIR/crashes"
+status=0
+for t in "$@"; do
+    mkdir -p "$DIR/corpus/$t" "$DIR/seeds/$t"
+    log="$DIR/fuzz_$t.log"
+    "$DIR/fuzz_$t" -max_total_time="$SECS" -timeout=20 -rss_limit_mb=2560 -malloc_limit_mb=2560 \
+        -artifact_prefix="$DIR/crashes/${t}-" -print_final_stats=1 "$DIR/corpus/$t" "$DIR/seeds/$t" > "$log" 2>&1
+    rc=$?
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+    corp=$(ls "$DIR/corpus/$t" | wc -l)
+    printf 'fuzz %-11s %9s executions %7s/s  coverage %5s edges  corpus %5s  %s\n' "$t" "${execs:-?}" "${rate:-?}" \
+        "${cov:-?}" "$corp" "$([ $rc = 0 ] && echo ok || echo "FOUND SOMETHING: see $log")"
+    [ $rc = 0 ] || status=1
+done
+exit $status
