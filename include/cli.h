@@ -3,7 +3,8 @@
  * work as aliases of config keys. Settings resolve in one order, documented in the README:
  * built-in defaults < the config file(s) < command-line flags and --set, in the order given;
  * a device-specific value (optim.iterations_on_cpu) never overrides an explicit
- * optim.iterations from the command line. */
+ * optim.iterations from the command line, and that count is the one trained whatever
+ * optim.steps_scale (stored as count / steps_scale, so the scaled run has it). */
 #ifndef CS_CLI_H
 #define CS_CLI_H
 
@@ -36,6 +37,7 @@ typedef struct {
 /* Parses ARGV[1] (the command) and its options. -1 with a message for usage errors (unknown
  * command or option, a missing or malformed value); the caller exits with status 2. */
 int cs_cli_parse(int argc, char **argv, cs_args *a);
+/* Frees the assignments (the argv strings stay the caller's). */
 void cs_cli_free(cs_args *a);
 /* The overview of every command. */
 void cs_cli_usage(FILE *out);

@@ -36,6 +36,7 @@ void cs_scene_split_every8(cs_scene *s, int eval);
 double cs_scene_extent(const cs_scene *s);
 /* The camera indices of each split, in camera order. -1 with a message (out of memory). */
 int cs_split_of(const cs_scene *s, cs_split *out);
+/* Frees the index lists; SP is empty afterwards. */
 void cs_split_free(cs_split *sp);
 
 #endif

@@ -32,6 +32,7 @@ typedef struct {
  * resumed run, `clsplat eval`), else the file starts empty. -1 with a message. */
 int cs_evaluator_open(cs_evaluator *ev, cs_cl *cl, const cs_scene *scene, cs_renderer *r, cs_loss *loss,
                       cs_image_store *images, cs_driver_mem *dm, const char *out_dir, int keep);
+/* Drops the records held in memory (metrics.json has them). */
 void cs_evaluator_close(cs_evaluator *ev);
 
 /* Renders views IDX (N of them, camera indices) of split SPLIT with model M at ACTIVE_DEGREE,

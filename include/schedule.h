@@ -40,6 +40,7 @@ typedef struct {
 int cs_view_order_init(cs_view_order *o, int n, int seed);
 /* The training view (0 .. n-1) of iteration ITER (1-based; ITER >= 1). */
 int cs_view_for_iteration(cs_view_order *o, int iter);
+/* Frees the permutation. */
 void cs_view_order_free(cs_view_order *o);
 
 #endif

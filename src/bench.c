@@ -86,6 +86,27 @@ static void print_table(cs_cl *cl, const cs_kernel_opts *ko, const cs_renderer *
     printf("  %-16s %9.3f ms\n  %-16s %9.3f ms\n", "sum of stages", sum, "wall (host)", wall);
 }
 
+/* What each kernel costs the device besides its buffers: private (per work-item stack and
+   spills, which a driver backs in device memory for every resident work-item) and local
+   memory per work-group, as the OpenCL implementation reports them. */
+static void print_kernel_resources(cs_cl *cl, const cs_kernels *k)
+{
+    printf("  kernel resources (private bytes per work-item / local bytes per work-group):\n   ");
+    int col = 0;
+#define RES(name, group)                                                                                               \
+    {                                                                                                                  \
+        cl_ulong priv = 0, loc = 0;                                                                                    \
+        clGetKernelWorkGroupInfo(k->name, cl->device, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof priv, &priv, NULL);          \
+        clGetKernelWorkGroupInfo(k->name, cl->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof loc, &loc, NULL);              \
+        if (priv || loc) printf("%s %s %llu/%llu", col++ % 4 ? "," : (col > 1 ? "\n   " : ""), #name,                 \
+                                (unsigned long long)priv, (unsigned long long)loc);                                    \
+    }
+    CS_KERNEL_LIST(RES)
+#undef RES
+    (void)col;
+    printf("\n");
+}
+
 /* Uploads camera C's image as 8-bit RGB ground truth. */
 static int upload_gt(cs_cl *cl, const cs_scene *scene, const cs_camera *c, cs_buf *gt)
 {
@@ -110,6 +131,7 @@ int cs_bench(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_sp
     if (cs_kernels_build_tuned(cl, &ko, cfg->device.tune, &k, &tun)) return -1;
     cs_tuning_report(&tun, stdout);
     cs_tuning_summary(&tun, stdout);
+    print_kernel_resources(cl, &k);
     cs_model m;
     if (cs_model_create(cl, &m, s, &ko.layout, s->n)) {
         cs_kernels_release(&k);

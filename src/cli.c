@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,8 +255,12 @@ int cs_cli_apply(const cs_args *a, cs_config *cfg)
 {
     for (int i = 0; i < a->n_assign; i++)
         if (cs_config_set_from(cfg, a->assign[i], a->assign_from[i])) return -1;
-    /* an explicit iteration count wins over the config file's count for CPUs */
-    if (cs_cli_sets(a, "optim.iterations") && !cs_cli_sets(a, "optim.iterations_on_cpu"))
-        cfg->optim.iterations_on_cpu = 0;
+    /* an explicit iteration count wins over the config file's count for CPUs, and is the count
+       trained whatever optim.steps_scale (which then shapes only the schedule) */
+    if (cs_cli_sets(a, "optim.iterations")) {
+        if (!cs_cli_sets(a, "optim.iterations_on_cpu")) cfg->optim.iterations_on_cpu = 0;
+        double s = cfg->optim.steps_scale;
+        if (s != 1.0) cfg->optim.iterations = (int)ceil(cfg->optim.iterations / s - 1e-9);
+    }
     return 0;
 }

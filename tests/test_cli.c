@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "cli.h"
 #include "config.h"
 #include "progress.h"
 #include "test.h"
@@ -194,5 +195,38 @@ int test_progress_line(void)
     char hms[32];
     cs_format_hms(75235, hms, sizeof hms);
     CHECK(!strcmp(hms, "20:53:55"), "h:mm:ss %s", hms);
+    return 0;
+}
+
+/* settings precedence through the parser alone: flags and --set in order over the file;
+ * an explicit count beats iterations_on_cpu and is the count trained under steps_scale */
+int test_cli_precedence(void)
+{
+    char cfgp[700];
+    snprintf(cfgp, sizeof cfgp, "%s/prec.json", test_tmpdir());
+    const char *text = "{\"optim\": {\"iterations\": 30000, \"iterations_on_cpu\": 1000, \"steps_scale\": 0.25},"
+                       " \"data\": {\"resolution\": 4}}";
+    CHECK_OK(cs_write_file_atomic(cfgp, text, strlen(text)));
+    char *argv[] = {"clsplat", "train", "-c", cfgp, "-r", "2", "--set", "data.resolution=8", "--iterations", "400", NULL};
+    cs_args a;
+    CHECK_OK(cs_cli_parse(10, argv, &a));
+    cs_config c;
+    cs_config_defaults(&c);
+    CHECK_OK(cs_config_load_file(&c, a.config));
+    CHECK_OK(cs_cli_apply(&a, &c));
+    cs_cli_free(&a);
+    CHECK(c.data.resolution == 8, "the later --set should win over -r: %d", c.data.resolution);
+    CHECK(c.optim.iterations_on_cpu == 0, "iterations_on_cpu survived an explicit --iterations");
+    cs_config_scale_steps(&c);
+    CHECK(c.optim.iterations == 400 && c.densify.interval == 25, "trained %d iterations, interval %d",
+          c.optim.iterations, c.densify.interval);
+    /* without --iterations the file's CPU count stays */
+    char *argv2[] = {"clsplat", "train", "-c", cfgp, NULL};
+    CHECK_OK(cs_cli_parse(4, argv2, &a));
+    cs_config_defaults(&c);
+    CHECK_OK(cs_config_load_file(&c, a.config));
+    CHECK_OK(cs_cli_apply(&a, &c));
+    cs_cli_free(&a);
+    CHECK(c.optim.iterations_on_cpu == 1000 && c.data.resolution == 4, "file values");
     return 0;
 }
