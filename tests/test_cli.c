@@ -4,6 +4,7 @@
  * accumulates, an output folder holding a run is refused without --force, --resume reads the
  * run's config.json, cfg_args and the renders / gt layout are written. */
 #include <jansson.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,17 @@ int test_cli_runs(void)
           "--resume without -c/-s failed, see %s", log);
     CHECK(clsplat(log, "render -m %s --split bogus", out) == 1 && contains(log, "unknown split 'bogus'"),
           "render --split bogus");
+    /* no -o: a fresh output/<date-time> in the working folder, as graphdeco's output/<id> */
+    char cwd[700], cmd[2400];
+    snprintf(cwd, sizeof cwd, "%s/cli_cwd", test_tmpdir());
+    CHECK_OK(cs_mkdirs(cwd));
+    const char *b = bin();
+    char absbin[1200];
+    if (b[0] == '/') snprintf(absbin, sizeof absbin, "%s", b);
+    else CHECK(realpath(b, absbin) != NULL, "no %s", b);
+    snprintf(cmd, sizeof cmd, "cd %s && XDG_CACHE_HOME=%s/cli_cache %s train -s %s --iterations 3 " TINY " > %s 2>&1 && "
+             "ls output/*/config.json > /dev/null", cwd, test_tmpdir(), absbin, data, log);
+    CHECK(system(cmd) == 0, "no output/<date-time>/config.json, see %s", log);
     snprintf(p, sizeof p, "%s/point_cloud/iteration_10/point_cloud.ply", out);
     CHECK(clsplat(log, "bench -s %s --ply %s --view 999 --iters 1", data, p) == 1 &&
               contains(log, "--view 999: the dataset has views 0 to"), "bench --view out of range");
