@@ -91,19 +91,19 @@ static void print_table(cs_cl *cl, const cs_kernel_opts *ko, const cs_renderer *
    memory per work-group, as the OpenCL implementation reports them. */
 static void print_kernel_resources(cs_cl *cl, const cs_kernels *k)
 {
-    printf("  kernel resources (private bytes per work-item / local bytes per work-group):\n   ");
-    int col = 0;
-#define RES(name, group)                                                                                               \
-    {                                                                                                                  \
-        cl_ulong priv = 0, loc = 0;                                                                                    \
-        clGetKernelWorkGroupInfo(k->name, cl->device, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof priv, &priv, NULL);          \
-        clGetKernelWorkGroupInfo(k->name, cl->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof loc, &loc, NULL);              \
-        if (priv || loc) printf("%s %s %llu/%llu", col++ % 4 ? "," : (col > 1 ? "\n   " : ""), #name,                 \
-                                (unsigned long long)priv, (unsigned long long)loc);                                    \
+#define ROW(name, group) {k->name, #name},
+    struct { cl_kernel kern; const char *name; } all[] = {CS_KERNEL_LIST(ROW)};
+#undef ROW
+    printf("  kernel resources (private bytes per work-item / local bytes per work-group):");
+    int shown = 0;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        cl_ulong priv = 0, loc = 0;
+        clGetKernelWorkGroupInfo(all[i].kern, cl->device, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof priv, &priv, NULL);
+        clGetKernelWorkGroupInfo(all[i].kern, cl->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof loc, &loc, NULL);
+        if (!priv && !loc) continue;
+        printf("%s %s %llu/%llu", shown++ % 4 ? "," : "\n   ", all[i].name, (unsigned long long)priv,
+               (unsigned long long)loc);
     }
-    CS_KERNEL_LIST(RES)
-#undef RES
-    (void)col;
     printf("\n");
 }
 

@@ -5,36 +5,15 @@
  * run's config.json, cfg_args and the renders / gt layout are written. */
 #include <jansson.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "cli.h"
+#include "cli_run.h"
 #include "config.h"
 #include "progress.h"
 #include "test.h"
 #include "util.h"
-
-static const char *bin(void)
-{
-    const char *b = getenv("CLSPLAT_BIN");
-    return b ? b : "./build/clsplat";
-}
-
-/* Runs clsplat with ARGS (printf format) from the repository root, output to LOG; returns
- * the exit status. The kernel cache is shared by the runs of this test. */
-static int clsplat(const char *log, const char *fmt, ...)
-{
-    char args[3000], cmd[4200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "XDG_CACHE_HOME=%s/cli_cache %s %s > %s 2>&1", test_tmpdir(), bin(), args, log);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 /* true when FILE contains TEXT */
 static int contains(const char *file, const char *text)
@@ -43,16 +22,6 @@ static int contains(const char *file, const char *text)
     int r = d && strstr(d, text);
     free(d);
     return r;
-}
-
-static int scene_dir(char *out, size_t n)
-{
-    snprintf(out, n, "%s/cli_scene", test_tmpdir());
-    if (cs_dir_exists(out)) return 0;
-    const char *gen = getenv("CLSPLAT_GEN_DEMO");
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "%s %s 40 30 >/dev/null", gen ? gen : "./build/gen_demo", out);
-    return system(cmd) == 0 ? 0 : cs_fail("gen_demo failed");
 }
 
 /* the common flags of a tiny run: no tuning, few points, densification early */
@@ -84,7 +53,7 @@ int test_cli_arguments(void)
         {"config --list", "optim.steps_scale", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        int st = clsplat(log, "%s", cases[i].args);
+        int st = cli_run("", log, "%s", cases[i].args);
         if (st != cases[i].status || !contains(log, cases[i].expect)) {
             char *d = cs_read_file(log, NULL);
             fprintf(stderr, "  clsplat %s: exit %d (want %d), output:\n%s\n", cases[i].args, st, cases[i].status,
@@ -97,14 +66,14 @@ int test_cli_arguments(void)
     char longo[1200];
     memset(longo, 'x', sizeof longo - 1);
     longo[sizeof longo - 1] = '\0';
-    CHECK(clsplat(log, "train -s x -o %s", longo) == 1 && contains(log, "-o: key 'output.dir' is too long"),
+    CHECK(cli_run("", log, "train -s x -o %s", longo) == 1 && contains(log, "-o: key 'output.dir' is too long"),
           "an over-long -o");
     /* a failed dataset load leaves no output folder behind */
     char out[600];
     snprintf(out, sizeof out, "%s/cli_never", test_tmpdir());
-    CHECK(clsplat(log, "train -s /nonexistent/scene -o %s", out) == 1 && !cs_dir_exists(out), "empty output folder");
+    CHECK(cli_run("", log, "train -s /nonexistent/scene -o %s", out) == 1 && !cs_dir_exists(out), "empty output folder");
     /* every key of the table is listed */
-    CHECK(clsplat(log, "config --list") == 0, "config --list");
+    CHECK(cli_run("", log, "config --list") == 0, "config --list");
     char *list = cs_read_file(log, NULL);
     int n = 0;
     for (char *p = list; p && (p = strstr(p, "\n    ")); p++) n++;
@@ -129,7 +98,8 @@ static int metrics_records(const char *out, char *last_source, size_t n)
 int test_cli_runs(void)
 {
     char data[600], out[600], log[700], p[900], cfgp[700];
-    CHECK_OK(scene_dir(data, sizeof data));
+    snprintf(data, sizeof data, "%s/cli_scene", test_tmpdir());
+    CHECK_OK(cli_demo_scene(data, 40, 30));
     snprintf(out, sizeof out, "%s/cli_run", test_tmpdir());
     snprintf(log, sizeof log, "%s/cli_run.log", test_tmpdir());
     /* a config whose CPU count must lose against an explicit --iterations */
@@ -137,7 +107,7 @@ int test_cli_runs(void)
     const char *cfg = "{\"optim\": {\"iterations\": 500, \"iterations_on_cpu\": 7}, \"eval\": {\"save_renders\": true}}";
     CHECK_OK(cs_write_file_atomic(cfgp, cfg, strlen(cfg)));
     /* graphdeco's flags: -m is the output folder, --eval, --test_iterations, --save_iterations */
-    CHECK(clsplat(log, "train -c %s -s %s -m %s --eval --iterations 10 --test_iterations 4 10 --save_iterations 10 "
+    CHECK(cli_run("", log, "train -c %s -s %s -m %s --eval --iterations 10 --test_iterations 4 10 --save_iterations 10 "
                        "--checkpoint_iterations 6 " TINY, cfgp, data, out) == 0,
           "training failed, see %s", log);
     snprintf(p, sizeof p, "%s/point_cloud/iteration_10/point_cloud.ply", out);
@@ -153,13 +123,13 @@ int test_cli_runs(void)
     char src[32];
     CHECK(metrics_records(out, src, sizeof src) == 2 && !strcmp(src, "train"), "training's records");
     /* eval appends its record */
-    CHECK(clsplat(log, "eval -m %s", out) == 0, "eval failed, see %s", log);
+    CHECK(cli_run("", log, "eval -m %s", out) == 0, "eval failed, see %s", log);
     CHECK(metrics_records(out, src, sizeof src) == 3 && !strcmp(src, "eval"), "eval lost or did not add a record");
     /* the same folder again: refused; with --force the earlier run's outputs go */
-    CHECK(clsplat(log, "train -c %s -s %s -o %s --iterations 8 " TINY, cfgp, data, out) == 1 &&
+    CHECK(cli_run("", log, "train -c %s -s %s -o %s --iterations 8 " TINY, cfgp, data, out) == 1 &&
               contains(log, "holds another run"), "a run folder was reused without --force");
     /* without --iterations the config's CPU count applies (7): the test device is a CPU in CI */
-    CHECK(clsplat(log, "train -c %s -s %s -o %s --force " TINY, cfgp, data, out) == 0, "--force run failed");
+    CHECK(cli_run("", log, "train -c %s -s %s -o %s --force " TINY, cfgp, data, out) == 0, "--force run failed");
     snprintf(p, sizeof p, "%s/point_cloud/iteration_10", out);
     CHECK(!cs_dir_exists(p), "--force kept the earlier run's iteration_10");
     char p7[900], p500[900];
@@ -167,17 +137,17 @@ int test_cli_runs(void)
     snprintf(p500, sizeof p500, "%s/point_cloud/iteration_500", out);
     CHECK(cs_dir_exists(p7) != cs_dir_exists(p500), "neither the CPU count (7) nor the count (500) was trained");
     /* --resume reads the run's config.json (no -c, no -s) and finishes the run */
-    CHECK(clsplat(log, "train -c %s -s %s -o %s --force --iterations 10 --checkpoint_iterations 6 " TINY, cfgp, data,
+    CHECK(cli_run("", log, "train -c %s -s %s -o %s --force --iterations 10 --checkpoint_iterations 6 " TINY, cfgp, data,
                   out) == 0, "run for resume");
-    CHECK(clsplat(log, "train --resume %s/checkpoints/chkpnt_6.bin", out) == 0 && contains(log, "resumed from"),
+    CHECK(cli_run("", log, "train --resume %s/checkpoints/chkpnt_6.bin", out) == 0 && contains(log, "resumed from"),
           "--resume without -c/-s failed, see %s", log);
-    CHECK(clsplat(log, "render -m %s --split bogus", out) == 1 && contains(log, "unknown split 'bogus'"),
+    CHECK(cli_run("", log, "render -m %s --split bogus", out) == 1 && contains(log, "unknown split 'bogus'"),
           "render --split bogus");
     /* no -o: a fresh output/<date-time> in the working folder, as graphdeco's output/<id> */
     char cwd[700], cmd[2400];
     snprintf(cwd, sizeof cwd, "%s/cli_cwd", test_tmpdir());
     CHECK_OK(cs_mkdirs(cwd));
-    const char *b = bin();
+    const char *b = cli_bin();
     char absbin[1200];
     if (b[0] == '/') snprintf(absbin, sizeof absbin, "%s", b);
     else CHECK(realpath(b, absbin) != NULL, "no %s", b);
@@ -185,7 +155,7 @@ int test_cli_runs(void)
              "ls output/*/config.json > /dev/null", cwd, test_tmpdir(), absbin, data, log);
     CHECK(system(cmd) == 0, "no output/<date-time>/config.json, see %s", log);
     snprintf(p, sizeof p, "%s/point_cloud/iteration_10/point_cloud.ply", out);
-    CHECK(clsplat(log, "bench -s %s --ply %s --view 999 --iters 1", data, p) == 1 &&
+    CHECK(cli_run("", log, "bench -s %s --ply %s --view 999 --iters 1", data, p) == 1 &&
               contains(log, "--view 999: the dataset has views 0 to"), "bench --view out of range");
     return 0;
 }

@@ -5,11 +5,10 @@
  * render -m / eval -m / --resume work afterwards; SIGTERM and SIGINT in each phase give 143 /
  * 130, a checkpoint once something was trained and none before. */
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
+#include "cli_run.h"
 #include "dataset.h"
 #include "fixtures.h"
 #include "image.h"
@@ -18,35 +17,12 @@
 #include "test.h"
 #include "util.h"
 
-static const char *bin(void)
+/* clsplat ARGS with CLSPLAT_FAULT=FAULT, output to LOG (cli_run) */
+static int run_with_fault(const char *fault, const char *log, const char *args)
 {
-    const char *b = getenv("CLSPLAT_BIN");
-    return b ? b : "./build/clsplat";
-}
-
-/* clsplat ARGS with CLSPLAT_FAULT=FAULT (or none), output to LOG; the exit status, or 128 + the
-   signal that ended it */
-static int run(const char *fault, const char *log, const char *fmt, ...)
-{
-    char args[2000], cmd[3000];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "XDG_CACHE_HOME=%s/fault_cache CLSPLAT_FAULT='%s' exec %s %s > %s 2>&1", test_tmpdir(),
-             fault ? fault : "", bin(), args, log);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
-}
-
-static int scene(char *out, size_t n)
-{
-    snprintf(out, n, "%s/fault_scene", test_tmpdir());
-    if (cs_dir_exists(out)) return 0;
-    const char *gen = getenv("CLSPLAT_GEN_DEMO");
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "%s %s 40 30 >/dev/null", gen ? gen : "./build/gen_demo", out);
-    return system(cmd) == 0 ? 0 : cs_fail("gen_demo failed");
+    char env[256];
+    snprintf(env, sizeof env, "CLSPLAT_FAULT='%s'", fault);
+    return cli_run(env, log, "%s", args);
 }
 
 #define RUN_FLAGS                                                                                                      \
@@ -122,7 +98,8 @@ static int latest_checkpoint(const char *out, char *path, size_t n)
 int test_kill_during_writes(void)
 {
     char data[600], out[700], log[700], ckpt[900];
-    CHECK_OK(scene(data, sizeof data));
+    snprintf(data, sizeof data, "%s/cli_scene", test_tmpdir());
+    CHECK_OK(cli_demo_scene(data, 40, 30));
     snprintf(log, sizeof log, "%s/fault.log", test_tmpdir());
     /* the first write whose path names it dies between its data and its rename */
     const char *where[] = {"config.json", "metrics.json", "train_log.jsonl", "iteration_12/point_cloud.ply",
@@ -131,7 +108,9 @@ int test_kill_during_writes(void)
         snprintf(out, sizeof out, "%s/fault_kill_%zu", test_tmpdir(), i);
         char fault[200];
         snprintf(fault, sizeof fault, "kill:%s", where[i]);
-        int st = run(fault, log, "train -s %s -o %s " RUN_FLAGS, data, out);
+        char args[1500];
+        snprintf(args, sizeof args, "train -s %s -o %s " RUN_FLAGS, data, out);
+        int st = run_with_fault(fault, log, args);
         CHECK(st == 128 + 9, "kill in %s: exit %d", where[i], st);
         int n = check_tree(out);
         CHECK(n >= 0, "after a kill in %s: %s", where[i], cs_last_error());
@@ -139,14 +118,14 @@ int test_kill_during_writes(void)
         char ply[900];
         snprintf(ply, sizeof ply, "%s/point_cloud/iteration_6/point_cloud.ply", out);
         if (cs_file_exists(ply)) {
-            CHECK(run(NULL, log, "render -m %s", out) == 0, "render -m after a kill in %s", where[i]);
-            CHECK(run(NULL, log, "eval -m %s", out) == 0, "eval -m after a kill in %s", where[i]);
+            CHECK(cli_run("", log, "render -m %s", out) == 0, "render -m after a kill in %s", where[i]);
+            CHECK(cli_run("", log, "eval -m %s", out) == 0, "eval -m after a kill in %s", where[i]);
         }
         if (latest_checkpoint(out, ckpt, sizeof ckpt))
-            CHECK(run(NULL, log, "train --resume %s", ckpt) == 0 && check_tree(out) > 0, "--resume after a kill in %s",
+            CHECK(cli_run("", log, "train --resume %s", ckpt) == 0 && check_tree(out) > 0, "--resume after a kill in %s",
                   where[i]);
         else
-            CHECK(run(NULL, log, "train -s %s -o %s --force " RUN_FLAGS, data, out) == 0, "a new run after %s", where[i]);
+            CHECK(cli_run("", log, "train -s %s -o %s --force " RUN_FLAGS, data, out) == 0, "a new run after %s", where[i]);
         /* the temporary file of the killed writer was removed by the next run */
         char cmd[1200];
         snprintf(cmd, sizeof cmd, "find %s -name '*.tmp.*' | grep -q .", out);
@@ -158,7 +137,8 @@ int test_kill_during_writes(void)
 int test_signals_by_phase(void)
 {
     char data[600], out[700], log[700], p[900];
-    CHECK_OK(scene(data, sizeof data));
+    snprintf(data, sizeof data, "%s/cli_scene", test_tmpdir());
+    CHECK_OK(cli_demo_scene(data, 40, 30));
     snprintf(log, sizeof log, "%s/signal.log", test_tmpdir());
     struct { const char *fault; int status, checkpoint; } cases[] = {
         {"term:phase:scene", 143, 0},           {"int:phase:scene", 130, 0},
@@ -168,26 +148,28 @@ int test_signals_by_phase(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(out, sizeof out, "%s/fault_sig_%zu", test_tmpdir(), i);
-        int st = run(cases[i].fault, log, "train -s %s -o %s " RUN_FLAGS, data, out);
+        char args[1500];
+        snprintf(args, sizeof args, "train -s %s -o %s " RUN_FLAGS, data, out);
+        int st = run_with_fault(cases[i].fault, log, args);
         CHECK(st == cases[i].status, "%s: exit %d, want %d", cases[i].fault, st, cases[i].status);
         snprintf(p, sizeof p, "%s/checkpoints/chkpnt_0.bin", out);
         CHECK(!cs_file_exists(p), "%s wrote a checkpoint of iteration 0", cases[i].fault);
         if (cases[i].checkpoint) {
             snprintf(p, sizeof p, "%s/checkpoints/chkpnt_%d.bin", out, cases[i].checkpoint);
             CHECK(cs_file_exists(p), "%s: no %s", cases[i].fault, p);
-            CHECK(run(NULL, log, "train --resume %s", p) == 0, "%s: resume failed", cases[i].fault);
+            CHECK(cli_run("", log, "train --resume %s", p) == 0, "%s: resume failed", cases[i].fault);
         }
     }
     /* an inherited "ignore SIGINT" (nohup, background jobs) stays: the run goes on to the end */
     snprintf(out, sizeof out, "%s/fault_sig_ignored", test_tmpdir());
     char cmd[2400];
-    snprintf(cmd, sizeof cmd, "trap '' INT; XDG_CACHE_HOME=%s/fault_cache CLSPLAT_FAULT='int:phase:iteration 3;' %s train "
-             "-s %s -o %s " RUN_FLAGS " > %s 2>&1", test_tmpdir(), bin(), data, out, log);
+    snprintf(cmd, sizeof cmd, "trap '' INT; XDG_CACHE_HOME=%s/cli_cache CLSPLAT_FAULT='int:phase:iteration 3;' %s train "
+             "-s %s -o %s " RUN_FLAGS " > %s 2>&1", test_tmpdir(), cli_bin(), data, out, log);
     CHECK(system(cmd) == 0, "an ignored SIGINT stopped the run");
     /* `clsplat train | head -1`: no death by SIGPIPE; the run finishes and says stdout failed */
     snprintf(out, sizeof out, "%s/fault_pipe", test_tmpdir());
-    snprintf(cmd, sizeof cmd, "XDG_CACHE_HOME=%s/fault_cache %s train -s %s -o %s " RUN_FLAGS " 2>%s | head -1 "
-             ">/dev/null; test -f %s/point_cloud/iteration_12/point_cloud.ply", test_tmpdir(), bin(), data, out, log, out);
+    snprintf(cmd, sizeof cmd, "XDG_CACHE_HOME=%s/cli_cache %s train -s %s -o %s " RUN_FLAGS " 2>%s | head -1 "
+             ">/dev/null; test -f %s/point_cloud/iteration_12/point_cloud.ply", test_tmpdir(), cli_bin(), data, out, log, out);
     CHECK(system(cmd) == 0, "a closed stdout stopped the run");
     return 0;
 }

@@ -9,19 +9,11 @@
 #include "ply.h"
 #include "splats.h"
 #include "test.h"
+#include "cli_run.h"
 #include "evaluator.h"
 #include "init.h"
 #include "trainer.h"
 #include "util.h"
-
-static int make_demo(const char *dir, int w, int h)
-{
-    char cmd[1024];
-    const char *gen = getenv("CLSPLAT_GEN_DEMO"); /* for bundles run outside the build tree */
-    snprintf(cmd, sizeof cmd, "%s %s %d %d >/dev/null", gen ? gen : "./build/gen_demo", dir, w, h);
-    if (cs_dir_exists(dir)) return 0;
-    return system(cmd) == 0 ? 0 : cs_fail("gen_demo failed for %s", dir);
-}
 
 static void base_config(cs_config *c, const char *data, const char *out)
 {
@@ -122,7 +114,7 @@ static int train_demo(const char *name, int sh_fp16, int opt_fp16)
     char data[600], out[600];
     snprintf(data, sizeof data, "%s/demo80", test_tmpdir());
     snprintf(out, sizeof out, "%s/%s", test_tmpdir(), name);
-    CHECK_OK(make_demo(data, 80, 60));
+    CHECK_OK(cli_demo_scene(data, 80, 60));
     cs_config c;
     base_config(&c, data, out);
     c.optim.iterations = 300;
@@ -190,7 +182,7 @@ int test_resume_identical(void)
     snprintf(a, sizeof a, "%s/resume_a", test_tmpdir());
     snprintf(b, sizeof b, "%s/resume_b", test_tmpdir());
     snprintf(b0, sizeof b0, "%s/resume_b0", test_tmpdir());
-    CHECK_OK(make_demo(data, 40, 30));
+    CHECK_OK(cli_demo_scene(data, 40, 30));
     cs_config c;
     base_config(&c, data, a);
     c.optim.iterations = 200;
@@ -240,7 +232,7 @@ int test_step_on_densify(void)
 {
     char data[600], out[600], ck[800];
     snprintf(data, sizeof data, "%s/demo40", test_tmpdir());
-    CHECK_OK(make_demo(data, 40, 30));
+    CHECK_OK(cli_demo_scene(data, 40, 30));
     for (int on = 0; on < 2; on++) {
         snprintf(out, sizeof out, "%s/step_on_densify_%d", test_tmpdir(), on);
         cs_config c;
@@ -269,7 +261,7 @@ int test_image_residency(void)
 {
     char data[600], out[600], ply[800], first[800];
     snprintf(data, sizeof data, "%s/demo160", test_tmpdir());
-    CHECK_OK(make_demo(data, 160, 120)); /* 40 views of 56 KiB: 2.2 MiB */
+    CHECK_OK(cli_demo_scene(data, 160, 120)); /* 40 views of 56 KiB: 2.2 MiB */
     const char *names[4] = {"device", "host", "lazy_nocache", "lazy_1mb"};
     int modes[4] = {CS_RES_DEVICE, CS_RES_HOST, CS_RES_LAZY, CS_RES_LAZY}, cache[4] = {2048, 2048, 0, 1};
     for (int m = 0; m < 4; m++) {
@@ -307,7 +299,7 @@ int test_gaussian_cap(void)
     char data[600], out[600], p[800];
     snprintf(data, sizeof data, "%s/demo80", test_tmpdir());
     snprintf(out, sizeof out, "%s/gaussian_cap", test_tmpdir());
-    CHECK_OK(make_demo(data, 80, 60));
+    CHECK_OK(cli_demo_scene(data, 80, 60));
     cs_config c;
     base_config(&c, data, out);
     const int cap = 5000;
@@ -333,7 +325,7 @@ int test_eval_memory_flat(void)
     char data[600], out[600];
     snprintf(data, sizeof data, "%s/demo40", test_tmpdir());
     snprintf(out, sizeof out, "%s/eval_mem", test_tmpdir());
-    CHECK_OK(make_demo(data, 40, 30));
+    CHECK_OK(cli_demo_scene(data, 40, 30));
     CHECK_OK(cs_mkdirs(out));
     cs_config c;
     base_config(&c, data, out);

@@ -16,5 +16,9 @@ const char *fuzz_write(const char *name, const uint8_t *data, size_t n);
 int fuzz_write_records(const uint8_t *data, size_t n, const char *const *names, int count);
 /* Removes DIR/NAME. */
 void fuzz_remove(const char *name);
+/* The dataset harnesses' one step: removes the COUNT files NAMES, writes the input's records
+ * to them (fuzz_write_records), and loads the scratch folder as a dataset (data.eval from the
+ * input's length), freeing what loads. */
+void fuzz_load_scene(const uint8_t *data, size_t n, const char *const *names, int count);
 
 #endif

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
+#include "scene.h"
 #include "util.h"
 
 const char *fuzz_dir(void)
@@ -55,4 +57,16 @@ void fuzz_remove(const char *name)
     char p[1024];
     snprintf(p, sizeof p, "%s/%s", fuzz_dir(), name);
     remove(p);
+}
+
+void fuzz_load_scene(const uint8_t *data, size_t n, const char *const *names, int count)
+{
+    for (int i = 0; i < count; i++) fuzz_remove(names[i]);
+    fuzz_write_records(data, n, names, count);
+    cs_config c;
+    cs_config_defaults(&c);
+    snprintf(c.data.path, sizeof c.data.path, "%s", fuzz_dir());
+    c.data.eval = n & 1;
+    cs_scene s;
+    if (cs_scene_load(&c.data, &s) == 0) cs_scene_free(&s);
 }

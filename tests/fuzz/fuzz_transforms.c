@@ -4,10 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config.h"
 #include "fuzz.h"
 #include "image.h"
-#include "scene.h"
 #include "util.h"
 
 static const char *const FILES[] = {"transforms_train.json", "transforms_test.json", "transforms.json"};
@@ -31,13 +29,6 @@ static void make_images(void)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {
     make_images();
-    for (int i = 0; i < 3; i++) fuzz_remove(FILES[i]);
-    fuzz_write_records(data, n, FILES, 3);
-    cs_config c;
-    cs_config_defaults(&c);
-    snprintf(c.data.path, sizeof c.data.path, "%s", fuzz_dir());
-    c.data.eval = n & 1;
-    cs_scene s;
-    if (cs_scene_load(&c.data, &s) == 0) cs_scene_free(&s);
+    fuzz_load_scene(data, n, FILES, 3);
     return 0;
 }
