@@ -77,6 +77,7 @@ typedef struct {
     int n_save_iterations;
     int checkpoint_iterations[CS_MAX_MARKS];
     int n_checkpoint_iterations;
+    int checkpoint_interval; /* 0 = off; periodic checkpoints replace each other */
 } cs_output_cfg;
 
 typedef struct {

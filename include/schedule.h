@@ -20,7 +20,8 @@ typedef struct {
     bool reset_opacity;     /* opacity <- min(opacity, 0.01), after the step */
     bool trim_pool;         /* release the scratch pools */
     bool log;               /* progress line and train_log.jsonl */
-    bool checkpoint;
+    bool checkpoint;        /* an output.checkpoint_iterations mark: kept */
+    bool checkpoint_periodic;/* output.checkpoint_interval: replaces the older periodic ones */
     bool evaluate;
     bool save;              /* PLY */
 } cs_step_plan;

@@ -18,6 +18,9 @@ int cs_train_log_open(cs_train_log *log, const char *dir);
 int cs_train_log_resume(cs_train_log *log, int up_to);
 /* Appends RECORD (the reference is stolen) and rewrites the file atomically. */
 int cs_train_log_append(cs_train_log *log, json_t *record);
+/* The "seconds" of the last line held (training time up to it, 0 when none): a resumed run
+ * counts on from there. */
+double cs_train_log_last_seconds(const cs_train_log *log);
 /* Drops the lines held in memory (the file has them). */
 void cs_train_log_close(cs_train_log *log);
 

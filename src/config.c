@@ -75,6 +75,7 @@ static const key_desc KEYS[] = {
     {"output.dir", T_STRING, F(output.dir), 0, 0, NULL, 0, "output folder (-o / -m set it; default output/<date-time>)"},
     {"output.save_iterations", T_INTLIST, L(output.save_iterations, output.n_save_iterations), "PLY save points (and the last iteration)"},
     {"output.checkpoint_iterations", T_INTLIST, L(output.checkpoint_iterations, output.n_checkpoint_iterations), "checkpoint points"},
+    {"output.checkpoint_interval", T_INT, F(output.checkpoint_interval), 0, 1e8, NULL, 0, "also a checkpoint every N iterations, each replacing the previous one of these (0: off; clsplat batch jobs default to 2000)"},
     {"device.id", T_STRING, F(device.id), 0, 0, NULL, 0, "P:D, a name substring, or empty for the best device"},
     {"device.tune", T_ENUM, F(device.tune), 0, 0, "auto|off|force", 0, "tile and work-group sizes: auto (measured once per device and stored), off (16x16, 256), force (measure again)"},
     {"log.interval", T_INT, F(log.interval), 1, 1e8, NULL, 0, "progress and train_log.jsonl interval"},
@@ -412,6 +413,7 @@ void cs_config_scale_steps(cs_config *c)
     scale_marks(c->eval.test_iterations, c->eval.n_test_iterations, s);
     scale_marks(c->output.save_iterations, c->output.n_save_iterations, s);
     scale_marks(c->output.checkpoint_iterations, c->output.n_checkpoint_iterations, s);
+    if (c->output.checkpoint_interval > 0) c->output.checkpoint_interval = scaled(c->output.checkpoint_interval, s, 1);
     c->optim.steps_scale = 1.0;
 }
 

@@ -13,7 +13,7 @@
 
 /* what a run writes at the top of its folder: files, then folders */
 static const char *const RUN_FILES[] = {"config.json", "cameras.json", "input.ply", "metrics.json",
-                                        "train_log.jsonl", "memory.json", "cfg_args"};
+                                        "train_log.jsonl", "memory.json", "cfg_args", "result.json"};
 static const char *const RUN_DIRS[] = {"point_cloud", "checkpoints", "renders", "test", "train"};
 
 bool cs_run_dir_holds_run(const char *dir)

@@ -43,6 +43,8 @@ cs_step_plan cs_schedule_at(const cs_config *cfg, int iter, int last, double ext
     bool is_last = iter == last;
     p.log = iter % cfg->log.interval == 0 || is_last;
     p.checkpoint = cs_config_has_mark(cfg->output.checkpoint_iterations, cfg->output.n_checkpoint_iterations, iter);
+    p.checkpoint_periodic = !p.checkpoint && !is_last && cfg->output.checkpoint_interval > 0 &&
+                            iter % cfg->output.checkpoint_interval == 0;
     p.evaluate = is_last || cs_config_has_mark(cfg->eval.test_iterations, cfg->eval.n_test_iterations, iter);
     p.save = is_last || cs_config_has_mark(cfg->output.save_iterations, cfg->output.n_save_iterations, iter);
     return p;

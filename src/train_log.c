@@ -74,3 +74,9 @@ void cs_train_log_close(cs_train_log *log)
     if (log->lines) json_decref(log->lines);
     log->lines = NULL;
 }
+
+double cs_train_log_last_seconds(const cs_train_log *log)
+{
+    size_t n = json_array_size(log->lines);
+    return n ? json_number_value(json_object_get(json_array_get(log->lines, n - 1), "seconds")) : 0.0;
+}

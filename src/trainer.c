@@ -3,6 +3,7 @@
  * schedule names (log, checkpoint, evaluate, save), and closes with a summary. */
 #include "trainer.h"
 
+#include <dirent.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -59,6 +60,7 @@ typedef struct {
     cs_progress bar;
     int it_last, eta_hint;
     double t_start, t_last;
+    double seconds_before;    /* training seconds of the sessions before a resume */
 } trainer;
 
 /* ---- opening a run ----------------------------------------------------------------------- */
@@ -154,8 +156,11 @@ static int resume(trainer *t, const char *path, const cs_kernel_opts *ko, int *s
 {
     if (cs_checkpoint_load(t->cl, &t->m, start, path, &ko->layout)) return -1;
     printf("resumed from %s at iteration %d with %d Gaussians\n", path, *start, t->m.n);
-    return cs_evaluator_open(&t->ev, t->cl, t->scene, &t->r, &t->loss, &t->images, &t->dm, t->out, 1) ||
-           cs_train_log_resume(&t->log, *start);
+    if (cs_evaluator_open(&t->ev, t->cl, t->scene, &t->r, &t->loss, &t->images, &t->dm, t->out, 1) ||
+        cs_train_log_resume(&t->log, *start))
+        return -1;
+    t->seconds_before = cs_train_log_last_seconds(&t->log);
+    return 0;
 }
 
 /* ---- one step ---------------------------------------------------------------------------- */
@@ -237,7 +242,7 @@ static int log_mark(trainer *t, int iter, const cs_camera *c)
                             "gaussians", t->m.n, "its", its, "device_mb", ms->cur_total / 1048576.0, "peak_device_mb",
                             ms->peak_total / 1048576.0, "pool_mb", cs_renderer_pool_bytes(&t->r) / 1048576.0);
     if (t->dm.lib) json_object_set_new(rec, "driver_mb", json_real(cs_driver_mem_sample(&t->dm) / 1048576.0));
-    json_object_set_new(rec, "seconds", json_real(now - t->t_start));
+    json_object_set_new(rec, "seconds", json_real(t->seconds_before + now - t->t_start));
     return cs_train_log_append(&t->log, rec);
 }
 
@@ -248,6 +253,30 @@ static int save_checkpoint(trainer *t, int iteration, char *path_out, size_t n)
     if (cs_mkdirs(dir)) return -1;
     snprintf(path_out, n, "%s/chkpnt_%d.bin", dir, iteration);
     return cs_checkpoint_save(t->cl, &t->m, iteration, path_out);
+}
+
+/* A periodic checkpoint: saved, then the older ones removed except the kept marks (and only
+ * once the new one is complete, so a kill in between leaves one to resume from). */
+static int save_periodic_checkpoint(trainer *t, int iteration)
+{
+    char dir[1200], p[1600];
+    if (save_checkpoint(t, iteration, t->last_ckpt, sizeof t->last_ckpt)) return -1;
+    snprintf(dir, sizeof dir, "%s/checkpoints", t->out);
+    DIR *d = opendir(dir);
+    if (!d) return cs_fail("%s: cannot list the checkpoints", dir);
+    const cs_output_cfg *o = &t->cfg->output;
+    struct dirent *e;
+    int it, len, rc = 0;
+    while (!rc && (e = readdir(d))) {
+        len = 0;
+        if (sscanf(e->d_name, "chkpnt_%d.bin%n", &it, &len) != 1 || !len || e->d_name[len] || it >= iteration ||
+            cs_config_has_mark(o->checkpoint_iterations, o->n_checkpoint_iterations, it))
+            continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (remove(p)) rc = cs_fail("removing the older checkpoint %s failed", p);
+    }
+    closedir(d);
+    return rc;
 }
 
 static int save_ply(trainer *t, int iteration)
@@ -267,6 +296,7 @@ static int at_marks(trainer *t, int iter, const cs_step_plan *p, const cs_camera
 {
     if (p->log && log_mark(t, iter, c)) return -1;
     if (p->checkpoint && save_checkpoint(t, iter, t->last_ckpt, sizeof t->last_ckpt)) return -1;
+    if (p->checkpoint_periodic && save_periodic_checkpoint(t, iter)) return -1;
     if (p->evaluate) {
         cs_fault_point("phase:evaluate");
         cs_progress_break(&t->bar);
@@ -321,6 +351,21 @@ static void print_outputs(const trainer *t)
     printf("outputs in %s: %s\n", t->out, line);
 }
 
+/* result.json, written last: its presence says the run finished and its outputs are complete
+ * (clsplat batch skips such a job). */
+static int write_result_json(trainer *t)
+{
+    char p[1200];
+    const cs_cl *cl = t->cl;
+    json_t *o = json_pack("{s:i,s:i,s:f,s:f,s:s}", "iterations", t->iterations, "gaussians", t->m.n, "train_seconds",
+                          t->seconds_before + cs_now() - t->t_start, "peak_accounted_mb",
+                          cl->mem.peak_total / 1048576.0, "device", cl->name);
+    if (t->dm.lib) json_object_set_new(o, "peak_driver_mb", json_real(t->dm.peak / 1048576.0));
+    int r = cs_path_join(p, sizeof p, t->out, "result.json") || cs_write_json(p, o);
+    json_decref(o);
+    return r;
+}
+
 static int finish(trainer *t, int start)
 {
     cs_cl *cl = t->cl;
@@ -335,7 +380,7 @@ static int finish(trainer *t, int start)
     printf("\n");
     if (write_memory_json(t)) return -1;
     print_outputs(t);
-    return 0;
+    return write_result_json(t);
 }
 
 static void trainer_close(trainer *t)

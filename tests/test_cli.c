@@ -95,6 +95,29 @@ static int metrics_records(const char *out, char *last_source, size_t n)
     return count;
 }
 
+/* true when OUT/checkpoints holds exactly the iterations listed in WANT ("6 8"), in order */
+static int checkpoints_are(const char *out, const char *want)
+{
+    char got[256] = "", p[800];
+    for (int it = 0; it <= 100; it++) {
+        snprintf(p, sizeof p, "%s/checkpoints/chkpnt_%d.bin", out, it);
+        if (cs_file_exists(p)) snprintf(got + strlen(got), sizeof got - strlen(got), "%s%d", got[0] ? " " : "", it);
+    }
+    return !strcmp(got, want);
+}
+
+/* train_seconds of OUT/result.json (written when a run finishes), or -1 */
+static double result_seconds(const char *out)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%s/result.json", out);
+    json_t *j = json_load_file(p, 0, NULL);
+    json_t *v = json_object_get(j, "train_seconds");
+    double s = json_is_number(v) ? json_number_value(v) : -1;
+    json_decref(j);
+    return s;
+}
+
 int test_cli_runs(void)
 {
     char data[600], out[600], log[700], p[900], cfgp[700];
@@ -137,10 +160,15 @@ int test_cli_runs(void)
     snprintf(p500, sizeof p500, "%s/point_cloud/iteration_500", out);
     CHECK(cs_dir_exists(p7) != cs_dir_exists(p500), "neither the CPU count (7) nor the count (500) was trained");
     /* --resume reads the run's config.json (no -c, no -s) and finishes the run */
-    CHECK(cli_run("", log, "train -c %s -s %s -o %s --force --iterations 10 --checkpoint_iterations 6 " TINY, cfgp, data,
-                  out) == 0, "run for resume");
-    CHECK(cli_run("", log, "train --resume %s/checkpoints/chkpnt_6.bin", out) == 0 && contains(log, "resumed from"),
+    /* periodic checkpoints (every 4) replace each other; the kept mark (6) stays */
+    CHECK(cli_run("", log, "train -c %s -s %s -o %s --force --iterations 10 --checkpoint_iterations 6 "
+                  "--set output.checkpoint_interval=4 " TINY, cfgp, data, out) == 0, "run for resume");
+    CHECK(checkpoints_are(out, "6 8"), "periodic checkpoints: 4 not replaced by 8, or the mark 6 removed");
+    double secs = result_seconds(out);
+    CHECK(secs > 0, "no result.json with train_seconds after a finished run");
+    CHECK(cli_run("", log, "train --resume %s/checkpoints/chkpnt_8.bin", out) == 0 && contains(log, "resumed from"),
           "--resume without -c/-s failed, see %s", log);
+    CHECK(result_seconds(out) > 0, "no result.json after a resumed run");
     CHECK(cli_run("", log, "render -m %s --split bogus", out) == 1 && contains(log, "unknown split 'bogus'"),
           "render --split bogus");
     /* no -o: a fresh output/<date-time> in the working folder, as graphdeco's output/<id> */

@@ -55,6 +55,13 @@ int test_schedule(void)
     CHECK(at(&c, 100).log && !at(&c, 150).log && at(&c, 30000).log, "log marks");
     CHECK(at(&c, 7000).evaluate && at(&c, 7000).save && !at(&c, 7001).evaluate && at(&c, 30000).evaluate, "eval/save");
     CHECK(at(&c, 1234).checkpoint && !at(&c, 1235).checkpoint, "checkpoint marks");
+    CHECK(!at(&c, 2000).checkpoint_periodic, "periodic checkpoints are off by default");
+    c.output.checkpoint_interval = 2000;
+    CHECK(at(&c, 2000).checkpoint_periodic && !at(&c, 2001).checkpoint_periodic && at(&c, 28000).checkpoint_periodic &&
+              !at(&c, 30000).checkpoint_periodic, "periodic checkpoints, none at the end (the outputs are there)");
+    c.output.checkpoint_interval = 617;
+    CHECK(!at(&c, 1234).checkpoint_periodic && at(&c, 1234).checkpoint, "a kept mark is not a periodic one");
+    c.output.checkpoint_interval = 0;
     p = cs_schedule_at(&c, 777, 777, 1.0);
     CHECK(p.log && p.evaluate && p.save && !p.checkpoint, "the last iteration of a short run");
     c.optim.iterations_on_cpu = 500;
@@ -118,6 +125,7 @@ int test_steps_scale(void)
     cs_config_defaults(&c);
     c.optim.iterations_on_cpu = 1000;
     c.output.checkpoint_iterations[0] = 10000, c.output.n_checkpoint_iterations = 1;
+    c.output.checkpoint_interval = 2000;
     cs_config one = c;
     cs_config_scale_steps(&one);
     CHECK(!memcmp(&one, &c, sizeof c), "scale 1 changes nothing");
@@ -129,7 +137,7 @@ int test_steps_scale(void)
               c.densify.opacity_reset_interval == 750, "densify: %d %d %d %d", c.densify.from, c.densify.until,
           c.densify.interval, c.densify.opacity_reset_interval);
     CHECK(c.eval.test_iterations[0] == 1750 && c.eval.test_iterations[1] == 7500 && c.output.save_iterations[1] == 7500 &&
-              c.output.checkpoint_iterations[0] == 2500, "marks");
+              c.output.checkpoint_iterations[0] == 2500 && c.output.checkpoint_interval == 500, "marks");
     CHECK(c.optim.iterations_on_cpu == 1000 && c.optim.steps_scale == 1.0, "CPU count kept, scale applied once");
     /* the plan follows: a 500-iteration run of the default schedule now densifies */
     cs_config_defaults(&c);
