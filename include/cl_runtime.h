@@ -71,6 +71,17 @@ typedef struct {
     const char *cache_dir;     /* or NULL for the default */
 } cs_cl_options;
 
+/* A device as listed, without opening it. */
+typedef struct {
+    int p, d;
+    int is_gpu, is_cpu;
+    size_t mem;           /* global memory */
+    char name[256];
+} cs_cl_device_desc;
+
+/* Every OpenCL device into a malloc'd array (the caller frees it). -1 with a message when
+ * there is no platform or no device. */
+int cs_cl_devices(cs_cl_device_desc **out, int *n);
 /* Prints every platform and device (id P:D, name, vendor, version, memory, atomics path). */
 int cs_cl_list(FILE *out);
 /* Chooses and opens a device. -1 with a message. */

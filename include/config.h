@@ -110,6 +110,10 @@ int cs_config_load_file(cs_config *cfg, const char *path);
 int cs_config_set(cs_config *cfg, const char *assignment);
 /* cs_config_set naming SOURCE (a command-line flag) in messages. */
 int cs_config_set_from(cs_config *cfg, const char *assignment, const char *source);
+/* An explicit iteration count (the command line's, a job list's "set"): it wins over the
+ * config file's count for CPUs (unless SETS_CPU_COUNT: optim.iterations_on_cpu was set beside
+ * it) and is the count trained whatever optim.steps_scale (stored as count / scale). */
+void cs_config_explicit_iterations(cs_config *cfg, bool sets_cpu_count);
 /* True if NAME ("optim.iterations") is a key. */
 bool cs_config_is_key(const char *name);
 /* Multiplies every iteration-valued setting by optim.steps_scale (floor; intervals at least

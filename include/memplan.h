@@ -32,6 +32,9 @@ typedef struct {
  * with the kernels' options O, on a device of DEVICE_BYTES. */
 void cs_mem_plan_make(const cs_memory_cfg *mem, const cs_data_cfg *data, const cs_kernel_opts *o, size_t device_bytes,
                       const cs_scene *scene, const int *train, int n_train, cs_mem_plan *p);
+/* Bytes of a run at GAUSSIANS under plan P: the fixed part, the rows with the model's x1.5
+ * spare capacity, and the renderer's scratch (what max_gaussians is computed from). */
+size_t cs_mem_plan_bytes_at(const cs_mem_plan *p, int gaussians);
 /* One line for the user. */
 void cs_mem_plan_print(const cs_mem_plan *p, FILE *out);
 /* {"bytes_per_gaussian", "fixed_bytes", "max_gaussians", "budget_bytes"} for memory.json. */

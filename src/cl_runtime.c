@@ -68,7 +68,12 @@ static int enumerate(dev_entry **out, int *n)
         cl_device_id devs[32];
         if (nd > 32) nd = 32;
         CS_CHECK(clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, devs, NULL));
-        list = realloc(list, sizeof *list * (cnt + nd));
+        dev_entry *grown = realloc(list, sizeof *list * (cnt + nd));
+        if (!grown) {
+            free(list);
+            return cs_fail("out of host memory (device list)");
+        }
+        list = grown;
         for (cl_uint d = 0; d < nd; d++) {
             dev_entry *de = &list[cnt++];
             de->platform = plats[p];
@@ -123,6 +128,26 @@ static void info_str(cl_device_id d, cl_device_info what, char *buf, size_t n)
     buf[0] = '\0';
     clGetDeviceInfo(d, what, n, buf, NULL);
     buf[n - 1] = '\0';
+}
+
+int cs_cl_devices(cs_cl_device_desc **out, int *n)
+{
+    dev_entry *list;
+    if (enumerate(&list, n)) return -1;
+    *out = calloc((size_t)*n, sizeof **out);
+    if (!*out) {
+        free(list);
+        return cs_fail("out of host memory (device list)");
+    }
+    for (int i = 0; i < *n; i++) {
+        cs_cl_device_desc *d = &(*out)[i];
+        d->p = list[i].p, d->d = list[i].d, d->mem = (size_t)list[i].mem;
+        d->is_gpu = (list[i].type & CL_DEVICE_TYPE_GPU) != 0;
+        d->is_cpu = (list[i].type & CL_DEVICE_TYPE_CPU) != 0;
+        info_str(list[i].device, CL_DEVICE_NAME, d->name, sizeof d->name);
+    }
+    free(list);
+    return 0;
 }
 
 int cs_cl_list(FILE *out)

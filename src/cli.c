@@ -11,6 +11,8 @@
 
 #define C(x) (1u << (x))
 #define RUNS_ON_DEVICE (C(CS_CMD_TRAIN) | C(CS_CMD_RENDER) | C(CS_CMD_EVAL) | C(CS_CMD_BENCH) | C(CS_CMD_TUNE))
+/* training settings a batch passes to every job */
+#define TRAINS (C(CS_CMD_TRAIN) | C(CS_CMD_BATCH))
 
 typedef enum { O_FLAG, O_VALUE, O_LIST } opt_kind;
 /* how a value becomes a config assignment: as a JSON string, as it is (numbers), a list */
@@ -26,35 +28,42 @@ typedef struct {
 } opt_desc;
 
 static const opt_desc OPTS[] = {
-    {"--config", "-c", O_VALUE, C(CS_CMD_TRAIN) | C(CS_CMD_RENDER) | C(CS_CMD_BENCH) | C(CS_CMD_TUNE), NULL, V_NONE,
+    {"--config", "-c", O_VALUE, TRAINS | C(CS_CMD_RENDER) | C(CS_CMD_BENCH) | C(CS_CMD_TUNE), NULL, V_NONE,
      "FILE", "JSON config over the built-in defaults (graphdeco's 3DGS)"},
     {"--source", "-s", O_VALUE, RUNS_ON_DEVICE & ~C(CS_CMD_TUNE), "data.path", V_STRING, "DIR", "dataset folder (data.path)"},
     {"--output", "-o", O_VALUE, C(CS_CMD_TRAIN), "output.dir", V_STRING, "DIR", "output folder (output.dir)"},
     {"--model", "-m", O_VALUE, C(CS_CMD_TRAIN), "output.dir", V_STRING, "DIR", "graphdeco's name for -o"},
     {"--model", "-m", O_VALUE, C(CS_CMD_RENDER) | C(CS_CMD_EVAL), NULL, V_NONE, "DIR", "a trained model's output folder"},
     {"--output", "-o", O_VALUE, C(CS_CMD_RENDER), NULL, V_NONE, "DIR", "folder for the PNGs"},
+    {"--output", "-o", O_VALUE, C(CS_CMD_BATCH), NULL, V_NONE, "ROOT", "the batch's folder: ROOT/<job>/, ROOT/summary.json"},
     {"--resume", NULL, O_VALUE, C(CS_CMD_TRAIN), NULL, V_NONE, "CKPT",
      "continue from OUT/checkpoints/chkpnt_N.bin with OUT/config.json"},
     {"--force", NULL, O_FLAG, C(CS_CMD_TRAIN), NULL, V_NONE, NULL,
      "train into an output folder that holds another run (its outputs are removed first)"},
-    {"--resolution", "-r", O_VALUE, RUNS_ON_DEVICE & ~C(CS_CMD_TUNE), "data.resolution", V_RAW, "N",
+    {"--resolution", "-r", O_VALUE, (RUNS_ON_DEVICE & ~C(CS_CMD_TUNE)) | C(CS_CMD_BATCH), "data.resolution", V_RAW, "N",
      "1, 2, 4, 8 (divide), a width >= 16, or -1 (data.resolution)"},
-    {"--eval", NULL, O_FLAG, C(CS_CMD_TRAIN), "data.eval", V_TRUE, NULL, "hold out test views (data.eval)"},
-    {"--white_background", "-w", O_FLAG, C(CS_CMD_TRAIN), "data.white_background", V_TRUE, NULL,
+    {"--eval", NULL, O_FLAG, TRAINS, "data.eval", V_TRUE, NULL, "hold out test views (data.eval)"},
+    {"--white_background", "-w", O_FLAG, TRAINS, "data.white_background", V_TRUE, NULL,
      "white background (data.white_background)"},
-    {"--iterations", NULL, O_VALUE, C(CS_CMD_TRAIN), "optim.iterations", V_RAW, "N", "optim.iterations"},
-    {"--test_iterations", NULL, O_LIST, C(CS_CMD_TRAIN), "eval.test_iterations", V_RAW, "N...", "eval.test_iterations"},
-    {"--save_iterations", NULL, O_LIST, C(CS_CMD_TRAIN), "output.save_iterations", V_RAW, "N...",
+    {"--iterations", NULL, O_VALUE, TRAINS, "optim.iterations", V_RAW, "N", "optim.iterations"},
+    {"--test_iterations", NULL, O_LIST, TRAINS, "eval.test_iterations", V_RAW, "N...", "eval.test_iterations"},
+    {"--save_iterations", NULL, O_LIST, TRAINS, "output.save_iterations", V_RAW, "N...",
      "output.save_iterations"},
-    {"--checkpoint_iterations", NULL, O_LIST, C(CS_CMD_TRAIN), "output.checkpoint_iterations", V_RAW, "N...",
+    {"--checkpoint_iterations", NULL, O_LIST, TRAINS, "output.checkpoint_iterations", V_RAW, "N...",
      "output.checkpoint_iterations"},
-    {"--sh_degree", NULL, O_VALUE, C(CS_CMD_TRAIN), "model.sh_degree", V_RAW, "N", "model.sh_degree"},
+    {"--sh_degree", NULL, O_VALUE, TRAINS, "model.sh_degree", V_RAW, "N", "model.sh_degree"},
     {"--ply", NULL, O_VALUE, C(CS_CMD_RENDER) | C(CS_CMD_BENCH) | C(CS_CMD_INFO), NULL, V_NONE, "FILE",
      "a Gaussian PLY"},
     {"--split", NULL, O_VALUE, C(CS_CMD_RENDER), NULL, V_NONE, "train|test|all", "views to render (default test)"},
     {"--iters", NULL, O_VALUE, C(CS_CMD_BENCH), NULL, V_NONE, "N", "timed iterations (default 20)"},
     {"--view", NULL, O_VALUE, C(CS_CMD_BENCH), NULL, V_NONE, "I", "camera index (default 0)"},
-    {"--set", NULL, O_VALUE, RUNS_ON_DEVICE, "", V_RAW, "KEY=VALUE", "any config key (clsplat config --list)"},
+    {"--set", NULL, O_VALUE, RUNS_ON_DEVICE | C(CS_CMD_BATCH), "", V_RAW, "KEY=VALUE", "any config key (clsplat config --list)"},
+    {"--devices", NULL, O_VALUE, C(CS_CMD_BATCH), NULL, V_NONE, "all|P:D,...",
+     "devices to run jobs on (default all: every GPU, else the CPU)"},
+    {"--per-device", NULL, O_VALUE, C(CS_CMD_BATCH), NULL, V_NONE, "K",
+     "at most K jobs at once on a GPU; a job without its own budget gets 1/K of the memory"},
+    {"--task", NULL, O_VALUE, C(CS_CMD_BATCH), NULL, V_NONE, "I", "run only job I (0-based; a Slurm array task)"},
+    {"--collect", NULL, O_FLAG, C(CS_CMD_BATCH), NULL, V_NONE, NULL, "rebuild ROOT/summary.* from ROOT, run nothing"},
     {"--device", NULL, O_VALUE, RUNS_ON_DEVICE, "device.id", V_STRING, "P:D|NAME", "OpenCL device (device.id)"},
     {"--kernel-dir", NULL, O_VALUE, RUNS_ON_DEVICE, NULL, V_NONE, "DIR", "load the .cl files from DIR"},
     {"--no-kernel-cache", NULL, O_FLAG, RUNS_ON_DEVICE, NULL, V_NONE, NULL, "do not use the kernel binary cache"},
@@ -80,6 +89,9 @@ static const struct {
     [CS_CMD_TUNE] = {"tune", "clsplat tune [-c CONFIG] [--set key=value]",
                      "measure tile and work-group sizes for the device and store them"},
     [CS_CMD_CONFIG] = {"config", "clsplat config --list", "print every config key with its default, range and meaning"},
+    [CS_CMD_BATCH] = {"batch", "clsplat batch JOBS.json -o ROOT [--devices all|P:D,...] [--task I] [--collect]   or\n"
+                               "       clsplat batch [-c CONFIG] -o ROOT [--set key=value ...] SCENE_DIR...",
+                      "train many scenes: every GPU, jobs packed by memory, restartable; ROOT/summary.json"},
 };
 
 void cs_cli_usage(FILE *out)
@@ -188,6 +200,10 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--split")) a->split = v;
     else if (!strcmp(n, "--iters")) return parse_int(flag, v, 1, &a->iters);
     else if (!strcmp(n, "--view")) return parse_int(flag, v, 0, &a->view);
+    else if (!strcmp(n, "--devices")) a->devices = v;
+    else if (!strcmp(n, "--collect")) a->collect = true;
+    else if (!strcmp(n, "--task")) return parse_int(flag, v, 0, &a->task);
+    else if (!strcmp(n, "--per-device")) return parse_int(flag, v, 1, &a->per_device);
     return 0;
 }
 
@@ -195,6 +211,8 @@ int cs_cli_parse(int argc, char **argv, cs_args *a)
 {
     memset(a, 0, sizeof *a);
     a->iters = 20;
+    a->task = -1;
+    a->argv0 = argc > 0 ? argv[0] : "clsplat";
     int c = argc > 1 ? find_command(argv[1]) : -1;
     if (c < 0) return cs_fail("unknown command '%s' (clsplat --help lists them)", argc > 1 ? argv[1] : "");
     a->command = (cs_command)c;
@@ -203,6 +221,11 @@ int cs_cli_parse(int argc, char **argv, cs_args *a)
         const opt_desc *o = find_opt(flag, a->command);
         if (!o && c == CS_CMD_INFO && flag[0] != '-' && !a->ply) {
             a->ply = flag;
+            continue;
+        }
+        if (!o && c == CS_CMD_BATCH && flag[0] != '-') {
+            if (a->n_positional == CS_MAX_POSITIONAL) return cs_fail("more than %d scene folders", CS_MAX_POSITIONAL);
+            a->positional[a->n_positional++] = flag;
             continue;
         }
         if (!o)
@@ -257,10 +280,6 @@ int cs_cli_apply(const cs_args *a, cs_config *cfg)
         if (cs_config_set_from(cfg, a->assign[i], a->assign_from[i])) return -1;
     /* an explicit iteration count wins over the config file's count for CPUs, and is the count
        trained whatever optim.steps_scale (which then shapes only the schedule) */
-    if (cs_cli_sets(a, "optim.iterations")) {
-        if (!cs_cli_sets(a, "optim.iterations_on_cpu")) cfg->optim.iterations_on_cpu = 0;
-        double s = cfg->optim.steps_scale;
-        if (s != 1.0) cfg->optim.iterations = (int)ceil(cfg->optim.iterations / s - 1e-9);
-    }
+    if (cs_cli_sets(a, "optim.iterations")) cs_config_explicit_iterations(cfg, cs_cli_sets(a, "optim.iterations_on_cpu"));
     return 0;
 }

@@ -386,6 +386,13 @@ int cs_config_set(cs_config *cfg, const char *assignment) { return cs_config_set
 
 bool cs_config_is_key(const char *name) { return find_key(name) != NULL; }
 
+void cs_config_explicit_iterations(cs_config *cfg, bool sets_cpu_count)
+{
+    if (!sets_cpu_count) cfg->optim.iterations_on_cpu = 0;
+    double s = cfg->optim.steps_scale;
+    if (s != 1.0) cfg->optim.iterations = (int)ceil(cfg->optim.iterations / s - 1e-9);
+}
+
 /* ---- steps_scale ----------------------------------------------------------------------- */
 
 static int scaled(int v, double s, int at_least)

@@ -2,12 +2,14 @@
  * render, eval, info, bench, tune, devices, config). Only main decides to exit: 0 on success,
  * 1 with one "clsplat: error: ..." line on failure, 2 for usage errors, 128 + the signal after
  * SIGINT (130) or SIGTERM (143). */
-#include <dirent.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "batch.h"
 #include "bench.h"
 #include "cl_runtime.h"
 #include "cli.h"
@@ -81,30 +83,6 @@ static int open_device(const cs_args *a, const cs_config *cfg, cs_cl *cl, int pr
     return 0;
 }
 
-/* Latest point_cloud/iteration_N in a model folder. */
-static int latest_ply(const char *model, char *out, size_t n, int *iteration)
-{
-    char dir[1200];
-    snprintf(dir, sizeof dir, "%s/point_cloud", model);
-    DIR *d = opendir(dir);
-    if (!d) return cs_fail("%s: no point_cloud folder (is it a clsplat output folder?)", model);
-    int best = -1;
-    struct dirent *e;
-    char p[1600];
-    while ((e = readdir(d))) {
-        int it;
-        /* only a folder whose PLY was completed (renamed into place) counts */
-        if (sscanf(e->d_name, "iteration_%d", &it) != 1 || it <= best) continue;
-        snprintf(p, sizeof p, "%s/%s/point_cloud.ply", dir, e->d_name);
-        if (cs_file_exists(p)) best = it;
-    }
-    closedir(d);
-    if (best < 0) return cs_fail("%s: no saved iteration with a complete point_cloud.ply", dir);
-    snprintf(out, n, "%s/iteration_%d/point_cloud.ply", dir, best);
-    *iteration = best;
-    return 0;
-}
-
 /* ---- train ------------------------------------------------------------------------------- */
 
 /* The settings of a run: with --resume the run's own config.json under the command line, and
@@ -154,7 +132,7 @@ static int cmd_render(const cs_args *a)
     int it = 0, with_gt = 0;
     const char *split = a->split ? a->split : "test";
     if (a->model) {
-        if (model_config(a, &cfg) || latest_ply(a->model, ply, sizeof ply, &it)) return -1;
+        if (model_config(a, &cfg) || cs_run_dir_latest_ply(a->model, ply, sizeof ply, &it)) return -1;
         if (a->out) {
             snprintf(out, sizeof out, "%s", a->out);
         } else { /* graphdeco render.py's layout */
@@ -196,7 +174,7 @@ static int cmd_eval(const cs_args *a)
     cs_config cfg;
     char ply[1400];
     int it;
-    if (model_config(a, &cfg) || latest_ply(a->model, ply, sizeof ply, &it)) return -1;
+    if (model_config(a, &cfg) || cs_run_dir_latest_ply(a->model, ply, sizeof ply, &it)) return -1;
     snprintf(cfg.output.dir, sizeof cfg.output.dir, "%s", a->model);
     cs_splats s;
     if (cs_ply_read(ply, &s)) return -1;
@@ -286,6 +264,34 @@ static int cmd_config(const cs_args *a)
     return 0;
 }
 
+/* ---- batch ------------------------------------------------------------------------------- */
+
+/* The path of this binary for the children (/proc/self/exe; else ARGV0 as given). */
+static void self_path(const char *argv0, char *out, size_t n)
+{
+    ssize_t len = readlink("/proc/self/exe", out, n - 1);
+    if (len > 0) out[len] = '\0';
+    else snprintf(out, n, "%s", argv0);
+}
+
+static int cmd_batch(const cs_args *a)
+{
+    if (!a->out) return USAGE_ERROR("batch needs -o ROOT (the folder for the jobs' outputs and the summary)");
+    if (!a->n_positional) return USAGE_ERROR("batch needs a job list (JOBS.json) or scene folders");
+    const char *first = a->positional[0];
+    size_t fl = strlen(first);
+    bool list = fl > 5 && !strcmp(first + fl - 5, ".json") && !cs_dir_exists(first);
+    if (list && a->n_positional > 1) return USAGE_ERROR("batch takes one job list, or scene folders (not both)");
+    char self[1024];
+    self_path(a->argv0, self, sizeof self);
+    catch_stop_signals();
+    cs_batch_opts o = {list ? first : NULL, list ? NULL : a->positional, list ? 0 : a->n_positional, a->config,
+                       a->out, a->devices, a->task, a->per_device, a->collect,
+                       {a->assign, a->assign_from, a->n_assign}, self, &g_stop};
+    int rc = cs_batch_run(&o);
+    return rc == 2 ? stopped() : rc;
+}
+
 static int run(const cs_args *a)
 {
     switch (a->command) {
@@ -297,6 +303,7 @@ static int run(const cs_args *a)
     case CS_CMD_BENCH: return cmd_bench(a);
     case CS_CMD_TUNE: return cmd_tune(a);
     case CS_CMD_CONFIG: return cmd_config(a);
+    case CS_CMD_BATCH: return cmd_batch(a);
     default: return cs_fail("internal: no command");
     }
 }

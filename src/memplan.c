@@ -5,6 +5,14 @@
 #include "loss.h"
 #include "render.h"
 
+/* a Gaussian's rows with the model's x1.5 spare capacity, and its scratch */
+static size_t per_gaussian(const cs_mem_plan *p) { return p->bytes_per_gaussian * 3 / 2 + p->scratch_per_gaussian; }
+
+size_t cs_mem_plan_bytes_at(const cs_mem_plan *p, int gaussians)
+{
+    return p->fixed_bytes + (size_t)(gaussians > 0 ? gaussians : 0) * per_gaussian(p);
+}
+
 void cs_mem_plan_make(const cs_memory_cfg *mem, const cs_data_cfg *data, const cs_kernel_opts *o, size_t device_bytes,
                       const cs_scene *scene, const int *train, int n_train, cs_mem_plan *p)
 {
@@ -25,9 +33,7 @@ void cs_mem_plan_make(const cs_memory_cfg *mem, const cs_data_cfg *data, const c
     if (p->residency == CS_RES_AUTO) p->residency = p->image_bytes <= p->budget / 3 ? CS_RES_DEVICE : CS_RES_HOST;
     p->fixed_bytes = per_view + cs_images_device_bytes(scene, p->residency, train, n_train);
     /* the model keeps x1.5 spare rows when it grows */
-    long fit = p->budget > p->fixed_bytes
-                   ? (long)((p->budget - p->fixed_bytes) / (p->bytes_per_gaussian * 3 / 2 + p->scratch_per_gaussian))
-                   : 0;
+    long fit = p->budget > p->fixed_bytes ? (long)((p->budget - p->fixed_bytes) / per_gaussian(p)) : 0;
     p->max_gaussians = fit > 2000000000L ? 2000000000 : (int)fit;
     if (mem->max_gaussians > 0 && mem->max_gaussians < p->max_gaussians) p->max_gaussians = mem->max_gaussians;
 }

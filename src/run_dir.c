@@ -99,3 +99,42 @@ int cs_run_dir_of_checkpoint(const char *ckpt, char *out, size_t n)
     else snprintf(out, n, "%.*s", (int)run, ckpt);
     return 0;
 }
+
+/* The largest N of the entries of FOLDER named PREFIX<N>SUFFIX for which the path FMT (with
+ * FOLDER and N) exists; -1 when none. */
+static int latest_of(const char *folder, const char *prefix, const char *suffix, const char *fmt, char *out, size_t n)
+{
+    DIR *d = opendir(folder);
+    if (!d) return -1;
+    int best = -1, it, len;
+    size_t pl = strlen(prefix);
+    char p[4400];
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        len = 0;
+        if (strncmp(e->d_name, prefix, pl) || sscanf(e->d_name + pl, "%d%n", &it, &len) != 1 || it <= best ||
+            strcmp(e->d_name + pl + len, suffix))
+            continue;
+        snprintf(p, sizeof p, fmt, folder, it);
+        if (cs_file_exists(p)) best = it, snprintf(out, n, "%s", p);
+    }
+    closedir(d);
+    return best;
+}
+
+int cs_run_dir_latest_ply(const char *dir, char *out, size_t n, int *iteration)
+{
+    char folder[4200];
+    snprintf(folder, sizeof folder, "%s/point_cloud", dir);
+    if (!cs_dir_exists(folder)) return cs_fail("%s: no point_cloud folder (is it a clsplat output folder?)", dir);
+    /* only a folder whose PLY was completed (renamed into place) counts */
+    *iteration = latest_of(folder, "iteration_", "", "%s/iteration_%d/point_cloud.ply", out, n);
+    return *iteration < 0 ? cs_fail("%s: no saved iteration with a complete point_cloud.ply", folder) : 0;
+}
+
+int cs_run_dir_latest_checkpoint(const char *dir, char *out, size_t n)
+{
+    char folder[4200];
+    snprintf(folder, sizeof folder, "%s/checkpoints", dir);
+    return latest_of(folder, "chkpnt_", ".bin", "%s/chkpnt_%d.bin", out, n);
+}
