@@ -1,5 +1,5 @@
 # clsplat: Gaussian Splatting trainer in C11 + OpenCL.  Targets: all, test, demo, check-real,
-# check-structure, sanitize, fuzz (FUZZ_SECONDS), install (PREFIX, DESTDIR), clean.  `make demo` and `make test` install missing Debian packages when run as root.
+# check-structure, check-slurm, sanitize, fuzz (FUZZ_SECONDS), install (PREFIX, DESTDIR), clean.  `make demo` and `make test` install missing Debian packages when run as root.
 CC ?= cc
 PKGS := OpenCL libpng jansson libjpeg
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -21,7 +21,7 @@ LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/cl_sourc
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC))
 
-.PHONY: all deps test demo check-real check-structure sanitize fuzz fuzz-deps install uninstall clean
+.PHONY: all deps test demo check-real check-structure check-slurm sanitize fuzz fuzz-deps install uninstall clean
 all: $(BUILD)/clsplat $(BUILD)/gen_demo
 
 deps:
@@ -54,6 +54,11 @@ test: deps
 	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo
 	@sh tools/check_structure.sh . $(BUILD)/obj
 	$(BUILD)/run_tests
+
+# clsplat batch as a Slurm job array on a real single-node Slurm started here (installs Debian's
+# slurmctld, slurmd, slurm-client and munge when missing; about a minute).
+check-slurm: all
+	sh tools/slurm/check.sh $(BUILD)
 
 # Layers, include and call graphs without circles, a header per module, functions <= ~100 lines.
 check-structure: $(BUILD)/libclsplat.a $(BUILD)/obj/main.o

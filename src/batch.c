@@ -37,6 +37,7 @@ typedef struct {
     pid_t pid;            /* running: the child */
     int dev, lock_fd;     /* running: its device, its held ROOT/<name>/.lock */
     size_t reserve, plan_bytes;
+    double cost;          /* estimated length: iterations x pixels per view */
     double t_start;
 } job_run;
 
@@ -95,25 +96,38 @@ static int open_devices(batch *b)
 
 /* ---- jobs -------------------------------------------------------------------------------- */
 
-/* With memory.max_gaussians: the run's planned bytes at the cap (the scene's views are read
- * for their sizes); 0 without a cap or when the scene cannot be read (the job reports it). */
-static size_t planned_bytes(const cs_job *j, size_t device_mem)
+/* The job's iterations on device D (the CPU count on a CPU, steps_scale applied). */
+static int job_iterations(const cs_job *j, const cs_pack_device *d)
 {
-    if (j->cfg.memory.max_gaussians <= 0) return 0;
+    cs_config c = j->cfg;
+    cs_config_scale_steps(&c);
+    return cs_schedule_iterations(&c, d->is_cpu);
+}
+
+/* Reads the job's scene (cameras, not images) for its estimated cost (iterations x pixels of
+ * a training view: jobs start longest first, so a long one does not start last) and, with
+ * memory.max_gaussians, its planned bytes at the cap. A scene that cannot be read costs 0: its
+ * child reports why. */
+static void survey_job(job_run *r, const cs_pack_device *d)
+{
+    const cs_job *j = r->job;
+    r->cost = 0, r->plan_bytes = 0;
     cs_scene sc;
-    if (cs_scene_load(&j->cfg.data, &sc)) return 0;
+    if (cs_scene_load(&j->cfg.data, &sc)) return;
     cs_split sp;
-    size_t bytes = 0;
-    if (cs_split_of(&sc, &sp) == 0) {
-        cs_kernel_opts ko;
-        cs_kernel_opts_of(&j->cfg, &ko);
-        cs_mem_plan p;
-        cs_mem_plan_make(&j->cfg.memory, &j->cfg.data, &ko, device_mem, &sc, sp.train, sp.n_train, &p);
-        bytes = cs_mem_plan_bytes_at(&p, p.max_gaussians);
+    if (sc.n_cams > 0 && cs_split_of(&sc, &sp) == 0) {
+        const cs_camera *c = &sc.cams[sp.n_train ? sp.train[0] : 0];
+        r->cost = (double)job_iterations(j, d) * c->width * c->height;
+        if (j->cfg.memory.max_gaussians > 0) {
+            cs_kernel_opts ko;
+            cs_kernel_opts_of(&j->cfg, &ko);
+            cs_mem_plan p;
+            cs_mem_plan_make(&j->cfg.memory, &j->cfg.data, &ko, d->mem, &sc, sp.train, sp.n_train, &p);
+            r->plan_bytes = cs_mem_plan_bytes_at(&p, p.max_gaussians);
+        }
         cs_split_free(&sp);
     }
     cs_scene_free(&sc);
-    return bytes;
 }
 
 /* True when another process holds DIR/.lock (a job running elsewhere). */
@@ -147,14 +161,6 @@ static int load_jobs(batch *b)
         r->active = o->task < 0 || o->task == i;
     }
     return 0;
-}
-
-/* The job's iterations on device D (the CPU count on a CPU, steps_scale applied). */
-static int job_iterations(const cs_job *j, const cs_pack_device *d)
-{
-    cs_config c = j->cfg;
-    cs_config_scale_steps(&c);
-    return cs_schedule_iterations(&c, d->is_cpu);
 }
 
 /* ---- one job ----------------------------------------------------------------------------- */
@@ -313,12 +319,25 @@ static void finished(batch *b, job_run *r, int status)
 
 /* ---- the loop ---------------------------------------------------------------------------- */
 
-/* Starts every queued job that fits somewhere now, in list order. */
+/* The queued job that should start next and has not been tried this round (TRIED): the
+ * longest by estimate, the first in the list among equals; NULL when none is left. */
+static job_run *next_queued(batch *b, const bool *tried)
+{
+    job_run *best = NULL;
+    for (int i = 0; i < b->list.n; i++) {
+        job_run *r = &b->runs[i];
+        if (r->active && r->st.status == CS_JOB_QUEUED && !tried[i] && (!best || r->cost > best->cost)) best = r;
+    }
+    return best;
+}
+
+/* Starts every queued job that fits somewhere now, longest first. */
 static void start_ready(batch *b)
 {
-    for (int i = 0; i < b->list.n && !b->stopping; i++) {
-        job_run *r = &b->runs[i];
-        if (!r->active || r->st.status != CS_JOB_QUEUED) continue;
+    bool *tried = calloc((size_t)b->list.n, sizeof *tried);
+    job_run *r;
+    while (tried && !b->stopping && (r = next_queued(b, tried))) {
+        tried[r - b->runs] = true;
         cs_pack_need need[MAX_DEVICES];
         int ever = 0;
         for (int k = 0; k < b->n_devs; k++) {
@@ -341,6 +360,7 @@ static void start_ready(batch *b)
             job_event_write(b, r);
         }
     }
+    free(tried);
 }
 
 static void reap(batch *b)
@@ -405,7 +425,7 @@ static void run_jobs(batch *b)
             cs_batch_progress_event(&b->prog, "%s: running in another process, skipped", r->job->name);
             continue;
         }
-        r->plan_bytes = planned_bytes(r->job, b->devs[0].mem);
+        survey_job(r, &b->devs[0]);
         r->st.status = CS_JOB_QUEUED;
         if (r->st.checkpoint >= 0)
             cs_batch_progress_event(&b->prog, "%s: queued (resumes from iteration %d)", r->job->name, r->st.checkpoint);

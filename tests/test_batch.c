@@ -297,17 +297,22 @@ int test_batch_kill_and_rerun(void)
     snprintf(dir, sizeof dir, "%s/batch", test_tmpdir());
     snprintf(scene, sizeof scene, "%s/scene", dir);
     CHECK_OK(cli_demo_scene(scene, 40, 30));
+    snprintf(scene, sizeof scene, "%s/small", dir);
+    CHECK_OK(cli_demo_scene(scene, 20, 15));
+    /* jobs start longest first (iterations x pixels): a (done before the kill), then b (800
+       iterations of a quarter of the pixels: running at the kill), then c (queued) */
     snprintf(list, sizeof list, "%s/jobs.json", dir);
     CHECK_OK(write_text(list, "{\"set\": [" TINY_JOB ", \"output.checkpoint_interval=50\"], \"jobs\": ["
-                              "{\"name\": \"a\", \"data\": \"scene\", \"set\": [\"optim.iterations=20\"]},"
-                              "{\"name\": \"b\", \"data\": \"scene\", \"set\": [\"optim.iterations=600\"]},"
-                              "{\"name\": \"c\", \"data\": \"scene\", \"set\": [\"optim.iterations=30\"]}]}"));
+                              "{\"name\": \"c\", \"data\": \"scene\", \"set\": [\"optim.iterations=30\"]},"
+                              "{\"name\": \"b\", \"data\": \"small\", \"set\": [\"optim.iterations=800\"]},"
+                              "{\"name\": \"a\", \"data\": \"scene\", \"set\": [\"optim.iterations=300\"]}]}"));
     snprintf(root, sizeof root, "%s/root", dir);
     snprintf(log, sizeof log, "%s/first.log", dir);
     pid_t batch = batch_start(log, list, root);
     CHECK(wait_iteration(root, "b", 120), "job b never reached iteration 120, see %s", log);
     cs_job_state b = job_state(root, "b");
-    CHECK(b.pid > 0 && job_state(root, "a").status == CS_JOB_DONE, "a done, b running (pid %ld)", b.pid);
+    CHECK(b.pid > 0 && job_state(root, "a").status == CS_JOB_DONE && job_state(root, "c").attempts == 0,
+          "a done, b running (pid %ld), c queued", b.pid);
     kill(batch, SIGKILL);
     CHECK(exit_status(batch) == 128 + SIGKILL, "batch not killed");
     /* the child stops by itself with a checkpoint: no orphan keeps training */

@@ -1,0 +1,44 @@
+#!/bin/bash
+# The batch measurements of README "Batch" (one call on a machine with two GPUs): four jobs
+# (lego 7k, south_building 7k, and both with fp16 SH) on both GPUs, on one GPU (--devices
+# with the first GPU), and on both with two jobs per GPU allowed (--per-device 2); wall time of each, the
+# per-job table, and the driver memory one process holds before allocating anything.
+#   usage: tools/device_batch.sh BUNDLE_DIR DATA_DIR   (clsplat and lib/; lego and south_building)
+set -u
+B=$(cd "${1:?bundle dir}" && pwd); D=$(cd "${2:?data dir}" && pwd); R=${OUT:-/tmp}
+export LD_LIBRARY_PATH=$B/lib XDG_CACHE_HOME=/tmp/cs_cache
+C="$B/clsplat"
+cat > "$B/jobs4.json" <<JOBS
+{"set": ["optim.iterations=7000", "eval.test_iterations=[7000]", "output.save_iterations=[7000]",
+         "data.eval=true", "device.tune=off"],
+ "jobs": [{"name": "lego", "data": "$D/lego", "set": ["data.white_background=true"]},
+          {"name": "south_building", "data": "$D/south_building"},
+          {"name": "lego_fp16", "data": "$D/lego", "set": ["data.white_background=true", "memory.sh_dtype=fp16"]},
+          {"name": "south_building_fp16", "data": "$D/south_building", "set": ["memory.sh_dtype=fp16"]}]}
+JOBS
+"$C" devices | grep -E "^[0-9]|global memory" | tee "$R/batch_results.txt"
+# warm the kernel cache (as any second run would find it)
+"$C" batch -o /tmp/warm --set optim.iterations=50 --set device.tune=off "$D/lego" > /tmp/warm.log 2>&1
+grep -h "driver memory" /tmp/warm/lego/train.log | tee -a "$R/batch_results.txt"
+run() { # NAME ARGS...
+    local name=$1; shift
+    rm -rf "/tmp/$name"
+    nvidia-smi --query-gpu=index,memory.used --format=csv,noheader,nounits -lms 200 > "/tmp/${name}_smi.txt" 2>/dev/null &
+    local smi=$! t0=$(date +%s.%N)
+    "$C" batch "$B/jobs4.json" -o "/tmp/$name" "$@" > "/tmp/$name.log" 2>&1
+    local rc=$? t1=$(date +%s.%N)
+    kill $smi 2>/dev/null
+    {
+        echo "=== $name: clsplat batch jobs4.json $* (exit $rc): wall $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s"
+        grep -E "running on|done on|failed" "/tmp/$name.log"
+        sed -n '/^job /,$p' "/tmp/$name.log"
+        for g in 0 1; do awk -F', ' -v g=$g '$1==g && $2>m {m=$2} END {printf "GPU %d driver-reported peak: %d MiB\n", g, m}' "/tmp/${name}_smi.txt"; done
+    } | tee -a "$R/batch_results.txt"
+}
+run two_gpus
+# the first GPU's id (P:D) as clsplat devices lists it
+ONE=$("$C" devices | awk '/^[0-9]+:[0-9]+ /{id=$1} /type: GPU/{print id; exit}')
+run one_gpu --devices "$ONE"
+run packed --per-device 2
+cp /tmp/packed/summary.json "$R/packed_summary.json" 2>/dev/null
+cp /tmp/two_gpus/summary.csv "$R/two_gpus_summary.csv" 2>/dev/null
