@@ -82,6 +82,16 @@ static void config_seeds(void)
     }
 }
 
+static void joblist_seeds(void)
+{
+    const char *lists[] = {
+        "{\"config\": \"none.json\", \"set\": [\"optim.iterations=100\"], \"jobs\": [{\"name\": \"a\", "
+        "\"data\": \"scene\", \"set\": [\"model.sh_degree=1\"]}, {\"data\": \"scene/\"}]}",
+        "{\"jobs\": [{\"name\": \"x\", \"data\": \"scene\"}, {\"name\": \"x\", \"data\": \"scene\"}]}",
+    };
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) seed("joblist", lists[i], strlen(lists[i]));
+}
+
 static void checkpoint_seeds(void)
 {
     for (int layout_byte = 0; layout_byte < 32; layout_byte += 9) {
@@ -181,6 +191,7 @@ int main(int argc, char **argv)
     ply_seeds(tmp);
     image_seeds(tmp);
     config_seeds();
+    joblist_seeds();
     checkpoint_seeds();
     colmap_seeds(tmp);
     transforms_seeds();
