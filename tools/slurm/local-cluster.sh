@@ -52,6 +52,8 @@ SlurmctldHost=$host
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
+# a requeued job waits out its credential's lifetime before it may start again (default 120 s)
+AuthInfo=cred_expire=10
 ProctrackType=proctrack/pgid
 TaskPlugin=task/none
 SelectType=select/cons_tres
