@@ -54,4 +54,16 @@
 #define CS_RADIX_BITS 4
 #define CS_RADIX_BUCKETS (1 << CS_RADIX_BITS)
 
+/* ---- histograms for TensorBoard (cl/histo.cl) ------------------------------------------
+ * CS_HISTO_GROUPS work-groups of CS_HISTO_WG items each reduce their share into a partial
+ * row; the host adds the rows up (CS_HISTO_GROUPS x (4 + CS_HISTO_BUCKETS) words in all). */
+#define CS_HISTO_WG 256
+#define CS_HISTO_GROUPS 64
+#define CS_HISTO_BUCKETS 64
+#define CS_HISTO_OPACITY 0       /* sigmoid(logit opacity) */
+#define CS_HISTO_SCALE 1         /* exp(largest log scale), log-spaced buckets */
+#define CS_HISTO_SH_REST 2       /* L2 norm of the SH coefficients above degree 0 */
+#define CS_HISTO_GRAD 3          /* densification statistic: accumulated gradient / views */
+#define CS_HISTO_COUNT 4
+
 #endif

@@ -69,6 +69,7 @@ typedef struct {
     int n_test_iterations;
     bool save_renders;
     int train_views;       /* also evaluate this many training views (0 = none) */
+    int tensorboard_views; /* test views logged as images to TensorBoard at each evaluation */
 } cs_eval_cfg;
 
 typedef struct {
@@ -87,6 +88,8 @@ typedef struct {
 
 typedef struct {
     int interval;
+    bool tensorboard;       /* OUT/events.out.tfevents.* */
+    int histogram_interval; /* TensorBoard histograms every N iterations (0 = off) */
 } cs_log_cfg;
 
 typedef struct {

@@ -14,6 +14,7 @@
 #include "loss.h"
 #include "render.h"
 #include "splats.h"
+#include "tb_events.h"
 
 typedef struct {
     cs_cl *cl;
@@ -26,6 +27,8 @@ typedef struct {
     json_t *records;        /* metrics.json: array of evaluation records */
     const char *source;     /* "train" or "eval": who made the records added now */
     int resolution;         /* data.resolution of the views, recorded with each evaluation */
+    cs_tb_writer *tb;       /* TensorBoard: evaluation scalars and images (NULL: none) */
+    int tb_views;           /* test views logged as images (render | ground truth) */
 } cs_evaluator;
 
 /* Evaluates into OUT_DIR/metrics.json; with KEEP the records already there are kept (a
@@ -41,7 +44,8 @@ void cs_evaluator_close(cs_evaluator *ev);
  * with SAVE_RENDERS also OUT/<split>/ours_<iteration>/renders/<stem>.png and the ground truth
  * in .../gt/<stem>.png (graphdeco render.py's layout, which its metrics.py reads). Blocks.
  * Trims the renderer and loss pools before and after, so the peak it reports is the
- * evaluation's own. */
+ * evaluation's own. With ev->tb: the means and peak as eval/<split>/<key> scalars at step
+ * ITERATION, and the first ev->tb_views test views as images/test/<stem>. */
 int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, const int *idx, int n, int iteration,
                       int active_degree, int save_renders);
 /* The test views, then eval.train_views training views spread over the split. */

@@ -3,6 +3,7 @@
 #ifndef CS_IMAGE_H
 #define CS_IMAGE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Decoding limits, checked on the declared size before anything is allocated (decompression
@@ -24,6 +25,8 @@ int cs_image_load(const char *path, cs_image *out);
 int cs_image_size(const char *path, int *w, int *h);
 /* Writes an 8-bit RGB or RGBA PNG atomically. */
 int cs_image_save_png(const char *path, const cs_image *img);
+/* Encodes an 8-bit RGB or RGBA PNG into a new buffer *OUT of *N bytes (the caller frees it). */
+int cs_image_encode_png(const cs_image *img, uint8_t **out, size_t *n);
 /* Composites RGBA over BG (0..1) as graphdeco does (float, then truncated to 8 bit);
  * RGB images are left alone. Result has 3 channels. */
 int cs_image_composite(cs_image *img, const float bg[3]);

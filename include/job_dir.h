@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 typedef enum {
     CS_JOB_PENDING,  /* never started */
     CS_JOB_QUEUED,
@@ -45,6 +47,8 @@ void cs_job_state_init(cs_job_state *st);
  * finished (result.json and its PLY) is DONE whatever job.json says, one job.json left
  * RUNNING by a killed batch is STOPPED. */
 void cs_job_dir_read(const char *dir, cs_job_state *st);
+/* A finite number, else JSON null: unknowns in job.json and the batch summary. */
+json_t *cs_job_json_num(double v);
 /* Writes DIR/job.json atomically. */
 int cs_job_dir_write(const char *dir, const char *name, const cs_job_state *st);
 /* The progress of a running job: the last line of DIR/train_log.jsonl (0 when none). */

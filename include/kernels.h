@@ -53,7 +53,9 @@ enum { CS_WG_PROJECT, CS_WG_PROJECT_BWD, CS_WG_BIN, CS_WG_ADAM, CS_WG_COUNT, CS_
     X(gather_rows, CS_WG_FIXED)                                                                         \
     X(densify_reset_opacity, CS_WG_FIXED)                                                               \
     X(filter3d_depth, CS_WG_FIXED)                                                                      \
-    X(filter3d_finish, CS_WG_FIXED)
+    X(filter3d_finish, CS_WG_FIXED)                                                                     \
+    X(histo_range, CS_WG_FIXED)                                                                         \
+    X(histo_count, CS_WG_FIXED)
 extern const char *const cs_wg_names[CS_WG_COUNT];
 #define CS_WG_DEFAULT 256
 

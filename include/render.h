@@ -9,6 +9,7 @@
 #include "kernels.h"
 #include "model.h"
 #include "camera.h"
+#include "image.h"
 #include "sort.h"
 
 typedef struct {
@@ -63,8 +64,9 @@ int cs_render_forward_sync(cs_renderer *r, const cs_model *m, const cs_view *v, 
  * m->v_sh, with d/d(mean2d ...) per Gaussian in r->v_2d (CS_V2D_* rows); does not block. */
 int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active_degree, const float bg[3],
                        const cs_buf *v_img);
-/* Reads r->img (3, H, W) back (blocks) and writes it as an 8-bit RGB PNG (clamped, rounded)
- * atomically. */
+/* Reads r->img (3, H, W) back (blocks) into a new 8-bit RGB image (clamped, rounded). */
+int cs_render_read_image(cs_renderer *r, int W, int H, cs_image *img);
+/* cs_render_read_image, written as a PNG atomically. */
 int cs_render_save_png(cs_renderer *r, int W, int H, const char *path);
 /* Releases all scratch (waiting for a pair-count read in flight); the next view allocates
  * exactly what it needs. */

@@ -62,6 +62,8 @@ bool cs_fault_enabled(void);
 
 /* Monotonic wall clock in seconds. */
 double cs_now(void);
+/* Seconds since the Unix epoch (CLOCK_REALTIME), for timestamps in files. */
+double cs_wall_time(void);
 
 /* Deterministic counter-based random numbers (no hidden state). */
 uint32_t cs_hash_u32(uint32_t x);

@@ -54,6 +54,14 @@ typedef struct {
 
 /* ---- devices ----------------------------------------------------------------------------- */
 
+/* True when ID is one of the comma-separated ids of SPEC. */
+static bool id_listed(const char *spec, const char *id, size_t len)
+{
+    for (const char *s = spec; *s; s += strcspn(s, ",") + (s[strcspn(s, ",")] == ','))
+        if (len == strcspn(s, ",") && !strncmp(s, id, len)) return true;
+    return false;
+}
+
 /* "all": every GPU, else the first CPU; or the listed "P:D" ids. */
 static int open_devices(batch *b)
 {
@@ -66,9 +74,7 @@ static int open_devices(batch *b)
     for (int i = 0; i < n && b->n_devs < MAX_DEVICES; i++) {
         char id[24];
         snprintf(id, sizeof id, "%d:%d", all[i].p, all[i].d);
-        int want = spec ? 0 : any_gpu ? all[i].is_gpu : all[i].is_cpu && b->n_devs == 0;
-        for (const char *s = spec; s && *s; s += strcspn(s, ",") + (s[strcspn(s, ",")] == ',')) /* listed ids */
-            want |= strlen(id) == strcspn(s, ",") && !strncmp(s, id, strlen(id));
+        int want = spec ? id_listed(spec, id, strlen(id)) : any_gpu ? all[i].is_gpu : all[i].is_cpu && b->n_devs == 0;
         if (!want) continue;
         cs_pack_device *d = &b->devs[b->n_devs++];
         memset(d, 0, sizeof *d);
@@ -85,8 +91,7 @@ static int open_devices(batch *b)
     if (spec) { /* every listed id must exist */
         for (const char *s = spec; *s; s += strcspn(s, ",") + (s[strcspn(s, ",")] == ',')) {
             int found = 0;
-            for (int i = 0; i < b->n_devs; i++)
-                found |= strlen(b->devs[i].id) == strcspn(s, ",") && !strncmp(s, b->devs[i].id, strlen(b->devs[i].id));
+            for (int i = 0; i < b->n_devs; i++) found |= id_listed(b->devs[i].id, s, strcspn(s, ","));
             if (!found) return cs_fail("--devices %s: '%.*s' is not a device (clsplat devices lists them)", spec,
                                        (int)strcspn(s, ","), s);
         }

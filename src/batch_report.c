@@ -8,7 +8,6 @@
 #include "outputs.h"
 #include "util.h"
 
-static json_t *jnum(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 static json_t *jint(int v) { return v >= 0 ? json_integer(v) : json_null(); }
 
 static json_t *row_json(const cs_report_row *r)
@@ -16,9 +15,9 @@ static json_t *row_json(const cs_report_row *r)
     const cs_job_state *s = &r->st;
     return json_pack("{s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:i,s:s}", "name", r->name, "status",
                      cs_job_status_names[s->status], "device", s->device, "iterations", jint(s->iterations), "psnr",
-                     jnum(s->psnr), "ssim", jnum(s->ssim), "lpips", jnum(s->lpips), "gaussians", jint(s->gaussians),
-                     "train_seconds", jnum(s->train_seconds), "peak_accounted_mb", jnum(s->peak_accounted_mb),
-                     "peak_driver_mb", jnum(s->peak_driver_mb), "attempts", s->attempts, "error", s->error);
+                     cs_job_json_num(s->psnr), "ssim", cs_job_json_num(s->ssim), "lpips", cs_job_json_num(s->lpips), "gaussians", jint(s->gaussians),
+                     "train_seconds", cs_job_json_num(s->train_seconds), "peak_accounted_mb", cs_job_json_num(s->peak_accounted_mb),
+                     "peak_driver_mb", cs_job_json_num(s->peak_driver_mb), "attempts", s->attempts, "error", s->error);
 }
 
 /* totals: counts by status, training seconds, mean test metrics of the finished jobs */

@@ -72,13 +72,16 @@ static const key_desc KEYS[] = {
     {"eval.test_iterations", T_INTLIST, L(eval.test_iterations, eval.n_test_iterations), "evaluation points (and always the last iteration)"},
     {"eval.save_renders", T_BOOL, F(eval.save_renders), 0, 0, NULL, 0, "write renders and ground truth as PNG (OUT/<split>/ours_N/renders, gt)"},
     {"eval.train_views", T_INT, F(eval.train_views), 0, 1e6, NULL, 0, "also evaluate this many training views"},
+    {"eval.tensorboard_views", T_INT, F(eval.tensorboard_views), 0, 100, NULL, 0, "test views logged to TensorBoard at each evaluation (render | ground truth)"},
     {"output.dir", T_STRING, F(output.dir), 0, 0, NULL, 0, "output folder (-o / -m set it; default output/<date-time>)"},
     {"output.save_iterations", T_INTLIST, L(output.save_iterations, output.n_save_iterations), "PLY save points (and the last iteration)"},
     {"output.checkpoint_iterations", T_INTLIST, L(output.checkpoint_iterations, output.n_checkpoint_iterations), "checkpoint points"},
     {"output.checkpoint_interval", T_INT, F(output.checkpoint_interval), 0, 1e8, NULL, 0, "also a checkpoint every N iterations, each replacing the previous one of these (0: off; clsplat batch jobs default to 2000)"},
     {"device.id", T_STRING, F(device.id), 0, 0, NULL, 0, "P:D, a name substring, or empty for the best device"},
     {"device.tune", T_ENUM, F(device.tune), 0, 0, "auto|off|force", 0, "tile and work-group sizes: auto (measured once per device and stored), off (16x16, 256), force (measure again)"},
-    {"log.interval", T_INT, F(log.interval), 1, 1e8, NULL, 0, "progress and train_log.jsonl interval"},
+    {"log.interval", T_INT, F(log.interval), 1, 1e8, NULL, 0, "progress, train_log.jsonl and TensorBoard scalar interval"},
+    {"log.tensorboard", T_BOOL, F(log.tensorboard), 0, 0, NULL, 0, "write TensorBoard event files (OUT/events.out.tfevents.*): scalars, evaluation images, histograms"},
+    {"log.histogram_interval", T_INT, F(log.histogram_interval), 0, 1e8, NULL, 0, "TensorBoard histograms of opacity, largest scale, SH-rest norm and the densification gradient every N iterations (0: off)"},
 };
 #undef F
 #undef L
@@ -129,6 +132,9 @@ void cs_config_defaults(cs_config *c)
     c->output.save_iterations[1] = 30000;
     c->output.n_save_iterations = 2;
     c->log.interval = 100;
+    c->log.tensorboard = true;
+    c->log.histogram_interval = 1000;
+    c->eval.tensorboard_views = 3;
 }
 
 bool cs_config_has_mark(const int *marks, int n, int iter)

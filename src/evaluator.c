@@ -62,10 +62,40 @@ static int save_gt(const cs_scene *scene, const cs_camera *c, const char *dir)
     return r;
 }
 
+/* The render of C (in ev->r) beside its ground truth, PNG-encoded into S as images/SPLIT/<stem>. */
+static int tb_view_image(cs_evaluator *ev, const cs_camera *c, const char *split, cs_tb_summary *s)
+{
+    cs_image r = {0}, g = {0}, both = {0};
+    uint8_t *png = NULL;
+    size_t n = 0;
+    int W = c->width, H = c->height;
+    int rc = cs_render_read_image(ev->r, W, H, &r) || cs_scene_read_image(ev->scene, c, &g) ||
+             (g.channels == 4 && cs_image_composite(&g, ev->scene->background));
+    if (!rc && (g.width != W || g.height != H)) rc = cs_fail("%s: ground truth is %dx%d, the render %dx%d", c->name, g.width, g.height, W, H);
+    if (!rc) {
+        both = (cs_image){2 * W, H, 3, malloc((size_t)6 * W * H)};
+        if (!both.px) rc = cs_fail("out of host memory (TensorBoard image)");
+    }
+    for (int y = 0; !rc && y < H; y++) {
+        memcpy(both.px + (size_t)y * 6 * W, r.px + (size_t)y * 3 * W, (size_t)3 * W);
+        memcpy(both.px + (size_t)y * 6 * W + 3 * W, g.px + (size_t)y * 3 * W, (size_t)3 * W);
+    }
+    if (!rc) rc = cs_image_encode_png(&both, &png, &n);
+    if (!rc) {
+        char tag[320], stem[256];
+        cs_camera_stem(c, stem, sizeof stem);
+        snprintf(tag, sizeof tag, "images/%s/%s", split, stem);
+        cs_tb_add_image(s, tag, png, n, both.width, both.height, 3);
+    }
+    free(png);
+    cs_image_free(&r), cs_image_free(&g), cs_image_free(&both);
+    return rc;
+}
+
 /* Renders and measures camera CAM; with DIR, writes the render to DIR/renders and the
- * ground truth to DIR/gt. */
+ * ground truth to DIR/gt; with TB, adds the render beside its ground truth to it. */
 static int eval_view(cs_evaluator *ev, const cs_model *m, int cam, int active_degree, const char *dir,
-                     cs_metrics *mt)
+                     cs_tb_summary *tb, const char *split, cs_metrics *mt)
 {
     const cs_camera *c = &ev->scene->cams[cam];
     cs_view v;
@@ -77,6 +107,7 @@ static int eval_view(cs_evaluator *ev, const cs_model *m, int cam, int active_de
         cs_loss_metrics(ev->loss, ev->r, gt, off, c->width, c->height, 1) ||
         cs_loss_read(ev->loss, 1, c->width, c->height, 0.f, mt, NULL))
         return -1;
+    if (tb && tb_view_image(ev, c, split, tb)) return -1;
     if (!dir) return 0;
     char p[1800], stem[256];
     cs_camera_stem(c, stem, sizeof stem);
@@ -97,6 +128,20 @@ static int make_render_dirs(const char *out, const char *split, int iteration, c
     return cs_mkdirs(p);
 }
 
+/* eval/<split>/<key> for the record's means and memory, written with the images in S */
+static int tb_eval_scalars(cs_tb_writer *tb, const json_t *rec, const char *split, int iteration, cs_tb_summary *s)
+{
+    static const char *const keys[] = {"l1", "psnr", "ssim", "lpips", "seconds", "peak_device_mb", "driver_mb"};
+    char tag[96];
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        json_t *v = json_object_get(rec, keys[i]);
+        if (!json_is_number(v)) continue;
+        snprintf(tag, sizeof tag, "eval/%s/%s", split, keys[i]);
+        cs_tb_add_scalar(s, tag, (float)json_number_value(v));
+    }
+    return cs_tb_write(tb, iteration, s, 1);
+}
+
 static json_t *view_record(const cs_camera *c, const cs_metrics *mt)
 {
     return json_pack("{s:s,s:f,s:f,s:f}", "name", c->name, "l1", mt->l1, "psnr", mt->psnr, "ssim", mt->ssim);
@@ -114,9 +159,14 @@ int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, co
     if (save_renders && make_render_dirs(ev->out, split, iteration, dir, sizeof dir)) return -1;
     json_t *views = json_array();
     double sl1 = 0, spsnr = 0, sssim = 0;
+    cs_tb_summary tbs;
+    cs_tb_summary_init(&tbs);
+    int tb_images = ev->tb && !strcmp(split, "test") ? ev->tb_views : 0;
     for (int i = 0; i < n; i++) {
         cs_metrics mt;
-        if (eval_view(ev, m, idx[i], active_degree, save_renders ? dir : NULL, &mt)) {
+        if (eval_view(ev, m, idx[i], active_degree, save_renders ? dir : NULL, i < tb_images ? &tbs : NULL, split,
+                      &mt)) {
+            cs_tb_summary_free(&tbs);
             json_decref(views);
             return cs_fail_prefix("evaluating %s view %s", split, ev->scene->cams[idx[i]].name);
         }
@@ -132,6 +182,11 @@ int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, co
                             "peak_device_mb", peak, "peak_before_mb", before);
     if (ev->dm) json_object_set_new(rec, "driver_mb", json_real(cs_driver_mem_sample(ev->dm) / 1048576.0));
     json_object_set_new(rec, "per_view", views);
+    if (ev->tb && tb_eval_scalars(ev->tb, rec, split, iteration, &tbs)) {
+        json_decref(rec);
+        return -1;
+    }
+    cs_tb_summary_free(&tbs);
     json_array_append_new(ev->records, rec);
     printf("\n[eval %d] %s: %d views, L1 %.5f, PSNR %.3f, SSIM %.4f, %d Gaussians, %.1f s, peak %.1f MiB (run's peak "
            "before: %.1f MiB)\n", iteration, split, n, sl1 / n, spsnr / n, sssim / n, m->n, secs, peak, before);

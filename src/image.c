@@ -129,24 +129,48 @@ done:
     return 0;
 }
 
-int cs_image_save_png(const char *path, const cs_image *img)
+/* a growing buffer for PNG bytes in memory */
+typedef struct {
+    uint8_t *buf;
+    size_t len, cap;
+    int oom;
+} png_mem;
+
+static void png_mem_write(png_structp png, png_bytep data, png_size_t n)
 {
-    cs_atomic_file af;
-    if (cs_atomic_open(&af, path)) return -1;
+    png_mem *m = png_get_io_ptr(png);
+    if (m->oom) return;
+    if (m->len + n > m->cap) {
+        size_t cap = (m->len + n) * 2;
+        uint8_t *b = realloc(m->buf, cap);
+        if (!b) {
+            m->oom = 1;
+            return;
+        }
+        m->buf = b, m->cap = cap;
+    }
+    memcpy(m->buf + m->len, data, n);
+    m->len += n;
+}
+
+static void png_mem_flush(png_structp png) { (void)png; }
+
+/* Encodes IMG as an 8-bit PNG into F, or into MEM when F is NULL; WHAT names it in errors. */
+static int encode_png(const cs_image *img, FILE *f, png_mem *mem, const char *what)
+{
     png_err_ctx ctx = {0};
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &ctx, png_on_error, png_on_warning);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (!png || !info) {
         png_destroy_write_struct(png ? &png : NULL, info ? &info : NULL);
-        cs_atomic_abort(&af);
-        return cs_fail("%s: cannot initialise libpng", path);
+        return cs_fail("%s: cannot initialise libpng", what);
     }
     if (setjmp(ctx.jb)) {
         png_destroy_write_struct(&png, &info);
-        cs_atomic_abort(&af);
-        return cs_fail("%s: PNG write failed: %s", path, ctx.msg);
+        return cs_fail("%s: PNG write failed: %s", what, ctx.msg);
     }
-    png_init_io(png, af.f);
+    if (f) png_init_io(png, f);
+    else png_set_write_fn(png, mem, png_mem_write, png_mem_flush);
     png_set_IHDR(png, info, img->width, img->height, 8, img->channels == 4 ? PNG_COLOR_TYPE_RGBA : PNG_COLOR_TYPE_RGB,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_set_compression_level(png, 3);
@@ -154,7 +178,29 @@ int cs_image_save_png(const char *path, const cs_image *img)
     for (int y = 0; y < img->height; y++) png_write_row(png, img->px + (size_t)y * img->width * img->channels);
     png_write_end(png, NULL);
     png_destroy_write_struct(&png, &info);
+    return mem && mem->oom ? cs_fail("%s: out of host memory", what) : 0;
+}
+
+int cs_image_save_png(const char *path, const cs_image *img)
+{
+    cs_atomic_file af;
+    if (cs_atomic_open(&af, path)) return -1;
+    if (encode_png(img, af.f, NULL, path)) {
+        cs_atomic_abort(&af);
+        return -1;
+    }
     return cs_atomic_commit(&af);
+}
+
+int cs_image_encode_png(const cs_image *img, uint8_t **out, size_t *n)
+{
+    png_mem mem = {0};
+    if (encode_png(img, NULL, &mem, "PNG in memory")) {
+        free(mem.buf);
+        return -1;
+    }
+    *out = mem.buf, *n = mem.len;
+    return 0;
 }
 
 /* ---- JPEG ----------------------------------------------------------------------------- */

@@ -116,14 +116,14 @@ void cs_job_dir_read(const char *dir, cs_job_state *st)
 }
 
 /* a number, or null when unknown */
-static json_t *jnum(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+json_t *cs_job_json_num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
 int cs_job_dir_write(const char *dir, const char *name, const cs_job_state *st)
 {
     char p[1400];
     json_t *o = json_pack("{s:s,s:s,s:s,s:i,s:i,s:s,s:o,s:I}", "name", name, "status", cs_job_status_names[st->status],
                           "device", st->device, "attempts", st->attempts, "exit_code", st->exit_code, "error",
-                          st->error, "wall_seconds", jnum(st->wall_seconds), "pid", (json_int_t)st->pid);
+                          st->error, "wall_seconds", cs_job_json_num(st->wall_seconds), "pid", (json_int_t)st->pid);
     if (!o) return cs_fail("out of host memory (job.json)");
     int r = cs_path_join(p, sizeof p, dir, "job.json") || cs_write_json(p, o);
     json_decref(o);

@@ -280,23 +280,32 @@ int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active
                      CS_ARG(r->v_2d.mem), CS_ARG(m->v_geo.mem), CS_ARG(m->v_sh.mem));
 }
 
-int cs_render_save_png(cs_renderer *r, int W, int H, const char *path)
+int cs_render_read_image(cs_renderer *r, int W, int H, cs_image *img)
 {
     size_t n = (size_t)W * H;
     float *f = malloc(sizeof(float) * 3 * n);
-    cs_image img = {W, H, 3, malloc(3 * n)};
-    if (!f || !img.px) {
-        free(f), free(img.px);
-        return cs_fail("out of host memory saving %s", path);
+    *img = (cs_image){W, H, 3, malloc(3 * n)};
+    if (!f || !img->px) {
+        free(f);
+        cs_image_free(img);
+        return cs_fail("out of host memory (a %dx%d render)", W, H);
     }
     int rc = cs_buf_read(r->cl, &r->img, 0, sizeof(float) * 3 * n, f);
     for (size_t i = 0; i < n && !rc; i++)
         for (int c = 0; c < 3; c++) {
             float v = f[c * n + i] * 255.f + 0.5f;
-            img.px[i * 3 + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            img->px[i * 3 + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
         }
-    if (!rc) rc = cs_image_save_png(path, &img);
     free(f);
+    if (rc) cs_image_free(img);
+    return rc;
+}
+
+int cs_render_save_png(cs_renderer *r, int W, int H, const char *path)
+{
+    cs_image img;
+    if (cs_render_read_image(r, W, H, &img)) return -1;
+    int rc = cs_image_save_png(path, &img);
     cs_image_free(&img);
     return rc;
 }

@@ -138,3 +138,23 @@ int cs_run_dir_latest_checkpoint(const char *dir, char *out, size_t n)
     snprintf(folder, sizeof folder, "%s/checkpoints", dir);
     return latest_of(folder, "chkpnt_", ".bin", "%s/chkpnt_%d.bin", out, n);
 }
+
+int cs_run_dir_remove_checkpoints_before(const char *dir, int iteration, const int *keep, int n_keep)
+{
+    char folder[4200], p[4400];
+    snprintf(folder, sizeof folder, "%s/checkpoints", dir);
+    DIR *d = opendir(folder);
+    if (!d) return cs_fail("%s: cannot list the checkpoints", folder);
+    struct dirent *e;
+    int it, len, rc = 0;
+    while (!rc && (e = readdir(d))) {
+        len = 0;
+        if (sscanf(e->d_name, "chkpnt_%d.bin%n", &it, &len) != 1 || !len || e->d_name[len] || it >= iteration) continue;
+        int kept = 0;
+        for (int i = 0; i < n_keep; i++) kept |= keep[i] == it;
+        snprintf(p, sizeof p, "%s/%s", folder, e->d_name);
+        if (!kept && remove(p)) rc = cs_fail("removing the older checkpoint %s failed", p);
+    }
+    closedir(d);
+    return rc;
+}

@@ -3,7 +3,6 @@
  * schedule names (log, checkpoint, evaluate, save), and closes with a summary. */
 #include "trainer.h"
 
-#include <dirent.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -25,7 +24,9 @@
 #include "progress.h"
 #include "ply.h"
 #include "render.h"
+#include "run_dir.h"
 #include "schedule.h"
+#include "tb_log.h"
 #include "train_log.h"
 #include "tune.h"
 #include "util.h"
@@ -54,7 +55,9 @@ typedef struct {
     /* outputs */
     cs_evaluator ev;
     cs_train_log log;
+    cs_tb_log tb;
     cs_driver_mem dm;
+    double driver_first_mb;   /* driver-reported use at the first log line (creep baseline) */
     char last_ckpt[1400];
     /* progress */
     cs_progress bar;
@@ -136,6 +139,17 @@ static int trainer_open(trainer *t, cs_cl *cl, const cs_config *user, const cs_s
 
 /* ---- starting or resuming ------------------------------------------------------------------ */
 
+/* The evaluator over the run's folder (KEEP: the records there stay) and the TensorBoard file. */
+static int open_outputs(trainer *t, int keep)
+{
+    if (cs_evaluator_open(&t->ev, t->cl, t->scene, &t->r, &t->loss, &t->images, &t->dm, t->out, keep) ||
+        cs_tb_log_open(&t->tb, t->out, t->cfg->log.tensorboard))
+        return -1;
+    t->ev.tb = t->tb.on ? &t->tb.w : NULL;
+    t->ev.tb_views = t->cfg->eval.tensorboard_views;
+    return 0;
+}
+
 static int start_fresh(trainer *t, const cs_kernel_opts *ko)
 {
     const cs_config *cfg = t->cfg;
@@ -148,7 +162,7 @@ static int start_fresh(trainer *t, const cs_kernel_opts *ko)
     cs_splats_free(&init);
     if (r) return -1;
     if (cfg->model.filter_3d && cs_filter3d_compute(t->cl, &t->k, &t->d, &t->m)) return -1;
-    return cs_evaluator_open(&t->ev, t->cl, t->scene, &t->r, &t->loss, &t->images, &t->dm, t->out, 0);
+    return open_outputs(t, 0);
 }
 
 /* The checkpoint's model and step; the evaluation records and log lines up to its iteration. */
@@ -156,8 +170,7 @@ static int resume(trainer *t, const char *path, const cs_kernel_opts *ko, int *s
 {
     if (cs_checkpoint_load(t->cl, &t->m, start, path, &ko->layout)) return -1;
     printf("resumed from %s at iteration %d with %d Gaussians\n", path, *start, t->m.n);
-    if (cs_evaluator_open(&t->ev, t->cl, t->scene, &t->r, &t->loss, &t->images, &t->dm, t->out, 1) ||
-        cs_train_log_resume(&t->log, *start))
+    if (open_outputs(t, 1) || cs_train_log_resume(&t->log, *start))
         return -1;
     t->seconds_before = cs_train_log_last_seconds(&t->log);
     return 0;
@@ -223,8 +236,27 @@ static void eta_hint(trainer *t, int iter, double its)
                     "run with --iterations N, optim.steps_scale, or -c configs/demo.json\n", t->iterations, hms);
 }
 
-/* The progress line and a train_log.jsonl record; stops the run on a non-finite loss. */
-static int log_mark(trainer *t, int iter, const cs_camera *c)
+/* Accounted memory per category, current and peak (MiB), and driver-reported use, into REC. */
+static void add_memory(trainer *t, json_t *rec)
+{
+    const cs_mem_stats *ms = &t->cl->mem;
+    char key[64];
+    for (int i = 0; i < CS_MEM_NCAT; i++) {
+        snprintf(key, sizeof key, "mem_%s_mb", cs_mem_cat_names[i]);
+        json_object_set_new(rec, key, json_real(ms->cur[i] / 1048576.0));
+        snprintf(key, sizeof key, "mem_%s_peak_mb", cs_mem_cat_names[i]);
+        json_object_set_new(rec, key, json_real(ms->peak[i] / 1048576.0));
+    }
+    if (!t->dm.lib) return;
+    double drv = cs_driver_mem_sample(&t->dm) / 1048576.0;
+    if (t->driver_first_mb <= 0) t->driver_first_mb = drv;
+    json_object_set_new(rec, "driver_mb", json_real(drv));
+    json_object_set_new(rec, "driver_creep_mb", json_real(drv - t->driver_first_mb));
+}
+
+/* The progress line and a train_log.jsonl record (and its TensorBoard scalars); stops the
+ * run on a non-finite loss. */
+static int log_mark(trainer *t, int iter, const cs_step_plan *p, const cs_camera *c)
 {
     cs_metrics mt;
     double loss;
@@ -238,11 +270,16 @@ static int log_mark(trainer *t, int iter, const cs_camera *c)
     cs_progress_log(&t->bar, iter, loss, mt.psnr, t->m.n, t->cl->mem.cur_total, t->plan.budget);
     eta_hint(t, iter, its);
     const cs_mem_stats *ms = &t->cl->mem;
-    json_t *rec = json_pack("{s:i,s:f,s:f,s:i,s:f,s:f,s:f,s:f}", "iteration", iter, "loss", loss, "psnr", mt.psnr,
-                            "gaussians", t->m.n, "its", its, "device_mb", ms->cur_total / 1048576.0, "peak_device_mb",
+    json_t *rec = json_pack("{s:i,s:f,s:f,s:f,s:i,s:f,s:f,s:i,s:f,s:f,s:f}", "iteration", iter, "loss", loss, "l1",
+                            mt.l1, "psnr", mt.psnr, "gaussians", t->m.n, "its", its, "lr_position", p->position_lr,
+                            "sh_degree", p->active_sh, "device_mb", ms->cur_total / 1048576.0, "peak_device_mb",
                             ms->peak_total / 1048576.0, "pool_mb", cs_renderer_pool_bytes(&t->r) / 1048576.0);
-    if (t->dm.lib) json_object_set_new(rec, "driver_mb", json_real(cs_driver_mem_sample(&t->dm) / 1048576.0));
+    add_memory(t, rec);
     json_object_set_new(rec, "seconds", json_real(t->seconds_before + now - t->t_start));
+    if (cs_tb_log_record(&t->tb, rec)) {
+        json_decref(rec);
+        return -1;
+    }
     return cs_train_log_append(&t->log, rec);
 }
 
@@ -259,24 +296,9 @@ static int save_checkpoint(trainer *t, int iteration, char *path_out, size_t n)
  * once the new one is complete, so a kill in between leaves one to resume from). */
 static int save_periodic_checkpoint(trainer *t, int iteration)
 {
-    char dir[1200], p[1600];
-    if (save_checkpoint(t, iteration, t->last_ckpt, sizeof t->last_ckpt)) return -1;
-    snprintf(dir, sizeof dir, "%s/checkpoints", t->out);
-    DIR *d = opendir(dir);
-    if (!d) return cs_fail("%s: cannot list the checkpoints", dir);
     const cs_output_cfg *o = &t->cfg->output;
-    struct dirent *e;
-    int it, len, rc = 0;
-    while (!rc && (e = readdir(d))) {
-        len = 0;
-        if (sscanf(e->d_name, "chkpnt_%d.bin%n", &it, &len) != 1 || !len || e->d_name[len] || it >= iteration ||
-            cs_config_has_mark(o->checkpoint_iterations, o->n_checkpoint_iterations, it))
-            continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        if (remove(p)) rc = cs_fail("removing the older checkpoint %s failed", p);
-    }
-    closedir(d);
-    return rc;
+    if (save_checkpoint(t, iteration, t->last_ckpt, sizeof t->last_ckpt)) return -1;
+    return cs_run_dir_remove_checkpoints_before(t->out, iteration, o->checkpoint_iterations, o->n_checkpoint_iterations);
 }
 
 static int save_ply(trainer *t, int iteration)
@@ -294,7 +316,9 @@ static int save_ply(trainer *t, int iteration)
 
 static int at_marks(trainer *t, int iter, const cs_step_plan *p, const cs_camera *c)
 {
-    if (p->log && log_mark(t, iter, c)) return -1;
+    if (p->log && log_mark(t, iter, p, c)) return -1;
+    int hi = t->cfg->log.histogram_interval;
+    if (hi > 0 && iter % hi == 0 && cs_tb_log_histograms(&t->tb, t->cl, &t->k, &t->m, iter)) return -1;
     if (p->checkpoint && save_checkpoint(t, iter, t->last_ckpt, sizeof t->last_ckpt)) return -1;
     if (p->checkpoint_periodic && save_periodic_checkpoint(t, iter)) return -1;
     if (p->evaluate) {
@@ -393,6 +417,7 @@ static void trainer_close(trainer *t)
     cs_kernels_release(&t->k);
     cs_driver_mem_close(&t->dm);
     cs_evaluator_close(&t->ev);
+    cs_tb_log_close(&t->tb, t->cl);
     cs_train_log_close(&t->log);
     cs_view_order_free(&t->order);
     cs_split_free(&t->split);

@@ -198,6 +198,13 @@ double cs_now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+double cs_wall_time(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 /* Must match cl/common.h hash_u32 so host and device draw the same streams. */
 uint32_t cs_hash_u32(uint32_t x)
 {

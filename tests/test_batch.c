@@ -217,21 +217,6 @@ int test_batch_eta_and_report(void)
 #define TINY_JOB "\"device.tune=off\", \"optim.random_init_points=500\", \"densify.from=2\", \"log.interval=5\", " \
                  "\"data.eval=true\", \"eval.test_iterations=[]\", \"output.save_iterations=[]\""
 
-/* `clsplat batch ARGS...` in the background, output to LOG; the pid */
-static pid_t batch_start(const char *log, const char *list, const char *root)
-{
-    pid_t pid = fork();
-    if (pid == 0) {
-        char cache[700];
-        snprintf(cache, sizeof cache, "%s/cli_cache", test_tmpdir());
-        setenv("XDG_CACHE_HOME", cache, 1);
-        if (!freopen(log, "w", stdout) || dup2(fileno(stdout), 2) < 0) _exit(127);
-        execl(cli_bin(), cli_bin(), "batch", list, "-o", root, (char *)NULL);
-        _exit(127);
-    }
-    return pid;
-}
-
 /* true once ROOT/NAME's train_log.jsonl reaches iteration IT (waits up to 120 s) */
 static int wait_iteration(const char *root, const char *name, int it)
 {
@@ -265,12 +250,6 @@ static int wait_gone(long pid)
     return 0;
 }
 
-static int exit_status(pid_t pid)
-{
-    int st;
-    if (waitpid(pid, &st, 0) != pid) return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 /* the job's state as a re-run or --collect sees it */
 static cs_job_state job_state(const char *root, const char *name)
@@ -308,13 +287,13 @@ int test_batch_kill_and_rerun(void)
                               "{\"name\": \"a\", \"data\": \"scene\", \"set\": [\"optim.iterations=300\"]}]}"));
     snprintf(root, sizeof root, "%s/root", dir);
     snprintf(log, sizeof log, "%s/first.log", dir);
-    pid_t batch = batch_start(log, list, root);
+    pid_t batch = cli_start(log, "batch", list, "-o", root, (char *)NULL);
     CHECK(wait_iteration(root, "b", 120), "job b never reached iteration 120, see %s", log);
     cs_job_state b = job_state(root, "b");
     CHECK(b.pid > 0 && job_state(root, "a").status == CS_JOB_DONE && job_state(root, "c").attempts == 0,
           "a done, b running (pid %ld), c queued", b.pid);
     kill(batch, SIGKILL);
-    CHECK(exit_status(batch) == 128 + SIGKILL, "batch not killed");
+    CHECK(cli_wait(batch) == 128 + SIGKILL, "batch not killed");
     /* the child stops by itself with a checkpoint: no orphan keeps training */
     CHECK(wait_gone(b.pid), "job b's process %ld outlived the killed batch", b.pid);
     b = job_state(root, "b");
@@ -388,10 +367,10 @@ int test_batch_failures_and_stop(void)
     CHECK_OK(write_text(list, "{\"set\": [" TINY_JOB ", \"optim.iterations=3000\"], \"jobs\": ["
                               "{\"name\": \"long\", \"data\": \"scene\"}]}"));
     snprintf(root, sizeof root, "%s/root_term", dir);
-    pid_t batch = batch_start(log, list, root);
+    pid_t batch = cli_start(log, "batch", list, "-o", root, (char *)NULL);
     CHECK(wait_iteration(root, "long", 30), "no progress, see %s", log);
     kill(batch, SIGTERM);
-    CHECK(exit_status(batch) == 143, "SIGTERM: exit status, see %s", log);
+    CHECK(cli_wait(batch) == 143, "SIGTERM: exit status, see %s", log);
     cs_job_state st = job_state(root, "long");
     CHECK(st.status == CS_JOB_STOPPED && st.checkpoint >= 30, "stopped with a checkpoint (%s, %d)",
           cs_job_status_names[st.status], st.checkpoint);
