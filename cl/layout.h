@@ -66,4 +66,13 @@
 #define CS_HISTO_GRAD 3          /* densification statistic: accumulated gradient / views */
 #define CS_HISTO_COUNT 4
 
+/* ---- LPIPS (cl/lpips.cl) ---------------------------------------------------------------
+ * Convolutions: (16, 16) groups, each a CS_LPIPS_TM (output channels) x CS_LPIPS_TN (output
+ * positions) block, CS_LPIPS_TK deep a step; the 4 x 4 per work-item is fixed by these. */
+#define CS_LPIPS_TM 64
+#define CS_LPIPS_TN 64
+#define CS_LPIPS_TK 16
+#define CS_LPIPS_WG 256          /* distance reduction group */
+#define CS_LPIPS_CPB 16          /* output channels per work-item of the CPU convolution */
+
 #endif

@@ -17,7 +17,7 @@ extern const char *const cs_atomic_path_names[3];
 
 /* ---- memory counters (kept by cl_mem.c) ------------------------------------------------ */
 typedef enum {
-    CS_MEM_PARAMS, CS_MEM_OPTIMIZER, CS_MEM_GRADS, CS_MEM_DENSIFY, CS_MEM_IMAGES, CS_MEM_SCRATCH, CS_MEM_OTHER,
+    CS_MEM_PARAMS, CS_MEM_OPTIMIZER, CS_MEM_GRADS, CS_MEM_DENSIFY, CS_MEM_IMAGES, CS_MEM_SCRATCH, CS_MEM_EVAL, CS_MEM_OTHER,
     CS_MEM_NCAT
 } cs_mem_cat;
 extern const char *const cs_mem_cat_names[CS_MEM_NCAT]; /* in cl_mem.c */

@@ -15,7 +15,7 @@
 
 typedef enum {
     CS_CMD_DEVICES, CS_CMD_TRAIN, CS_CMD_RENDER, CS_CMD_EVAL, CS_CMD_INFO, CS_CMD_BENCH, CS_CMD_TUNE,
-    CS_CMD_CONFIG, CS_CMD_BATCH, CS_CMD_COUNT
+    CS_CMD_CONFIG, CS_CMD_BATCH, CS_CMD_METRICS, CS_CMD_COUNT
 } cs_command;
 
 #define CS_MAX_ASSIGN 128
@@ -27,12 +27,13 @@ typedef struct {
     const char *resume, *kernel_dir, *ply, *model, *split;
     const char *out;              /* render -o (train's -o is the config key output.dir) */
     bool no_cache, help, force, list;
-    int iters, view;              /* bench */
+    int iters, view;              /* bench; metrics --iters */
+    bool iters_set;               /* --iters given */
     const char *devices;          /* batch --devices */
     int task, per_device;         /* batch --task (-1: none), --per-device (0: memory decides) */
     bool collect;                 /* batch --collect */
     const char *argv0;
-    /* batch: the job list, or scene folders */
+    /* batch: the job list, or scene folders; metrics: the two images */
     const char *positional[CS_MAX_POSITIONAL];
     int n_positional;
     /* config assignments from flags and --set, in command-line order: "key=value" and the

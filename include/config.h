@@ -70,6 +70,7 @@ typedef struct {
     bool save_renders;
     int train_views;       /* also evaluate this many training views (0 = none) */
     int tensorboard_views; /* test views logged as images to TensorBoard at each evaluation */
+    char lpips_weights[1024]; /* LPIPS weights file ("": the default location, off when missing) */
 } cs_eval_cfg;
 
 typedef struct {

@@ -7,11 +7,13 @@
 #define CS_EVALUATOR_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "config.h"
 #include "driver_mem.h"
 #include "image_store.h"
 #include "loss.h"
+#include "lpips.h"
 #include "render.h"
 #include "splats.h"
 #include "tb_events.h"
@@ -27,6 +29,8 @@ typedef struct {
     json_t *records;        /* metrics.json: array of evaluation records */
     const char *source;     /* "train" or "eval": who made the records added now */
     int resolution;         /* data.resolution of the views, recorded with each evaluation */
+    cs_lpips lpips;         /* LPIPS of every view when lpips_on (cs_evaluator_use_lpips) */
+    bool lpips_on;
     cs_tb_writer *tb;       /* TensorBoard: evaluation scalars and images (NULL: none) */
     int tb_views;           /* test views logged as images (render | ground truth) */
 } cs_evaluator;
@@ -35,11 +39,15 @@ typedef struct {
  * resumed run, `clsplat eval`), else the file starts empty. -1 with a message. */
 int cs_evaluator_open(cs_evaluator *ev, cs_cl *cl, const cs_scene *scene, cs_renderer *r, cs_loss *loss,
                       cs_image_store *images, cs_driver_mem *dm, const char *out_dir, int keep);
-/* Drops the records held in memory (metrics.json has them). */
+/* Drops the records held in memory (metrics.json has them) and the LPIPS weights. */
 void cs_evaluator_close(cs_evaluator *ev);
+/* LPIPS from the weights at PATH (eval.lpips_weights: a missing or bad file is an error), or
+ * when PATH is empty from cs_lpips_default_path (missing: LPIPS is off, said once on stdout;
+ * bad: an error). K: kernels of the program that has the LPIPS kernels. */
+int cs_evaluator_use_lpips(cs_evaluator *ev, const cs_kernels *k, const char *path);
 
 /* Renders views IDX (N of them, camera indices) of split SPLIT with model M at ACTIVE_DEGREE,
- * measures them against their images, appends a record (source, resolution, means, per view,
+ * measures them against their images (L1, PSNR, SSIM, and LPIPS when on), appends a record (source, resolution, means, per view,
  * the evaluation's own peak memory and the run's peak before it) and rewrites metrics.json;
  * with SAVE_RENDERS also OUT/<split>/ours_<iteration>/renders/<stem>.png and the ground truth
  * in .../gt/<stem>.png (graphdeco render.py's layout, which its metrics.py reads). Blocks.

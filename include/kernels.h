@@ -55,7 +55,13 @@ enum { CS_WG_PROJECT, CS_WG_PROJECT_BWD, CS_WG_BIN, CS_WG_ADAM, CS_WG_COUNT, CS_
     X(filter3d_depth, CS_WG_FIXED)                                                                      \
     X(filter3d_finish, CS_WG_FIXED)                                                                     \
     X(histo_range, CS_WG_FIXED)                                                                         \
-    X(histo_count, CS_WG_FIXED)
+    X(histo_count, CS_WG_FIXED)                                                                         \
+    X(lpips_prep_u8, CS_WG_FIXED)                                                                       \
+    X(lpips_prep_f32, CS_WG_FIXED)                                                                      \
+    X(lpips_conv, CS_WG_FIXED)                                                                          \
+    X(lpips_conv_direct, CS_WG_FIXED)                                                                   \
+    X(lpips_maxpool, CS_WG_FIXED)                                                                       \
+    X(lpips_distance, CS_WG_FIXED)
 extern const char *const cs_wg_names[CS_WG_COUNT];
 #define CS_WG_DEFAULT 256
 

@@ -62,6 +62,8 @@ bool cs_fault_enabled(void);
 
 /* Monotonic wall clock in seconds. */
 double cs_now(void);
+/* The median of N > 0 values (V is sorted in place; the upper one of an even count). */
+double cs_median(double *v, int n);
 /* Seconds since the Unix epoch (CLOCK_REALTIME), for timestamps in files. */
 double cs_wall_time(void);
 

@@ -8,7 +8,7 @@
 #include "util.h"
 
 const char *const cs_mem_cat_names[CS_MEM_NCAT] = {"params", "optimizer", "grads", "densify",
-                                                   "images", "scratch", "other"};
+                                                   "images", "scratch", "eval", "other"};
 
 static void account(cs_cl *cl, cs_mem_cat cat, size_t bytes, int add)
 {

@@ -13,6 +13,8 @@
 #define RUNS_ON_DEVICE (C(CS_CMD_TRAIN) | C(CS_CMD_RENDER) | C(CS_CMD_EVAL) | C(CS_CMD_BENCH) | C(CS_CMD_TUNE))
 /* training settings a batch passes to every job */
 #define TRAINS (C(CS_CMD_TRAIN) | C(CS_CMD_BATCH))
+/* commands that open a device and take its options */
+#define OPENS_DEVICE (RUNS_ON_DEVICE | C(CS_CMD_METRICS))
 
 typedef enum { O_FLAG, O_VALUE, O_LIST } opt_kind;
 /* how a value becomes a config assignment: as a JSON string, as it is (numbers), a list */
@@ -28,7 +30,7 @@ typedef struct {
 } opt_desc;
 
 static const opt_desc OPTS[] = {
-    {"--config", "-c", O_VALUE, TRAINS | C(CS_CMD_RENDER) | C(CS_CMD_BENCH) | C(CS_CMD_TUNE), NULL, V_NONE,
+    {"--config", "-c", O_VALUE, TRAINS | C(CS_CMD_RENDER) | C(CS_CMD_BENCH) | C(CS_CMD_TUNE) | C(CS_CMD_METRICS), NULL, V_NONE,
      "FILE", "JSON config over the built-in defaults (graphdeco's 3DGS)"},
     {"--source", "-s", O_VALUE, RUNS_ON_DEVICE & ~C(CS_CMD_TUNE), "data.path", V_STRING, "DIR", "dataset folder (data.path)"},
     {"--output", "-o", O_VALUE, C(CS_CMD_TRAIN), "output.dir", V_STRING, "DIR", "output folder (output.dir)"},
@@ -56,17 +58,18 @@ static const opt_desc OPTS[] = {
      "a Gaussian PLY"},
     {"--split", NULL, O_VALUE, C(CS_CMD_RENDER), NULL, V_NONE, "train|test|all", "views to render (default test)"},
     {"--iters", NULL, O_VALUE, C(CS_CMD_BENCH), NULL, V_NONE, "N", "timed iterations (default 20)"},
+    {"--iters", NULL, O_VALUE, C(CS_CMD_METRICS), NULL, V_NONE, "N", "also time LPIPS N times: \"lpips_ms\", the median"},
     {"--view", NULL, O_VALUE, C(CS_CMD_BENCH), NULL, V_NONE, "I", "camera index (default 0)"},
-    {"--set", NULL, O_VALUE, RUNS_ON_DEVICE | C(CS_CMD_BATCH), "", V_RAW, "KEY=VALUE", "any config key (clsplat config --list)"},
+    {"--set", NULL, O_VALUE, OPENS_DEVICE | C(CS_CMD_BATCH), "", V_RAW, "KEY=VALUE", "any config key (clsplat config --list)"},
     {"--devices", NULL, O_VALUE, C(CS_CMD_BATCH), NULL, V_NONE, "all|P:D,...",
      "devices to run jobs on (default all: every GPU, else the CPU)"},
     {"--per-device", NULL, O_VALUE, C(CS_CMD_BATCH), NULL, V_NONE, "K",
      "at most K jobs at once on a GPU; a job without its own budget gets 1/K of the memory"},
     {"--task", NULL, O_VALUE, C(CS_CMD_BATCH), NULL, V_NONE, "I", "run only job I (0-based; a Slurm array task)"},
     {"--collect", NULL, O_FLAG, C(CS_CMD_BATCH), NULL, V_NONE, NULL, "rebuild ROOT/summary.* from ROOT, run nothing"},
-    {"--device", NULL, O_VALUE, RUNS_ON_DEVICE, "device.id", V_STRING, "P:D|NAME", "OpenCL device (device.id)"},
-    {"--kernel-dir", NULL, O_VALUE, RUNS_ON_DEVICE, NULL, V_NONE, "DIR", "load the .cl files from DIR"},
-    {"--no-kernel-cache", NULL, O_FLAG, RUNS_ON_DEVICE, NULL, V_NONE, NULL, "do not use the kernel binary cache"},
+    {"--device", NULL, O_VALUE, OPENS_DEVICE, "device.id", V_STRING, "P:D|NAME", "OpenCL device (device.id)"},
+    {"--kernel-dir", NULL, O_VALUE, OPENS_DEVICE, NULL, V_NONE, "DIR", "load the .cl files from DIR"},
+    {"--no-kernel-cache", NULL, O_FLAG, OPENS_DEVICE, NULL, V_NONE, NULL, "do not use the kernel binary cache"},
     {"--list", NULL, O_FLAG, C(CS_CMD_CONFIG), NULL, V_NONE, NULL, "every config key: default, range, meaning"},
     {"--help", "-h", O_FLAG, ~0u, NULL, V_NONE, NULL, "this help"},
 };
@@ -92,6 +95,8 @@ static const struct {
     [CS_CMD_BATCH] = {"batch", "clsplat batch JOBS.json -o ROOT [--devices all|P:D,...] [--task I] [--collect]   or\n"
                                "       clsplat batch [-c CONFIG] -o ROOT [--set key=value ...] SCENE_DIR...",
                       "train many scenes: every GPU, jobs packed by memory, restartable; ROOT/summary.json"},
+    [CS_CMD_METRICS] = {"metrics", "clsplat metrics IMAGE_A IMAGE_B [--set eval.lpips_weights=FILE] [--iters N]",
+                        "PSNR, SSIM and LPIPS of two images of one size, as one JSON object"},
 };
 
 void cs_cli_usage(FILE *out)
@@ -198,7 +203,7 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--model")) a->model = v;
     else if (!strcmp(n, "--output")) a->out = v;
     else if (!strcmp(n, "--split")) a->split = v;
-    else if (!strcmp(n, "--iters")) return parse_int(flag, v, 1, &a->iters);
+    else if (!strcmp(n, "--iters")) return a->iters_set = true, parse_int(flag, v, 1, &a->iters);
     else if (!strcmp(n, "--view")) return parse_int(flag, v, 0, &a->view);
     else if (!strcmp(n, "--devices")) a->devices = v;
     else if (!strcmp(n, "--collect")) a->collect = true;
@@ -223,7 +228,7 @@ int cs_cli_parse(int argc, char **argv, cs_args *a)
             a->ply = flag;
             continue;
         }
-        if (!o && c == CS_CMD_BATCH && flag[0] != '-') {
+        if (!o && (c == CS_CMD_BATCH || c == CS_CMD_METRICS) && flag[0] != '-') {
             if (a->n_positional == CS_MAX_POSITIONAL) return cs_fail("more than %d scene folders", CS_MAX_POSITIONAL);
             a->positional[a->n_positional++] = flag;
             continue;

@@ -72,6 +72,7 @@ static const key_desc KEYS[] = {
     {"eval.test_iterations", T_INTLIST, L(eval.test_iterations, eval.n_test_iterations), "evaluation points (and always the last iteration)"},
     {"eval.save_renders", T_BOOL, F(eval.save_renders), 0, 0, NULL, 0, "write renders and ground truth as PNG (OUT/<split>/ours_N/renders, gt)"},
     {"eval.train_views", T_INT, F(eval.train_views), 0, 1e6, NULL, 0, "also evaluate this many training views"},
+    {"eval.lpips_weights", T_STRING, F(eval.lpips_weights), 0, 0, NULL, 0, "LPIPS-alex v0.1 weights file (tools/get-lpips-weights.sh); empty: $XDG_DATA_HOME/clsplat/lpips/alex_v0.1.f32.bin, LPIPS off when missing"},
     {"eval.tensorboard_views", T_INT, F(eval.tensorboard_views), 0, 100, NULL, 0, "test views logged to TensorBoard at each evaluation (render | ground truth)"},
     {"output.dir", T_STRING, F(output.dir), 0, 0, NULL, 0, "output folder (-o / -m set it; default output/<date-time>)"},
     {"output.save_iterations", T_INTLIST, L(output.save_iterations, output.n_save_iterations), "PLY save points (and the last iteration)"},

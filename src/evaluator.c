@@ -37,8 +37,23 @@ int cs_evaluator_open(cs_evaluator *ev, cs_cl *cl, const cs_scene *scene, cs_ren
     return 0;
 }
 
+int cs_evaluator_use_lpips(cs_evaluator *ev, const cs_kernels *k, const char *path)
+{
+    char def[1024];
+    const char *p = path && *path ? path : cs_lpips_default_path(def, sizeof def);
+    if (p == def && !cs_file_exists(p)) {
+        printf("LPIPS: off (no weights at %s; tools/get-lpips-weights.sh makes them, or set eval.lpips_weights)\n", p);
+        return 0;
+    }
+    if (cs_lpips_load(&ev->lpips, ev->cl, k, p)) return cs_fail_prefix("eval.lpips_weights");
+    ev->lpips_on = true;
+    return 0;
+}
+
 void cs_evaluator_close(cs_evaluator *ev)
 {
+    cs_lpips_free(&ev->lpips);
+    ev->lpips_on = false;
     if (ev->records) json_decref(ev->records);
     ev->records = NULL;
 }
@@ -95,7 +110,7 @@ static int tb_view_image(cs_evaluator *ev, const cs_camera *c, const char *split
 /* Renders and measures camera CAM; with DIR, writes the render to DIR/renders and the
  * ground truth to DIR/gt; with TB, adds the render beside its ground truth to it. */
 static int eval_view(cs_evaluator *ev, const cs_model *m, int cam, int active_degree, const char *dir,
-                     cs_tb_summary *tb, const char *split, cs_metrics *mt)
+                     cs_tb_summary *tb, const char *split, cs_metrics *mt, double *lpips)
 {
     const cs_camera *c = &ev->scene->cams[cam];
     cs_view v;
@@ -105,7 +120,8 @@ static int eval_view(cs_evaluator *ev, const cs_model *m, int cam, int active_de
     if (cs_images_get_camera(ev->images, cam, &gt, &off) ||
         cs_render_forward_sync(ev->r, m, &v, active_degree, ev->scene->background) ||
         cs_loss_metrics(ev->loss, ev->r, gt, off, c->width, c->height, 1) ||
-        cs_loss_read(ev->loss, 1, c->width, c->height, 0.f, mt, NULL))
+        cs_loss_read(ev->loss, 1, c->width, c->height, 0.f, mt, NULL) ||
+        (ev->lpips_on && cs_lpips_render(&ev->lpips, &ev->r->img, gt, off, c->width, c->height, lpips)))
         return -1;
     if (tb && tb_view_image(ev, c, split, tb)) return -1;
     if (!dir) return 0;
@@ -142,9 +158,22 @@ static int tb_eval_scalars(cs_tb_writer *tb, const json_t *rec, const char *spli
     return cs_tb_write(tb, iteration, s, 1);
 }
 
-static json_t *view_record(const cs_camera *c, const cs_metrics *mt)
+static json_t *view_record(const cs_camera *c, const cs_metrics *mt, bool with_lpips, double lpips)
 {
-    return json_pack("{s:s,s:f,s:f,s:f}", "name", c->name, "l1", mt->l1, "psnr", mt->psnr, "ssim", mt->ssim);
+    json_t *v = json_pack("{s:s,s:f,s:f,s:f}", "name", c->name, "l1", mt->l1, "psnr", mt->psnr, "ssim", mt->ssim);
+    if (with_lpips) json_object_set_new(v, "lpips", json_real(lpips));
+    return v;
+}
+
+/* LPIPS scratch for the largest of the N views IDX (once per evaluation) */
+static int lpips_begin(cs_evaluator *ev, const int *idx, int n)
+{
+    int w = 0, h = 0;
+    for (int i = 0; i < n; i++) {
+        const cs_camera *c = &ev->scene->cams[idx[i]];
+        w = c->width > w ? c->width : w, h = c->height > h ? c->height : h;
+    }
+    return ev->lpips_on ? cs_lpips_begin(&ev->lpips, w, h) : 0;
 }
 
 int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, const int *idx, int n, int iteration,
@@ -157,22 +186,26 @@ int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, co
     cs_mem_window_start(ev->cl);
     char dir[1400];
     if (save_renders && make_render_dirs(ev->out, split, iteration, dir, sizeof dir)) return -1;
+    if (lpips_begin(ev, idx, n)) return -1;
     json_t *views = json_array();
-    double sl1 = 0, spsnr = 0, sssim = 0;
+    double sl1 = 0, spsnr = 0, sssim = 0, slp = 0;
     cs_tb_summary tbs;
     cs_tb_summary_init(&tbs);
     int tb_images = ev->tb && !strcmp(split, "test") ? ev->tb_views : 0;
     for (int i = 0; i < n; i++) {
         cs_metrics mt;
+        double lp = 0;
         if (eval_view(ev, m, idx[i], active_degree, save_renders ? dir : NULL, i < tb_images ? &tbs : NULL, split,
-                      &mt)) {
+                      &mt, &lp)) {
+            cs_lpips_end(&ev->lpips);
             cs_tb_summary_free(&tbs);
             json_decref(views);
             return cs_fail_prefix("evaluating %s view %s", split, ev->scene->cams[idx[i]].name);
         }
-        sl1 += mt.l1, spsnr += mt.psnr, sssim += mt.ssim;
-        json_array_append_new(views, view_record(&ev->scene->cams[idx[i]], &mt));
+        sl1 += mt.l1, spsnr += mt.psnr, sssim += mt.ssim, slp += lp;
+        json_array_append_new(views, view_record(&ev->scene->cams[idx[i]], &mt, ev->lpips_on, lp));
     }
+    cs_lpips_end(&ev->lpips);
     trim(ev);
     cs_images_trim(ev->images);
     double secs = cs_now() - t0, peak = ev->cl->mem.window_peak / 1048576.0, before = train_peak / 1048576.0;
@@ -181,6 +214,7 @@ int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, co
                             "psnr", spsnr / n, "ssim", sssim / n, "gaussians", m->n, "seconds", secs,
                             "peak_device_mb", peak, "peak_before_mb", before);
     if (ev->dm) json_object_set_new(rec, "driver_mb", json_real(cs_driver_mem_sample(ev->dm) / 1048576.0));
+    if (ev->lpips_on) json_object_set_new(rec, "lpips", json_real(slp / n));
     json_object_set_new(rec, "per_view", views);
     if (ev->tb && tb_eval_scalars(ev->tb, rec, split, iteration, &tbs)) {
         json_decref(rec);
@@ -188,8 +222,10 @@ int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, co
     }
     cs_tb_summary_free(&tbs);
     json_array_append_new(ev->records, rec);
-    printf("\n[eval %d] %s: %d views, L1 %.5f, PSNR %.3f, SSIM %.4f, %d Gaussians, %.1f s, peak %.1f MiB (run's peak "
-           "before: %.1f MiB)\n", iteration, split, n, sl1 / n, spsnr / n, sssim / n, m->n, secs, peak, before);
+    char lps[32] = "";
+    if (ev->lpips_on) snprintf(lps, sizeof lps, ", LPIPS %.4f", slp / n);
+    printf("\n[eval %d] %s: %d views, L1 %.5f, PSNR %.3f, SSIM %.4f%s, %d Gaussians, %.1f s, peak %.1f MiB (run's "
+           "peak before: %.1f MiB)\n", iteration, split, n, sl1 / n, spsnr / n, sssim / n, lps, m->n, secs, peak, before);
     char p[1200];
     if (cs_path_join(p, sizeof p, ev->out, "metrics.json")) return -1;
     return cs_write_json(p, ev->records);
@@ -266,7 +302,8 @@ int cs_evaluate_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, co
     int rc = -1;
     if (cs_images_init(&images, cl, scene, CS_RES_LAZY, sp.train, sp.n_train, 0) == 0 &&
         viewer_open(&w, cl, cfg, s) == 0) {
-        if (cs_evaluator_open(&ev, cl, scene, &w.r, &w.loss, &images, NULL, out_dir, 1) == 0) {
+        if (cs_evaluator_open(&ev, cl, scene, &w.r, &w.loss, &images, NULL, out_dir, 1) == 0 &&
+            cs_evaluator_use_lpips(&ev, &w.k, cfg->eval.lpips_weights) == 0) {
             ev.source = "eval";
             ev.resolution = cfg->data.resolution;
             rc = cs_evaluate_views(&ev, &w.m, "test", sp.test, sp.n_test, iteration, s->sh_degree,

@@ -1,5 +1,5 @@
 /* main: the clsplat command line: parses (cli.h) and dispatches to the programs (train,
- * render, eval, info, bench, tune, devices, config). Only main decides to exit: 0 on success,
+ * render, eval, info, bench, tune, devices, config, batch, metrics). Only main decides to exit: 0 on success,
  * 1 with one "clsplat: error: ..." line on failure, 2 for usage errors, 128 + the signal after
  * SIGINT (130) or SIGTERM (143). */
 #include <signal.h>
@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "config.h"
 #include "evaluator.h"
+#include "image_metrics.h"
 #include "ply.h"
 #include "render.h"
 #include "run_dir.h"
@@ -78,8 +79,9 @@ static int open_device(const cs_args *a, const cs_config *cfg, cs_cl *cl, int pr
 {
     cs_cl_options o = {cfg->device.id, a->kernel_dir, a->no_cache, profiling, NULL};
     if (cs_cl_open(cl, &o)) return -1;
-    printf("device %d:%d: %s (%s, %s, %.0f MiB)\n", cl->platform_index, cl->device_index, cl->name, cl->vendor,
-           cl->device_version, cl->global_mem / 1048576.0);
+    /* metrics prints one JSON object on stdout: the device line goes to stderr there */
+    fprintf(a->command == CS_CMD_METRICS ? stderr : stdout, "device %d:%d: %s (%s, %s, %.0f MiB)\n",
+            cl->platform_index, cl->device_index, cl->name, cl->vendor, cl->device_version, cl->global_mem / 1048576.0);
     return 0;
 }
 
@@ -194,6 +196,25 @@ static int cmd_eval(const cs_args *a)
     return rc;
 }
 
+static int cmd_metrics(const cs_args *a)
+{
+    if (a->n_positional != 2) return USAGE_ERROR("metrics needs two images: clsplat metrics IMAGE_A IMAGE_B");
+    cs_config cfg;
+    if (resolve_config(a, NULL, &cfg)) return -1;
+    cs_cl cl;
+    if (open_device(a, &cfg, &cl, 0)) return -1;
+    json_t *o = NULL;
+    int rc = cs_image_metrics(&cl, &cfg, a->positional[0], a->positional[1], a->iters_set ? a->iters : 0, &o);
+    cs_cl_close(&cl);
+    if (rc) return -1;
+    char *text = json_dumps(o, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
+    json_decref(o);
+    if (!text) return cs_fail("out of host memory");
+    printf("%s\n", text);
+    free(text);
+    return 0;
+}
+
 static int cmd_info(const cs_args *a)
 {
     if (!a->ply) return USAGE_ERROR("info needs a PLY file: clsplat info FILE.ply");
@@ -304,6 +325,7 @@ static int run(const cs_args *a)
     case CS_CMD_TUNE: return cmd_tune(a);
     case CS_CMD_CONFIG: return cmd_config(a);
     case CS_CMD_BATCH: return cmd_batch(a);
+    case CS_CMD_METRICS: return cmd_metrics(a);
     default: return cs_fail("internal: no command");
     }
 }

@@ -3,6 +3,7 @@
 
 #include "image_store.h"
 #include "loss.h"
+#include "lpips.h"
 #include "render.h"
 
 /* a Gaussian's rows with the model's x1.5 spare capacity, and its scratch */
@@ -23,11 +24,16 @@ void cs_mem_plan_make(const cs_memory_cfg *mem, const cs_data_cfg *data, const c
     p->scratch_per_gaussian =
         f.per_gaussian + (size_t)(CS_PLAN_PAIRS_PER_GAUSSIAN * CS_PAIR_MARGIN * (double)f.per_pair);
     size_t maxpx = 0;
-    for (int i = 0; i < scene->n_cams; i++)
-        if ((size_t)scene->cams[i].width * scene->cams[i].height > maxpx)
-            maxpx = (size_t)scene->cams[i].width * scene->cams[i].height;
-    /* the renderer's and the loss's per-pixel scratch and one ground-truth slot */
-    size_t per_view = maxpx * (f.per_pixel + cs_loss_bytes_per_pixel() + CS_IMAGE_BYTES_PER_PIXEL);
+    int maxw = 0, maxh = 0;
+    for (int i = 0; i < scene->n_cams; i++) {
+        const cs_camera *c = &scene->cams[i];
+        if ((size_t)c->width * c->height > maxpx) maxpx = (size_t)c->width * c->height;
+        maxw = c->width > maxw ? c->width : maxw, maxh = c->height > maxh ? c->height : maxh;
+    }
+    /* the renderer's and the loss's per-pixel scratch and one ground-truth slot; LPIPS's
+       weights and scratch while an evaluation runs */
+    size_t per_view = maxpx * (f.per_pixel + cs_loss_bytes_per_pixel() + CS_IMAGE_BYTES_PER_PIXEL) +
+                      (maxw >= 11 && maxh >= 11 ? cs_lpips_bytes(maxw, maxh) : 0);
     p->image_bytes = cs_images_device_bytes(scene, CS_RES_DEVICE, train, n_train);
     p->residency = data->image_residency;
     if (p->residency == CS_RES_AUTO) p->residency = p->image_bytes <= p->budget / 3 ? CS_RES_DEVICE : CS_RES_HOST;

@@ -22,18 +22,6 @@ int cs_train_pass(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v, int
     }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, n, sizeof(double), cmp_double);
-    return v[n / 2];
-}
-
 int cs_time_iterations(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v, int active_degree, const float bg[3],
                        cs_buf *gt, unsigned gt_off, float lambda, int reps, double med[CS_STAGE_COUNT],
                        double *wall_med)
@@ -55,8 +43,8 @@ int cs_time_iterations(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v
         wall[i] = (cs_now() - t0) * 1e3;
         for (int st = 0; st < CS_STAGE_COUNT; st++) ms[st * reps + i] = cl->prof.ms[st];
     }
-    for (int st = 0; st < CS_STAGE_COUNT; st++) med[st] = median(ms + st * reps, reps);
-    if (wall_med) *wall_med = median(wall, reps);
+    for (int st = 0; st < CS_STAGE_COUNT; st++) med[st] = cs_median(ms + st * reps, reps);
+    if (wall_med) *wall_med = cs_median(wall, reps);
     free(ms);
     return 0;
 }

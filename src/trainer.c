@@ -143,6 +143,7 @@ static int trainer_open(trainer *t, cs_cl *cl, const cs_config *user, const cs_s
 static int open_outputs(trainer *t, int keep)
 {
     if (cs_evaluator_open(&t->ev, t->cl, t->scene, &t->r, &t->loss, &t->images, &t->dm, t->out, keep) ||
+        cs_evaluator_use_lpips(&t->ev, &t->k, t->cfg->eval.lpips_weights) ||
         cs_tb_log_open(&t->tb, t->out, t->cfg->log.tensorboard))
         return -1;
     t->ev.tb = t->tb.on ? &t->tb.w : NULL;

@@ -37,6 +37,22 @@ double test_randn(uint64_t *s)
     return sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
+const char *test_lpips_dir(void)
+{
+    static char dir[4096];
+    const char *d = getenv("CLSPLAT_LPIPS_DIR");
+    if (!d) d = "../shared/lpips";
+    if (!realpath(d, dir)) snprintf(dir, sizeof dir, "%s", d);
+    return dir;
+}
+
+const char *test_lpips_weights(void)
+{
+    static char p[4200];
+    snprintf(p, sizeof p, "%s/alex_v0.1.f32.bin", test_lpips_dir());
+    return p;
+}
+
 int test_open_cl(cs_cl *cl)
 {
     char cache[600];

@@ -31,6 +31,10 @@ const char *test_tmpdir(void);          /* a fresh folder for this run */
 uint64_t test_seed(void);               /* fresh per run, printed at start; CLSPLAT_TEST_SEED overrides */
 double test_rand(uint64_t *state);      /* [0, 1) */
 double test_randn(uint64_t *state);
+/* The LPIPS data folder ($CLSPLAT_LPIPS_DIR, default ../shared/lpips) as an absolute path,
+ * and its weights file; the folder name as given when it does not exist. */
+const char *test_lpips_dir(void);
+const char *test_lpips_weights(void);
 /* Opens the default test device (PoCL in CI) with a private kernel cache. */
 int test_open_cl(cs_cl *cl);
 

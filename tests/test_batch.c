@@ -281,10 +281,13 @@ int test_batch_kill_and_rerun(void)
     /* jobs start longest first (iterations x pixels): a (done before the kill), then b (800
        iterations of a quarter of the pixels: running at the kill), then c (queued) */
     snprintf(list, sizeof list, "%s/jobs.json", dir);
-    CHECK_OK(write_text(list, "{\"set\": [" TINY_JOB ", \"output.checkpoint_interval=50\"], \"jobs\": ["
-                              "{\"name\": \"c\", \"data\": \"scene\", \"set\": [\"optim.iterations=30\"]},"
-                              "{\"name\": \"b\", \"data\": \"small\", \"set\": [\"optim.iterations=800\"]},"
-                              "{\"name\": \"a\", \"data\": \"scene\", \"set\": [\"optim.iterations=300\"]}]}"));
+    char text[3000]; /* a's evaluation has LPIPS: the summary must carry it */
+    snprintf(text, sizeof text, "{\"set\": [" TINY_JOB ", \"output.checkpoint_interval=50\"], \"jobs\": ["
+             "{\"name\": \"c\", \"data\": \"scene\", \"set\": [\"optim.iterations=30\"]},"
+             "{\"name\": \"b\", \"data\": \"small\", \"set\": [\"optim.iterations=800\"]},"
+             "{\"name\": \"a\", \"data\": \"scene\", \"set\": [\"optim.iterations=300\", "
+             "\"eval.lpips_weights=%s\"]}]}", test_lpips_weights());
+    CHECK_OK(write_text(list, text));
     snprintf(root, sizeof root, "%s/root", dir);
     snprintf(log, sizeof log, "%s/first.log", dir);
     pid_t batch = cli_start(log, "batch", list, "-o", root, (char *)NULL);
@@ -313,6 +316,9 @@ int test_batch_kill_and_rerun(void)
         CHECK(s.status == CS_JOB_DONE && isfinite(s.psnr) && s.psnr > 5 && s.gaussians > 0 && s.train_seconds > 0,
               "job %s: %s, PSNR %g", name, cs_job_status_names[s.status], s.psnr);
     }
+    cs_job_state a = job_state(root, "a");
+    CHECK(isfinite(a.lpips) && a.lpips > 0 && a.lpips < 1 && isnan(job_state(root, "c").lpips),
+          "LPIPS in the summary: a %g (weights given), c %g (none)", a.lpips, job_state(root, "c").lpips);
     snprintf(p, sizeof p, "%s/summary.json", root);
     json_t *j = json_load_file(p, 0, NULL);
     CHECK(json_integer_value(json_object_get(json_object_get(j, "totals"), "done")) == 3, "summary: 3 done");

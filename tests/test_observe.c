@@ -3,14 +3,17 @@
  * event files an independent decoder (tests/tb/check_events.py: Google's protobuf runtime,
  * python3-crc32c) checks against train_log.jsonl and metrics.json: after a normal run, after
  * kill -9 (flushed up to the last interval) and after a resume (a second file, steps on). */
+#include <jansson.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli_run.h"
 #include "histo.h"
+#include "image.h"
 #include "kernels.h"
 #include "model.h"
 #include "tb_events.h"
@@ -202,9 +205,14 @@ int test_tensorboard_run(void)
     snprintf(out, sizeof out, "%s/run", dir);
     snprintf(log, sizeof log, "%s/train.log", dir);
     CHECK(cli_run("", log, "train -s %s -o %s --iterations 120 " TB_RUN " --set eval.test_iterations=[60] "
-                  "--set output.checkpoint_iterations=[80]", scene, out) == 0, "training failed, see %s", log);
+                  "--set output.checkpoint_iterations=[80] --set eval.lpips_weights=%s", scene, out,
+                  test_lpips_weights()) == 0, "training failed, see %s", log);
+    snprintf(p, sizeof p, "%s/metrics.json", out);
+    char *metrics = cs_read_file(p, NULL);
+    CHECK(metrics && strstr(metrics, "\"lpips\""), "no LPIPS in %s", p);
+    free(metrics);
     snprintf(p, sizeof p, "%s/check1.log", dir);
-    CHECK(check_events(out, "--files 1 --min-histograms 12 --min-images 4", p) == 0, "event files, see %s", p);
+    CHECK(check_events(out, "--files 1 --min-histograms 12 --min-images 4 --lpips", p) == 0, "event files, see %s", p);
     sleep(1); /* the resumed run's file gets another second in its name */
     CHECK(cli_run("", log, "train --resume %s/checkpoints/chkpnt_80.bin -s %s -o %s --iterations 160 " TB_RUN, out,
                   scene, out) == 0, "resume failed, see %s", log);
@@ -229,5 +237,75 @@ int test_tensorboard_run(void)
           "training without TensorBoard failed, see %s", log);
     snprintf(p, sizeof p, "ls %s | grep -q events.out.tfevents", out);
     CHECK(system(p) != 0, "log.tensorboard=false still wrote an event file in %s", out);
+    return 0;
+}
+
+/* ---- clsplat metrics ----------------------------------------------------------------------- */
+
+/* `clsplat metrics ARGS`: the exit status; stdout alone into OUT, stderr to DIR/metrics.err */
+static int metrics_run(const char *dir, const char *args, char *out, size_t n)
+{
+    char log[700], cmd[4000];
+    snprintf(log, sizeof log, "%s/metrics.out", dir);
+    snprintf(cmd, sizeof cmd, "XDG_CACHE_HOME=%s/cli_cache %s metrics %s > %s 2> %s/metrics.err", test_tmpdir(),
+             cli_bin(), args, log, dir);
+    int st = system(cmd);
+    char *t = cs_read_file(log, NULL);
+    snprintf(out, n, "%s", t ? t : "");
+    free(t);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int test_metrics_cli(void)
+{
+    char dir[600], a[700], b[700], c[700], rgba[700], args[3000], out[4096];
+    snprintf(dir, sizeof dir, "%s/metrics", test_tmpdir());
+    CHECK_OK(cs_mkdirs(dir));
+    /* A, a noisy B, a different size C, and A with alpha (opaque: composites to A) */
+    uint64_t rs = test_seed() ^ 0x3e7;
+    cs_image ia = {48, 40, 3, malloc(48 * 40 * 3)}, ib = {48, 40, 3, malloc(48 * 40 * 3)},
+             ic = {40, 48, 3, malloc(48 * 40 * 3)}, id = {48, 40, 4, malloc(48 * 40 * 4)};
+    for (int i = 0; i < 48 * 40; i++)
+        for (int ch = 0; ch < 4; ch++) {
+            uint8_t v = (uint8_t)(128 + 100 * sin(0.2 * (i % 48) + ch) * cos(0.15 * (i / 48)));
+            if (ch < 3) ia.px[i * 3 + ch] = v, ic.px[i * 3 + ch] = v;
+            if (ch < 3) ib.px[i * 3 + ch] = (uint8_t)fmin(255, fmax(0, v + 30 * test_randn(&rs)));
+            id.px[i * 4 + ch] = ch < 3 ? v : 255;
+        }
+    snprintf(a, sizeof a, "%s/a.png", dir), snprintf(b, sizeof b, "%s/b.png", dir);
+    snprintf(c, sizeof c, "%s/c.png", dir), snprintf(rgba, sizeof rgba, "%s/rgba.png", dir);
+    CHECK_OK(cs_image_save_png(a, &ia) || cs_image_save_png(b, &ib) || cs_image_save_png(c, &ic) ||
+             cs_image_save_png(rgba, &id));
+    cs_image_free(&ia), cs_image_free(&ib), cs_image_free(&ic), cs_image_free(&id);
+    snprintf(args, sizeof args, "%s %s --set eval.lpips_weights=%s", a, b, test_lpips_weights());
+    CHECK(metrics_run(dir, args, out, sizeof out) == 0, "metrics failed: %s", out);
+    json_error_t err;
+    json_t *j = json_loads(out, 0, &err);
+    CHECK(j != NULL, "stdout is not one JSON object: '%s' (%s)", out, err.text);
+    double psnr = json_number_value(json_object_get(j, "psnr")), ssim = json_number_value(json_object_get(j, "ssim")),
+           lp = json_number_value(json_object_get(j, "lpips"));
+    json_decref(j);
+    CHECK(psnr > 15 && psnr < 30 && ssim > 0.2 && ssim < 0.99 && lp > 0.01 && lp < 1, "psnr %g ssim %g lpips %g", psnr,
+          ssim, lp);
+    /* an opaque RGBA copy of A against A: identical after compositing */
+    snprintf(args, sizeof args, "%s %s --set eval.lpips_weights=%s", rgba, a, test_lpips_weights());
+    CHECK(metrics_run(dir, args, out, sizeof out) == 0, "metrics failed: %s", out);
+    j = json_loads(out, 0, &err);
+    CHECK(j && json_number_value(json_object_get(j, "lpips")) == 0 && json_number_value(json_object_get(j, "ssim")) > 0.9999,
+          "RGBA copy: %s", out);
+    json_decref(j);
+    /* errors: different sizes, a missing file, one image, weights that are not weights */
+    snprintf(args, sizeof args, "%s %s", a, c);
+    CHECK(metrics_run(dir, args, out, sizeof out) == 1, "different sizes accepted");
+    snprintf(args, sizeof args, "%s/metrics.err", dir);
+    char *e = cs_read_file(args, NULL);
+    CHECK(e && strstr(e, "48x40") && strstr(e, "40x48"), "size message: %s", e ? e : "");
+    free(e);
+    snprintf(args, sizeof args, "%s %s/missing.png", a, dir);
+    CHECK(metrics_run(dir, args, out, sizeof out) == 1, "missing file accepted");
+    snprintf(args, sizeof args, "%s", a);
+    CHECK(metrics_run(dir, args, out, sizeof out) == 2, "one image accepted");
+    snprintf(args, sizeof args, "%s %s --set eval.lpips_weights=%s", a, b, a);
+    CHECK(metrics_run(dir, args, out, sizeof out) == 1, "a PNG accepted as LPIPS weights");
     return 0;
 }

@@ -11,6 +11,7 @@
 #include "test.h"
 #include "cli_run.h"
 #include "evaluator.h"
+#include "lpips.h"
 #include "init.h"
 #include "trainer.h"
 #include "util.h"
@@ -336,21 +337,27 @@ int test_eval_memory_flat(void)
     CHECK_OK(cs_init_splats(&scene, &c.model, c.optim.random_init_points, c.optim.seed, &s));
     cs_cl cl;
     CHECK_OK(test_open_cl(&cl));
-    size_t peak[2];
-    int counts[2] = {3, 30};
-    /* copies of one camera, so only the number of views changes between the two runs */
+    size_t peak[3];
+    int counts[3] = {3, 30, 30};
+    /* copies of one camera, so only the number of views changes between the two runs; the
+       third run adds LPIPS, which may add its weights and scratch and nothing else */
     for (int i = 1; i < scene.n_cams; i++) scene.cams[i] = scene.cams[0];
-    for (int r = 0; r < 2; r++) {
+    for (int r = 0; r < 3; r++) {
         for (int i = 0; i < scene.n_cams; i++) scene.cams[i].is_test = i < counts[r];
+        if (r == 2) snprintf(c.eval.lpips_weights, sizeof c.eval.lpips_weights, "%s", test_lpips_weights());
         cs_mem_reset_peak(&cl);
         CHECK_OK(cs_evaluate_model(&cl, &c, &scene, &s, out, r));
         peak[r] = cl.mem.peak_total;
     }
     cs_cl_close(&cl);
     cs_splats_free(&s);
+    size_t lp = cs_lpips_bytes(scene.cams[0].width, scene.cams[0].height);
     cs_scene_free(&scene);
-    printf("  evaluation peak: %zu bytes with 3 test views, %zu with 30\n", peak[0], peak[1]);
+    printf("  evaluation peak: %zu bytes with 3 test views, %zu with 30, %zu with LPIPS (its plan: %zu)\n", peak[0],
+           peak[1], peak[2], lp);
     CHECK(peak[0] == peak[1], "evaluation peak grows with the number of views: %zu vs %zu", peak[0], peak[1]);
+    CHECK(peak[2] > peak[1] && peak[2] <= peak[1] + lp, "LPIPS adds %zu bytes to the peak, planned %zu",
+          peak[2] - peak[1], lp);
     return 0;
 }
 

@@ -18,8 +18,8 @@ LAYERS='
 1 runtime cl_runtime cl_mem cl_program driver_mem
 2 data camera dataset readers scene_colmap scene_blender scene image image_store ply init joblist
 3 model kernels tuning model outputs run_dir
-4 stages sort render loss optim densify histo
-5 pass pass tune schedule memplan train_log tb_log evaluator progress job_dir batch_pack batch_report batch_progress
+4 stages sort render loss optim densify histo lpips
+5 pass pass tune schedule memplan train_log tb_log evaluator image_metrics progress job_dir batch_pack batch_report batch_progress
 6 programs trainer bench batch cli main
 '
 files=$(for f in src/*.c src/*.h include/*.h cl/layout.h; do if [ -f "$f" ]; then echo "$f"; fi; done)

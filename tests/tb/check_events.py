@@ -6,7 +6,7 @@ scalars against train_log.jsonl (every number of every line, tag by clsplat's ru
 evaluation scalars against metrics.json, that images decode as PNG of the declared size, and
 that histogram buckets sum to the Gaussian count of the log line at the same step.
 
-usage: check_events.py OUT [--files N] [--truncated-tail-ok] [--min-histograms N] [--min-images N]
+usage: check_events.py OUT [--files N] [--truncated-tail-ok] [--min-histograms N] [--min-images N] [--lpips]
 Prints a summary line; exits 1 with the first failure."""
 import glob, json, os, struct, subprocess, sys, tempfile, zlib
 
@@ -151,6 +151,8 @@ def main():
                 if got is None: fail(f"no scalar {tag} at step {rec['iteration']}")
                 if not close(got, rec[key]): fail(f"{tag}: {got} in the events, {rec[key]} in metrics.json")
                 n_eval += 1
+    if "--lpips" in args and not any(t.endswith("/lpips") for (t, _) in scalars):
+        fail("no eval/<split>/lpips scalar")
     if histos < opt("--min-histograms", 0): fail(f"{histos} histograms, expected at least {opt('--min-histograms', 0)}")
     if images < opt("--min-images", 0): fail(f"{images} images, expected at least {opt('--min-images', 0)}")
     print(f"check_events: ok: {len(files)} files, {n_checked} train scalars and {n_eval} evaluation scalars match "
