@@ -25,11 +25,15 @@ int cs_image_load(const char *path, cs_image *out);
 int cs_image_size(const char *path, int *w, int *h);
 /* Writes an 8-bit RGB or RGBA PNG atomically. */
 int cs_image_save_png(const char *path, const cs_image *img);
-/* Encodes an 8-bit RGB or RGBA PNG into a new buffer *OUT of *N bytes (the caller frees it). */
-int cs_image_encode_png(const cs_image *img, uint8_t **out, size_t *n);
+/* Encodes an 8-bit RGB or RGBA PNG with zlib compression LEVEL (0-9) into a new buffer *OUT
+ * of *N bytes (the caller frees it). */
+int cs_image_encode_png(const cs_image *img, int level, uint8_t **out, size_t *n);
 /* Composites RGBA over BG (0..1) as graphdeco does (float, then truncated to 8 bit);
  * RGB images are left alone. Result has 3 channels. */
 int cs_image_composite(cs_image *img, const float bg[3]);
+/* Averages F x F blocks (F >= 1): a (W / F) x (H / F) image (the last partial blocks are
+ * dropped); much cheaper than cs_image_resize_area for previews. */
+int cs_image_shrink(const cs_image *in, int f, cs_image *out);
 /* Area-filter resample to W x H (each output pixel averages the input area it covers). */
 int cs_image_resize_area(const cs_image *in, int w, int h, cs_image *out);
 void cs_image_free(cs_image *img);

@@ -77,16 +77,41 @@ static int save_gt(const cs_scene *scene, const cs_camera *c, const char *dir)
     return r;
 }
 
-/* The render of C (in ev->r) beside its ground truth, PNG-encoded into S as images/SPLIT/<stem>. */
-static int tb_view_image(cs_evaluator *ev, const cs_camera *c, const char *split, cs_tb_summary *s)
+/* Longest edge of each half of a TensorBoard image: larger views are shrunk by a whole factor
+ * (box average) so that encoding them costs little next to training; TensorBoard shows them
+ * smaller than this anyway. */
+#define TB_IMAGE_MAX_SIDE 800
+
+/* IMG shrunk in place by the smallest whole factor that brings it within TB_IMAGE_MAX_SIDE */
+static int tb_shrink(cs_image *img)
+{
+    int big = img->width > img->height ? img->width : img->height;
+    int f = (big + TB_IMAGE_MAX_SIDE - 1) / TB_IMAGE_MAX_SIDE;
+    if (f <= 1) return 0;
+    cs_image small;
+    if (cs_image_shrink(img, f, &small)) return -1;
+    cs_image_free(img);
+    *img = small;
+    return 0;
+}
+
+/* The render of C (in ev->r) beside its ground truth (8-bit RGB at GT_OFF of GT on the
+ * device), shrunk to TB_IMAGE_MAX_SIDE, PNG-encoded (fast zlib level) into S as
+ * images/SPLIT/<stem>. */
+static int tb_view_image(cs_evaluator *ev, const cs_camera *c, const cs_buf *gt, unsigned gt_off, const char *split,
+                         cs_tb_summary *s)
 {
     cs_image r = {0}, g = {0}, both = {0};
     uint8_t *png = NULL;
     size_t n = 0;
-    int W = c->width, H = c->height;
-    int rc = cs_render_read_image(ev->r, W, H, &r) || cs_scene_read_image(ev->scene, c, &g) ||
-             (g.channels == 4 && cs_image_composite(&g, ev->scene->background));
-    if (!rc && (g.width != W || g.height != H)) rc = cs_fail("%s: ground truth is %dx%d, the render %dx%d", c->name, g.width, g.height, W, H);
+    int rc = cs_render_read_image(ev->r, c->width, c->height, &r);
+    if (!rc) {
+        g = (cs_image){c->width, c->height, 3, malloc((size_t)3 * c->width * c->height)};
+        rc = !g.px ? cs_fail("out of host memory (TensorBoard image)")
+                   : cs_buf_read(ev->cl, gt, gt_off, (size_t)3 * c->width * c->height, g.px);
+    }
+    rc = rc || tb_shrink(&r) || tb_shrink(&g);
+    int W = r.width, H = r.height;
     if (!rc) {
         both = (cs_image){2 * W, H, 3, malloc((size_t)6 * W * H)};
         if (!both.px) rc = cs_fail("out of host memory (TensorBoard image)");
@@ -95,7 +120,7 @@ static int tb_view_image(cs_evaluator *ev, const cs_camera *c, const char *split
         memcpy(both.px + (size_t)y * 6 * W, r.px + (size_t)y * 3 * W, (size_t)3 * W);
         memcpy(both.px + (size_t)y * 6 * W + 3 * W, g.px + (size_t)y * 3 * W, (size_t)3 * W);
     }
-    if (!rc) rc = cs_image_encode_png(&both, &png, &n);
+    if (!rc) rc = cs_image_encode_png(&both, 1, &png, &n);
     if (!rc) {
         char tag[320], stem[256];
         cs_camera_stem(c, stem, sizeof stem);
@@ -123,7 +148,7 @@ static int eval_view(cs_evaluator *ev, const cs_model *m, int cam, int active_de
         cs_loss_read(ev->loss, 1, c->width, c->height, 0.f, mt, NULL) ||
         (ev->lpips_on && cs_lpips_render(&ev->lpips, &ev->r->img, gt, off, c->width, c->height, lpips)))
         return -1;
-    if (tb && tb_view_image(ev, c, split, tb)) return -1;
+    if (tb && tb_view_image(ev, c, gt, off, split, tb)) return -1;
     if (!dir) return 0;
     char p[1800], stem[256];
     cs_camera_stem(c, stem, sizeof stem);

@@ -155,8 +155,9 @@ static void png_mem_write(png_structp png, png_bytep data, png_size_t n)
 
 static void png_mem_flush(png_structp png) { (void)png; }
 
-/* Encodes IMG as an 8-bit PNG into F, or into MEM when F is NULL; WHAT names it in errors. */
-static int encode_png(const cs_image *img, FILE *f, png_mem *mem, const char *what)
+/* Encodes IMG as an 8-bit PNG with zlib LEVEL into F, or into MEM when F is NULL; WHAT names
+ * it in errors. */
+static int encode_png(const cs_image *img, int level, FILE *f, png_mem *mem, const char *what)
 {
     png_err_ctx ctx = {0};
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &ctx, png_on_error, png_on_warning);
@@ -173,7 +174,8 @@ static int encode_png(const cs_image *img, FILE *f, png_mem *mem, const char *wh
     else png_set_write_fn(png, mem, png_mem_write, png_mem_flush);
     png_set_IHDR(png, info, img->width, img->height, 8, img->channels == 4 ? PNG_COLOR_TYPE_RGBA : PNG_COLOR_TYPE_RGB,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    png_set_compression_level(png, 3);
+    png_set_compression_level(png, level);
+    if (level <= 1) png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_SUB); /* fast: one cheap filter */
     png_write_info(png, info);
     for (int y = 0; y < img->height; y++) png_write_row(png, img->px + (size_t)y * img->width * img->channels);
     png_write_end(png, NULL);
@@ -185,17 +187,17 @@ int cs_image_save_png(const char *path, const cs_image *img)
 {
     cs_atomic_file af;
     if (cs_atomic_open(&af, path)) return -1;
-    if (encode_png(img, af.f, NULL, path)) {
+    if (encode_png(img, 3, af.f, NULL, path)) {
         cs_atomic_abort(&af);
         return -1;
     }
     return cs_atomic_commit(&af);
 }
 
-int cs_image_encode_png(const cs_image *img, uint8_t **out, size_t *n)
+int cs_image_encode_png(const cs_image *img, int level, uint8_t **out, size_t *n)
 {
     png_mem mem = {0};
-    if (encode_png(img, NULL, &mem, "PNG in memory")) {
+    if (encode_png(img, level, NULL, &mem, "PNG in memory")) {
         free(mem.buf);
         return -1;
     }
@@ -319,6 +321,30 @@ int cs_image_composite(cs_image *img, const float bg[3])
     free(img->px);
     img->px = rgb;
     img->channels = 3;
+    return 0;
+}
+
+int cs_image_shrink(const cs_image *in, int f, cs_image *out)
+{
+    int w = in->width / f, h = in->height / f, ch = in->channels;
+    *out = (cs_image){w, h, ch, malloc((size_t)w * h * ch)};
+    if (!out->px) return cs_fail("out of host memory shrinking a %dx%d image", in->width, in->height);
+    unsigned *row = calloc((size_t)w * ch, sizeof(unsigned));
+    if (!row) {
+        cs_image_free(out);
+        return cs_fail("out of host memory shrinking a %dx%d image", in->width, in->height);
+    }
+    for (int y = 0; y < h; y++) {
+        memset(row, 0, sizeof(unsigned) * w * ch);
+        for (int dy = 0; dy < f; dy++) {
+            const uint8_t *src = in->px + (size_t)(y * f + dy) * in->width * ch;
+            for (int x = 0; x < w; x++)
+                for (int dx = 0; dx < f; dx++)
+                    for (int c = 0; c < ch; c++) row[x * ch + c] += src[(x * f + dx) * ch + c];
+        }
+        for (int i = 0; i < w * ch; i++) out->px[(size_t)y * w * ch + i] = (uint8_t)((row[i] + f * f / 2) / (f * f));
+    }
+    free(row);
     return 0;
 }
 

@@ -128,6 +128,26 @@ int test_images(void)
     CHECK_OK(cs_image_resize_area(&j, 8, 8, &small));
     CHECK(small.px[0] == 100 && small.px[1] == 140, "area resize");
     cs_image_free(&small);
+    /* whole-factor box shrink: random 7x5 RGB by 2 and 3 against block means (rounded) */
+    uint64_t rs2 = test_seed() ^ 0x5a1;
+    cs_image r = {7, 5, 3, malloc(7 * 5 * 3)};
+    for (int i = 0; i < 7 * 5 * 3; i++) r.px[i] = (uint8_t)(test_rand(&rs2) * 256);
+    for (int f = 2; f <= 3; f++) {
+        CHECK_OK(cs_image_shrink(&r, f, &small));
+        CHECK(small.width == 7 / f && small.height == 5 / f && small.channels == 3, "shrink by %d: %dx%d", f,
+              small.width, small.height);
+        for (int y = 0; y < small.height; y++)
+            for (int x = 0; x < small.width; x++)
+                for (int c = 0; c < 3; c++) {
+                    int sum = 0;
+                    for (int dy = 0; dy < f; dy++)
+                        for (int dx = 0; dx < f; dx++) sum += r.px[((y * f + dy) * 7 + x * f + dx) * 3 + c];
+                    int want = (sum + f * f / 2) / (f * f), got = small.px[(y * small.width + x) * 3 + c];
+                    CHECK(got == want, "shrink by %d at %d,%d,%d: %d, want %d", f, x, y, c, got, want);
+                }
+        cs_image_free(&small);
+    }
+    cs_image_free(&r);
     /* corrupt files: clear errors */
     tpath(p, sizeof p, "bad.png");
     FILE *f = fopen(p, "wb");
