@@ -164,3 +164,19 @@ int test_lpips_golden(void)
     unsetenv("CLSPLAT_LPIPS_CONV");
     return r;
 }
+
+/* tools/lpips_weights.py on torch files written by hand in both formats from ../shared/lpips's
+ * tensors (tests/lpips/check_converter.py): the exact weights file, and refusals */
+int test_lpips_converter(void)
+{
+    char cmd[3000], log[700];
+    snprintf(log, sizeof log, "%s/converter.log", test_tmpdir());
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 tests/lpips/check_converter.py %s %s/converter > %s 2>&1",
+             test_lpips_dir(), test_tmpdir(), log);
+    int st = system(cmd);
+    char *text = cs_read_file(log, NULL);
+    if (text) fputs(text, stdout);
+    free(text);
+    CHECK(st == 0, "converter check failed, see %s", log);
+    return 0;
+}
