@@ -3,7 +3,9 @@
 # (lego 7k, south_building 7k, and both with fp16 SH) on both GPUs, on one GPU (--devices
 # with the first GPU), and on both with two jobs per GPU allowed (--per-device 2); wall time of each, the
 # per-job table, and the driver memory one process holds before allocating anything.
-#   usage: tools/device_batch.sh BUNDLE_DIR DATA_DIR   (clsplat and lib/; lego and south_building)
+#   usage: [RUNS="two_gpus one_gpu packed"] tools/device_batch.sh BUNDLE_DIR DATA_DIR
+#   (BUNDLE_DIR: clsplat and lib/; DATA_DIR: lego and south_building). RUNS picks and orders the
+#   runs; a name may repeat (two_gpus one_gpu two_gpus one_gpu for two samples of each).
 set -u
 B=$(cd "${1:?bundle dir}" && pwd); D=$(cd "${2:?data dir}" && pwd); R=${OUT:-/tmp}
 export LD_LIBRARY_PATH=$B/lib XDG_CACHE_HOME=/tmp/cs_cache
@@ -35,10 +37,15 @@ run() { # NAME ARGS...
         for g in 0 1; do awk -F', ' -v g=$g '$1==g && $2>m {m=$2} END {printf "GPU %d driver-reported peak: %d MiB\n", g, m}' "/tmp/${name}_smi.txt"; done
     } | tee -a "$R/batch_results.txt"
 }
-run two_gpus
 # the first GPU's id (P:D) as clsplat devices lists it
 ONE=$("$C" devices | awk '/^[0-9]+:[0-9]+ /{id=$1} /type: GPU/{print id; exit}')
-run one_gpu --devices "$ONE"
-run packed --per-device 2
-cp /tmp/packed/summary.json "$R/packed_summary.json" 2>/dev/null
-cp /tmp/two_gpus/summary.csv "$R/two_gpus_summary.csv" 2>/dev/null
+k=0
+for r in ${RUNS:-two_gpus one_gpu packed}; do
+    k=$((k + 1))
+    case $r in
+    two_gpus) run "two_gpus_$k" ;;
+    one_gpu) run "one_gpu_$k" --devices "$ONE" ;;
+    packed) run "packed_$k" --per-device 2 ;;
+    *) echo "device_batch: unknown run $r" >&2; exit 2 ;;
+    esac
+done
