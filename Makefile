@@ -21,7 +21,7 @@ LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/cl_sourc
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC))
 
-.PHONY: all deps test demo check-real check-structure check-slurm sanitize fuzz fuzz-deps install uninstall clean
+.PHONY: all deps test demo check-real check-structure check-slurm check-oclgrind sanitize fuzz fuzz-deps install uninstall clean
 all: $(BUILD)/clsplat $(BUILD)/gen_demo
 
 deps:
@@ -59,6 +59,12 @@ test: deps
 # slurmctld, slurmd, slurm-client and munge when missing; about a minute).
 check-slurm: all
 	sh tools/slurm/check.sh $(BUILD)
+
+# every kernel on tiny inputs in oclgrind's simulator with --data-races (tools/check_oclgrind.sh)
+check-oclgrind: deps
+	@sh tools/install-deps.sh oclgrind
+	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo
+	sh tools/check_oclgrind.sh $(BUILD)
 
 # Layers, include and call graphs without circles, a header per module, functions <= ~100 lines.
 check-structure: $(BUILD)/libclsplat.a $(BUILD)/obj/main.o

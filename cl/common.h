@@ -103,23 +103,30 @@ inline void atomic_add_global_f(volatile __global float *p, float v)
     asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
 }
 #else
+/* The compare-and-swap float adds touch *p only atomically (a plain read would race with the
+ * other work-items' exchanges, which oclgrind --data-races reports): the first exchange guesses
+ * 0 (accumulators start there), each failed one returns the value to retry from. */
 inline void atomic_add_global_f(volatile __global float *p, float v)
 {
     union { uint u; float f; } o, n;
+    uint seen = 0u;
     do {
-        o.f = *p;
+        o.u = seen;
         n.f = o.f + v;
-    } while (atomic_cmpxchg((volatile __global uint *)p, o.u, n.u) != o.u);
+        seen = atomic_cmpxchg((volatile __global uint *)p, o.u, n.u);
+    } while (seen != o.u);
 }
 #endif
 
 inline void atomic_add_local_f(volatile __local float *p, float v)
 {
     union { uint u; float f; } o, n;
+    uint seen = 0u;
     do {
-        o.f = *p;
+        o.u = seen;
         n.f = o.f + v;
-    } while (atomic_cmpxchg((volatile __local uint *)p, o.u, n.u) != o.u);
+        seen = atomic_cmpxchg((volatile __local uint *)p, o.u, n.u);
+    } while (seen != o.u);
 }
 
 /* ---- camera -------------------------------------------------------------------------- */

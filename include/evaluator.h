@@ -31,6 +31,7 @@ typedef struct {
     int resolution;         /* data.resolution of the views, recorded with each evaluation */
     cs_lpips lpips;         /* LPIPS of every view when lpips_on (cs_evaluator_use_lpips) */
     bool lpips_on;
+    bool lpips_small_noted; /* said once that the views are too small for LPIPS */
     cs_tb_writer *tb;       /* TensorBoard: evaluation scalars and images (NULL: none) */
     int tb_views;           /* test views logged as images (render | ground truth) */
 } cs_evaluator;

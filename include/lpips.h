@@ -22,6 +22,9 @@
 #include "kernels.h"
 
 #define CS_LPIPS_WEIGHT_BYTES 9883416u
+/* The smallest side the network takes: below it a pooling layer has fewer than 3 inputs (the
+ * reference implementation refuses such images too). */
+#define CS_LPIPS_MIN_SIDE 31
 
 typedef struct {
     cs_cl *cl;
@@ -33,13 +36,16 @@ typedef struct {
     char path[1024];
 } cs_lpips;
 
+/* True when W x H images go through every layer (both sides >= CS_LPIPS_MIN_SIDE). */
+int cs_lpips_fits(int w, int h);
 /* Device bytes LPIPS holds while evaluating W x H images (weights, activations, partials). */
 size_t cs_lpips_bytes(int w, int h);
 /* The default weights path into BUF. */
 const char *cs_lpips_default_path(char *buf, size_t n);
 /* Reads the weights at PATH (checked: size, finite values). -1 with a message naming the file. */
 int cs_lpips_load(cs_lpips *lp, cs_cl *cl, const cs_kernels *k, const char *path);
-/* Uploads the weights and sizes the scratch for W x H images (blocks). */
+/* Uploads the weights and sizes the scratch for W x H images (blocks); -1 with a message for
+ * images too small for the network. */
 int cs_lpips_begin(cs_lpips *lp, int w, int h);
 /* LPIPS of a render (planar float (3, H, W) in [0, 1], clamped) against an 8-bit RGB image at
  * byte offset B_OFF of B; blocks. */

@@ -137,6 +137,7 @@ static int tb_view_image(cs_evaluator *ev, const cs_camera *c, const cs_buf *gt,
 static int eval_view(cs_evaluator *ev, const cs_model *m, int cam, int active_degree, const char *dir,
                      cs_tb_summary *tb, const char *split, cs_metrics *mt, double *lpips)
 {
+    /* LPIPS when LPIPS is non-NULL */
     const cs_camera *c = &ev->scene->cams[cam];
     cs_view v;
     cs_view_from_camera(c, &v);
@@ -146,7 +147,7 @@ static int eval_view(cs_evaluator *ev, const cs_model *m, int cam, int active_de
         cs_render_forward_sync(ev->r, m, &v, active_degree, ev->scene->background) ||
         cs_loss_metrics(ev->loss, ev->r, gt, off, c->width, c->height, 1) ||
         cs_loss_read(ev->loss, 1, c->width, c->height, 0.f, mt, NULL) ||
-        (ev->lpips_on && cs_lpips_render(&ev->lpips, &ev->r->img, gt, off, c->width, c->height, lpips)))
+        (lpips && cs_lpips_render(&ev->lpips, &ev->r->img, gt, off, c->width, c->height, lpips)))
         return -1;
     if (tb && tb_view_image(ev, c, gt, off, split, tb)) return -1;
     if (!dir) return 0;
@@ -190,15 +191,23 @@ static json_t *view_record(const cs_camera *c, const cs_metrics *mt, bool with_l
     return v;
 }
 
-/* LPIPS scratch for the largest of the N views IDX (once per evaluation) */
-static int lpips_begin(cs_evaluator *ev, const int *idx, int n)
+/* LPIPS scratch for the largest of the N views IDX (once per evaluation); *ON: whether this
+ * evaluation has LPIPS (weights loaded and every view large enough for the network) */
+static int lpips_begin(cs_evaluator *ev, const int *idx, int n, bool *on)
 {
-    int w = 0, h = 0;
+    int w = 0, h = 0, minw = 1 << 30, minh = 1 << 30;
     for (int i = 0; i < n; i++) {
         const cs_camera *c = &ev->scene->cams[idx[i]];
         w = c->width > w ? c->width : w, h = c->height > h ? c->height : h;
+        minw = c->width < minw ? c->width : minw, minh = c->height < minh ? c->height : minh;
     }
-    return ev->lpips_on ? cs_lpips_begin(&ev->lpips, w, h) : 0;
+    *on = ev->lpips_on && cs_lpips_fits(minw, minh);
+    if (ev->lpips_on && !*on && !ev->lpips_small_noted) {
+        printf("LPIPS: not computed: views of %dx%d are smaller than the %dx%d the network takes\n", minw, minh,
+               CS_LPIPS_MIN_SIDE, CS_LPIPS_MIN_SIDE);
+        ev->lpips_small_noted = true;
+    }
+    return *on ? cs_lpips_begin(&ev->lpips, w, h) : 0;
 }
 
 int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, const int *idx, int n, int iteration,
@@ -211,7 +220,8 @@ int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, co
     cs_mem_window_start(ev->cl);
     char dir[1400];
     if (save_renders && make_render_dirs(ev->out, split, iteration, dir, sizeof dir)) return -1;
-    if (lpips_begin(ev, idx, n)) return -1;
+    bool lp_on;
+    if (lpips_begin(ev, idx, n, &lp_on)) return -1;
     json_t *views = json_array();
     double sl1 = 0, spsnr = 0, sssim = 0, slp = 0;
     cs_tb_summary tbs;
@@ -221,14 +231,14 @@ int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, co
         cs_metrics mt;
         double lp = 0;
         if (eval_view(ev, m, idx[i], active_degree, save_renders ? dir : NULL, i < tb_images ? &tbs : NULL, split,
-                      &mt, &lp)) {
+                      &mt, lp_on ? &lp : NULL)) {
             cs_lpips_end(&ev->lpips);
             cs_tb_summary_free(&tbs);
             json_decref(views);
             return cs_fail_prefix("evaluating %s view %s", split, ev->scene->cams[idx[i]].name);
         }
         sl1 += mt.l1, spsnr += mt.psnr, sssim += mt.ssim, slp += lp;
-        json_array_append_new(views, view_record(&ev->scene->cams[idx[i]], &mt, ev->lpips_on, lp));
+        json_array_append_new(views, view_record(&ev->scene->cams[idx[i]], &mt, lp_on, lp));
     }
     cs_lpips_end(&ev->lpips);
     trim(ev);
@@ -239,7 +249,7 @@ int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, co
                             "psnr", spsnr / n, "ssim", sssim / n, "gaussians", m->n, "seconds", secs,
                             "peak_device_mb", peak, "peak_before_mb", before);
     if (ev->dm) json_object_set_new(rec, "driver_mb", json_real(cs_driver_mem_sample(ev->dm) / 1048576.0));
-    if (ev->lpips_on) json_object_set_new(rec, "lpips", json_real(slp / n));
+    if (lp_on) json_object_set_new(rec, "lpips", json_real(slp / n));
     json_object_set_new(rec, "per_view", views);
     if (ev->tb && tb_eval_scalars(ev->tb, rec, split, iteration, &tbs)) {
         json_decref(rec);
@@ -248,7 +258,7 @@ int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, co
     cs_tb_summary_free(&tbs);
     json_array_append_new(ev->records, rec);
     char lps[32] = "";
-    if (ev->lpips_on) snprintf(lps, sizeof lps, ", LPIPS %.4f", slp / n);
+    if (lp_on) snprintf(lps, sizeof lps, ", LPIPS %.4f", slp / n);
     printf("\n[eval %d] %s: %d views, L1 %.5f, PSNR %.3f, SSIM %.4f%s, %d Gaussians, %.1f s, peak %.1f MiB (run's "
            "peak before: %.1f MiB)\n", iteration, split, n, sl1 / n, spsnr / n, sssim / n, lps, m->n, secs, peak, before);
     char p[1200];

@@ -54,6 +54,12 @@ static int lpips_of(cs_cl *cl, const cs_kernels *k, const char *weights, cs_rend
         json_object_set_new(o, "lpips", json_null());
         return 0;
     }
+    if (!cs_lpips_fits(w, h)) {
+        fprintf(stderr, "note: LPIPS needs images of at least %dx%d pixels; these are %dx%d\n", CS_LPIPS_MIN_SIDE,
+                CS_LPIPS_MIN_SIDE, w, h);
+        json_object_set_new(o, "lpips", json_null());
+        return 0;
+    }
     cs_lpips lp;
     double v = 0;
     int rc = cs_lpips_load(&lp, cl, k, p) || cs_lpips_render(&lp, &r->img, gt, 0, w, h, &v);

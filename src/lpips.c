@@ -73,15 +73,38 @@ int cs_lpips_load(cs_lpips *lp, cs_cl *cl, const cs_kernels *k, const char *path
     return 0;
 }
 
-/* activation floats a W x H image needs at its largest stage */
+/* One side through the network: the pool (3, stride 2, no padding) needs at least 3 inputs and
+ * each convolution at least one output; -1 when the side is too small for some stage, else the
+ * side after conv L (L = 0..4) into SIDES. */
+static int sides_of(int n, int sides[5])
+{
+    for (int l = 0; l < 5; l++) {
+        if (CONV[l].pool_before) {
+            if (n < 3) return -1;
+            n = (n - 3) / 2 + 1;
+        }
+        int m = n + 2 * CONV[l].pad - CONV[l].k;
+        if (m < 0) return -1;
+        n = m / CONV[l].stride + 1;
+        sides[l] = n;
+    }
+    return 0;
+}
+
+int cs_lpips_fits(int w, int h)
+{
+    int sw[5], sh[5];
+    return sides_of(w, sw) == 0 && sides_of(h, sh) == 0;
+}
+
+/* activation floats a W x H image needs at its largest stage (W x H fits) */
 static size_t act_floats(int w, int h)
 {
+    int sw[5], sh[5];
+    sides_of(w, sw), sides_of(h, sh);
     size_t most = (size_t)3 * w * h;
     for (int l = 0; l < 5; l++) {
-        if (CONV[l].pool_before) w = (w - 3) / 2 + 1, h = (h - 3) / 2 + 1;
-        else if (l == 0) w = (w + 2 * CONV[0].pad - CONV[0].k) / CONV[0].stride + 1,
-                         h = (h + 2 * CONV[0].pad - CONV[0].k) / CONV[0].stride + 1;
-        size_t a = (size_t)CONV[l].cout * w * h;
+        size_t a = (size_t)CONV[l].cout * sw[l] * sh[l];
         if (a > most) most = a;
     }
     return most;
@@ -101,7 +124,9 @@ size_t cs_lpips_bytes(int w, int h)
 
 int cs_lpips_begin(cs_lpips *lp, int w, int h)
 {
-    if ((w - 1) / 4 < 2 || (h - 1) / 4 < 2) return cs_fail("LPIPS needs images of at least 11x11 pixels (%dx%d)", w, h);
+    if (!cs_lpips_fits(w, h))
+        return cs_fail("LPIPS needs images of at least %dx%d pixels (AlexNet's pooling); this one is %dx%d",
+                       CS_LPIPS_MIN_SIDE, CS_LPIPS_MIN_SIDE, w, h);
     if (!lp->weights.mem && (cs_buf_alloc(lp->cl, &lp->weights, CS_MEM_EVAL, CS_LPIPS_WEIGHT_BYTES, "LPIPS weights") ||
                              cs_buf_write(lp->cl, &lp->weights, 0, CS_LPIPS_WEIGHT_BYTES, lp->host)))
         return -1;

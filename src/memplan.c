@@ -33,7 +33,7 @@ void cs_mem_plan_make(const cs_memory_cfg *mem, const cs_data_cfg *data, const c
     /* the renderer's and the loss's per-pixel scratch and one ground-truth slot; LPIPS's
        weights and scratch while an evaluation runs */
     size_t per_view = maxpx * (f.per_pixel + cs_loss_bytes_per_pixel() + CS_IMAGE_BYTES_PER_PIXEL) +
-                      (maxw >= 11 && maxh >= 11 ? cs_lpips_bytes(maxw, maxh) : 0);
+                      (cs_lpips_fits(maxw, maxh) ? cs_lpips_bytes(maxw, maxh) : 0);
     p->image_bytes = cs_images_device_bytes(scene, CS_RES_DEVICE, train, n_train);
     p->residency = data->image_residency;
     if (p->residency == CS_RES_AUTO) p->residency = p->image_bytes <= p->budget / 3 ? CS_RES_DEVICE : CS_RES_HOST;

@@ -80,6 +80,10 @@ int test_lpips_reference(void)
           cs_last_error());
     for (int i = 0; i < 10; i++)
         if (conv_case(&cl, &k, &rs)) return 1;
+    /* the smallest input every pooling layer takes: 31 (as the reference refuses smaller) */
+    CHECK(cs_lpips_fits(31, 31) && !cs_lpips_fits(30, 40) && !cs_lpips_fits(40, 30) && cs_lpips_fits(97, 71),
+          "cs_lpips_fits");
+    CHECK(cs_lpips_begin(&lp, 30, 40) == -1 && strstr(cs_last_error(), "31x31"), "30x40: %s", cs_last_error());
     /* random pairs: one noisy copy of a smooth image, sizes not multiples of anything */
     for (int t = 0; t < 2; t++) {
         int w = 40 + (int)(test_rand(&rs) * 30), h = 36 + (int)(test_rand(&rs) * 30);
@@ -91,8 +95,20 @@ int test_lpips_reference(void)
             a[i] = (uint8_t)v;
             b[i] = (uint8_t)fmin(255, fmax(0, v + 40 * test_randn(&rs)));
         }
-        double dev, ref = ref_lpips(lp.host, a, b, w, h);
+        double dev, ref = ref_lpips(lp.host, a, b, w, h), from_float;
         CHECK_OK(device_lpips(&lp, a, b, w, h, &dev));
+        /* A as a planar float render (the evaluation's input) gives the same value */
+        float *fa = malloc(sizeof(float) * 3 * w * h);
+        for (int i = 0; i < w * h; i++)
+            for (int c = 0; c < 3; c++) fa[c * w * h + i] = a[i * 3 + c] / 255.f;
+        cs_buf bf = {0}, bb = {0};
+        CHECK_OK(cs_buf_alloc(&cl, &bf, CS_MEM_EVAL, sizeof(float) * 3 * w * h, "render") ||
+                 cs_buf_alloc(&cl, &bb, CS_MEM_EVAL, (size_t)3 * w * h, "b") ||
+                 cs_buf_write(&cl, &bf, 0, sizeof(float) * 3 * w * h, fa) ||
+                 cs_buf_write(&cl, &bb, 0, (size_t)3 * w * h, b) || cs_lpips_render(&lp, &bf, &bb, 0, w, h, &from_float));
+        cs_buf_free(&cl, &bf), cs_buf_free(&cl, &bb);
+        free(fa);
+        CHECK(fabs(from_float - dev) < 1e-6, "float render input %.7f, 8-bit %.7f", from_float, dev);
         free(a), free(b);
         CHECK(fabs(dev - ref) < 1e-5 && ref > 0.01, "%dx%d pair: device %.7f, reference %.7f", w, h, dev, ref);
         printf("  %dx%d random pair: LPIPS %.6f (reference %.6f)\n", w, h, dev, ref);

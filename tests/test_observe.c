@@ -200,7 +200,7 @@ int test_tensorboard_run(void)
     char dir[600], scene[700], out[700], log[700], p[800];
     snprintf(dir, sizeof dir, "%s/tensorboard", test_tmpdir());
     snprintf(scene, sizeof scene, "%s/scene", dir);
-    CHECK_OK(cli_demo_scene(scene, 40, 30));
+    CHECK_OK(cli_demo_scene(scene, 48, 36)); /* LPIPS takes views of 31x31 and more */
     /* a run with two evaluations, then resumed from its checkpoint at 80 to 160 */
     snprintf(out, sizeof out, "%s/run", dir);
     snprintf(log, sizeof log, "%s/train.log", dir);
@@ -231,12 +231,21 @@ int test_tensorboard_run(void)
     CHECK(cli_wait(pid) == 128 + SIGKILL, "not killed");
     snprintf(p, sizeof p, "%s/check3.log", dir);
     CHECK(check_events(out, "--files 1 --truncated-tail-ok --min-histograms 8", p) == 0, "after kill -9, see %s", p);
-    /* off: no event file */
+    /* off: no event file; views too small for LPIPS: evaluated without it, said once */
+    snprintf(scene, sizeof scene, "%s/small", dir);
+    CHECK_OK(cli_demo_scene(scene, 30, 24));
     snprintf(out, sizeof out, "%s/off", dir);
-    CHECK(cli_run("", log, "train -s %s -o %s --iterations 20 --set log.tensorboard=false " TB_RUN, scene, out) == 0,
+    CHECK(cli_run("", log, "train -s %s -o %s --iterations 20 --set log.tensorboard=false " TB_RUN
+                  " --set eval.lpips_weights=%s", scene, out, test_lpips_weights()) == 0,
           "training without TensorBoard failed, see %s", log);
     snprintf(p, sizeof p, "ls %s | grep -q events.out.tfevents", out);
     CHECK(system(p) != 0, "log.tensorboard=false still wrote an event file in %s", out);
+    char *text = cs_read_file(log, NULL);
+    snprintf(p, sizeof p, "%s/metrics.json", out);
+    metrics = cs_read_file(p, NULL);
+    CHECK(text && strstr(text, "LPIPS: not computed: views of 30x24") && metrics && strstr(metrics, "\"psnr\"") &&
+              !strstr(metrics, "lpips"), "30x24 views with LPIPS weights, see %s", log);
+    free(text), free(metrics);
     return 0;
 }
 
@@ -307,5 +316,12 @@ int test_metrics_cli(void)
     CHECK(metrics_run(dir, args, out, sizeof out) == 2, "one image accepted");
     snprintf(args, sizeof args, "%s %s --set eval.lpips_weights=%s", a, b, a);
     CHECK(metrics_run(dir, args, out, sizeof out) == 1, "a PNG accepted as LPIPS weights");
+    /* too small for the network: PSNR and SSIM, LPIPS null with a note */
+    cs_image tiny = {30, 40, 3, calloc(30 * 40 * 3, 1)};
+    snprintf(args, sizeof args, "%s/tiny.png", dir);
+    CHECK_OK(cs_image_save_png(args, &tiny));
+    cs_image_free(&tiny);
+    snprintf(args, sizeof args, "%s/tiny.png %s/tiny.png --set eval.lpips_weights=%s", dir, dir, test_lpips_weights());
+    CHECK(metrics_run(dir, args, out, sizeof out) == 0 && strstr(out, "\"lpips\": null"), "30x40 images: %s", out);
     return 0;
 }
