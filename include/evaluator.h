@@ -43,7 +43,7 @@ int cs_evaluator_open(cs_evaluator *ev, cs_cl *cl, const cs_scene *scene, cs_ren
 /* Drops the records held in memory (metrics.json has them) and the LPIPS weights. */
 void cs_evaluator_close(cs_evaluator *ev);
 /* LPIPS from the weights at PATH (eval.lpips_weights: a missing or bad file is an error), or
- * when PATH is empty from cs_lpips_default_path (missing: LPIPS is off, said once on stdout;
+ * when PATH is empty from cs_lpips_weights_path's default (missing: LPIPS is off, said once on stdout;
  * bad: an error). K: kernels of the program that has the LPIPS kernels. */
 int cs_evaluator_use_lpips(cs_evaluator *ev, const cs_kernels *k, const char *path);
 

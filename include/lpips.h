@@ -40,8 +40,9 @@ typedef struct {
 int cs_lpips_fits(int w, int h);
 /* Device bytes LPIPS holds while evaluating W x H images (weights, activations, partials). */
 size_t cs_lpips_bytes(int w, int h);
-/* The default weights path into BUF. */
-const char *cs_lpips_default_path(char *buf, size_t n);
+/* The weights file to read: CONFIGURED (eval.lpips_weights) when not empty, else the default
+ * path above (written into BUF) when that file exists; NULL when it does not (LPIPS is off). */
+const char *cs_lpips_weights_path(const char *configured, char *buf, size_t n);
 /* Reads the weights at PATH (checked: size, finite values). -1 with a message naming the file. */
 int cs_lpips_load(cs_lpips *lp, cs_cl *cl, const cs_kernels *k, const char *path);
 /* Uploads the weights and sizes the scratch for W x H images (blocks); -1 with a message for

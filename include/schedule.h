@@ -20,6 +20,7 @@ typedef struct {
     bool reset_opacity;     /* opacity <- min(opacity, 0.01), after the step */
     bool trim_pool;         /* release the scratch pools */
     bool log;               /* progress line and train_log.jsonl */
+    bool histograms;        /* TensorBoard histograms (log.histogram_interval) */
     bool checkpoint;        /* an output.checkpoint_iterations mark: kept */
     bool checkpoint_periodic;/* output.checkpoint_interval: replaces the older periodic ones */
     bool evaluate;

@@ -11,12 +11,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* A Summary under construction: the encoded Summary.Value fields, appended in order. */
-typedef struct {
-    uint8_t *buf;
-    size_t len, cap;
-    int oom; /* an append failed: cs_tb_write reports it */
-} cs_tb_summary;
+#include "util.h"
+
+/* A Summary under construction: the encoded Summary.Value fields, appended in order (an
+ * append that runs out of memory is reported by cs_tb_write). */
+typedef cs_bytes cs_tb_summary;
 
 /* A histogram as TensorBoard draws it: N buckets, bucket i counting values in
  * (limit[i-1], limit[i]] (the first from -DBL_MAX); min, max, sum, sum of squares, count. */

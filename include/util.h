@@ -60,6 +60,17 @@ void cs_fault_point(const char *where);
 /* True when CLSPLAT_FAULT is set (so a caller can skip formatting WHERE). */
 bool cs_fault_enabled(void);
 
+/* A growing byte buffer (encoders writing into memory). An append that cannot grow it sets OOM
+ * and is dropped, as are all later ones: the writer checks OOM once at the end. */
+typedef struct {
+    uint8_t *buf;
+    size_t len, cap;
+    int oom;
+} cs_bytes;
+void cs_bytes_append(cs_bytes *b, const void *p, size_t n);
+/* Frees the bytes and empties B. */
+void cs_bytes_free(cs_bytes *b);
+
 /* Monotonic wall clock in seconds. */
 double cs_now(void);
 /* The median of N > 0 values (V is sorted in place; the upper one of an even count). */

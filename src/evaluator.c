@@ -40,9 +40,9 @@ int cs_evaluator_open(cs_evaluator *ev, cs_cl *cl, const cs_scene *scene, cs_ren
 int cs_evaluator_use_lpips(cs_evaluator *ev, const cs_kernels *k, const char *path)
 {
     char def[1024];
-    const char *p = path && *path ? path : cs_lpips_default_path(def, sizeof def);
-    if (p == def && !cs_file_exists(p)) {
-        printf("LPIPS: off (no weights at %s; tools/get-lpips-weights.sh makes them, or set eval.lpips_weights)\n", p);
+    const char *p = cs_lpips_weights_path(path, def, sizeof def);
+    if (!p) {
+        printf("LPIPS: off (no weights at %s; tools/get-lpips-weights.sh makes them, or set eval.lpips_weights)\n", def);
         return 0;
     }
     if (cs_lpips_load(&ev->lpips, ev->cl, k, p)) return cs_fail_prefix("eval.lpips_weights");

@@ -129,35 +129,16 @@ done:
     return 0;
 }
 
-/* a growing buffer for PNG bytes in memory */
-typedef struct {
-    uint8_t *buf;
-    size_t len, cap;
-    int oom;
-} png_mem;
-
 static void png_mem_write(png_structp png, png_bytep data, png_size_t n)
 {
-    png_mem *m = png_get_io_ptr(png);
-    if (m->oom) return;
-    if (m->len + n > m->cap) {
-        size_t cap = (m->len + n) * 2;
-        uint8_t *b = realloc(m->buf, cap);
-        if (!b) {
-            m->oom = 1;
-            return;
-        }
-        m->buf = b, m->cap = cap;
-    }
-    memcpy(m->buf + m->len, data, n);
-    m->len += n;
+    cs_bytes_append(png_get_io_ptr(png), data, n);
 }
 
 static void png_mem_flush(png_structp png) { (void)png; }
 
 /* Encodes IMG as an 8-bit PNG with zlib LEVEL into F, or into MEM when F is NULL; WHAT names
  * it in errors. */
-static int encode_png(const cs_image *img, int level, FILE *f, png_mem *mem, const char *what)
+static int encode_png(const cs_image *img, int level, FILE *f, cs_bytes *mem, const char *what)
 {
     png_err_ctx ctx = {0};
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &ctx, png_on_error, png_on_warning);
@@ -196,9 +177,9 @@ int cs_image_save_png(const char *path, const cs_image *img)
 
 int cs_image_encode_png(const cs_image *img, int level, uint8_t **out, size_t *n)
 {
-    png_mem mem = {0};
+    cs_bytes mem = {0};
     if (encode_png(img, level, NULL, &mem, "PNG in memory")) {
-        free(mem.buf);
+        cs_bytes_free(&mem);
         return -1;
     }
     *out = mem.buf, *n = mem.len;

@@ -47,10 +47,10 @@ static int lpips_of(cs_cl *cl, const cs_kernels *k, const char *weights, cs_rend
                     int repeat, json_t *o)
 {
     char def[1024];
-    const char *p = *weights ? weights : cs_lpips_default_path(def, sizeof def);
-    if (p == def && !cs_file_exists(p)) {
+    const char *p = cs_lpips_weights_path(weights, def, sizeof def);
+    if (!p) {
         fprintf(stderr, "note: LPIPS is off: no weights at %s (tools/get-lpips-weights.sh makes them, or pass --set "
-                        "eval.lpips_weights=FILE)\n", p);
+                        "eval.lpips_weights=FILE)\n", def);
         json_object_set_new(o, "lpips", json_null());
         return 0;
     }

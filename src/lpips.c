@@ -31,12 +31,19 @@ static void offsets(int wo[5], int bo[5], int lo[5])
     }
 }
 
-const char *cs_lpips_default_path(char *buf, size_t n)
+/* the default weights path into BUF */
+static void default_path(char *buf, size_t n)
 {
     const char *x = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
     if (x && *x) snprintf(buf, n, "%s/clsplat/lpips/alex_v0.1.f32.bin", x);
     else snprintf(buf, n, "%s/.local/share/clsplat/lpips/alex_v0.1.f32.bin", home ? home : ".");
-    return buf;
+}
+
+const char *cs_lpips_weights_path(const char *configured, char *buf, size_t n)
+{
+    if (configured && *configured) return configured;
+    default_path(buf, n);
+    return cs_file_exists(buf) ? buf : NULL;
 }
 
 int cs_lpips_load(cs_lpips *lp, cs_cl *cl, const cs_kernels *k, const char *path)
@@ -55,13 +62,7 @@ int cs_lpips_load(cs_lpips *lp, cs_cl *cl, const cs_kernels *k, const char *path
         return cs_fail("%s: %zu bytes; LPIPS-alex v0.1 weights are %u bytes of float32 (make them with "
                        "tools/get-lpips-weights.sh)", path, n, CS_LPIPS_WEIGHT_BYTES);
     }
-    lp->host = malloc(n);
-    if (!lp->host) {
-        free(d);
-        return cs_fail("out of host memory (LPIPS weights)");
-    }
-    memcpy(lp->host, d, n); /* little-endian float32: this host's order on every target */
-    free(d);
+    lp->host = (float *)d; /* little-endian float32: this host's order on every target */
     for (size_t i = 0; i < n / 4; i++)
         if (!isfinite(lp->host[i])) {
             cs_lpips_free(lp);
@@ -69,24 +70,30 @@ int cs_lpips_load(cs_lpips *lp, cs_cl *cl, const cs_kernels *k, const char *path
         }
     int wo[5], bo[5], lo[5];
     offsets(wo, bo, lo);
-    if ((size_t)(lo[4] + CONV[4].cout) * 4 != n) return cs_fail("LPIPS layer table does not match the file size");
+    if ((size_t)(lo[4] + CONV[4].cout) * 4 != n) {
+        cs_lpips_free(lp);
+        return cs_fail("LPIPS layer table does not match the file size");
+    }
     return 0;
 }
 
-/* One side through the network: the pool (3, stride 2, no padding) needs at least 3 inputs and
- * each convolution at least one output; -1 when the side is too small for some stage, else the
- * side after conv L (L = 0..4) into SIDES. */
+/* a side after the 3x3 stride-2 pool (no padding; N >= 3) and after conv L (when
+   N + 2 pad >= k) */
+static int pool_side(int n) { return (n - 3) / 2 + 1; }
+static int conv_side(int n, int l) { return (n + 2 * CONV[l].pad - CONV[l].k) / CONV[l].stride + 1; }
+
+/* One side through the network: the pool needs at least 3 inputs and each convolution at
+ * least one output; -1 when the side is too small for some stage, else the side after conv L
+ * (L = 0..4) into SIDES. */
 static int sides_of(int n, int sides[5])
 {
     for (int l = 0; l < 5; l++) {
         if (CONV[l].pool_before) {
             if (n < 3) return -1;
-            n = (n - 3) / 2 + 1;
+            n = pool_side(n);
         }
-        int m = n + 2 * CONV[l].pad - CONV[l].k;
-        if (m < 0) return -1;
-        n = m / CONV[l].stride + 1;
-        sides[l] = n;
+        if (n + 2 * CONV[l].pad < CONV[l].k) return -1;
+        n = sides[l] = conv_side(n, l);
     }
     return 0;
 }
@@ -170,7 +177,7 @@ static int layer(cs_lpips *lp, int l, int img, int *c, int *h, int *w, int *in_x
     int wo[5], bo[5], lo[5];
     offsets(wo, bo, lo);
     if (CONV[l].pool_before) { /* the pooled map goes to the other buffer, then conv back */
-        int ho = (*h - 3) / 2 + 1, wd = (*w - 3) / 2 + 1;
+        int ho = pool_side(*h), wd = pool_side(*w);
         size_t g = (size_t)*c * ho * wd, lsz = 256;
         if (cs_cl_run(lp->cl, k->lpips_maxpool, -1, 1, &g, &lsz, CS_ARG(x->mem), CS_ARG(*c), CS_ARG(*h), CS_ARG(*w),
                       CS_ARG(y->mem), CS_ARG(ho), CS_ARG(wd)))
@@ -180,8 +187,7 @@ static int layer(cs_lpips *lp, int l, int img, int *c, int *h, int *w, int *in_x
         x = y, y = t;
         *in_x = !*in_x;
     }
-    int ho = (*h + 2 * CONV[l].pad - CONV[l].k) / CONV[l].stride + 1;
-    int wd = (*w + 2 * CONV[l].pad - CONV[l].k) / CONV[l].stride + 1;
+    int ho = conv_side(*h, l), wd = conv_side(*w, l);
     if (cs_lpips_conv(lp->cl, k, lp->direct, x, *c, *h, *w, &lp->weights, wo[l], bo[l], CONV[l].cout, CONV[l].k,
                       CONV[l].stride, CONV[l].pad, y, ho, wd))
         return -1;

@@ -42,6 +42,7 @@ cs_step_plan cs_schedule_at(const cs_config *cfg, int iter, int last, double ext
     p.trim_pool = p.densify || iter % cfg->memory.flush_interval == 0;
     bool is_last = iter == last;
     p.log = iter % cfg->log.interval == 0 || is_last;
+    p.histograms = cfg->log.histogram_interval > 0 && iter % cfg->log.histogram_interval == 0;
     p.checkpoint = cs_config_has_mark(cfg->output.checkpoint_iterations, cfg->output.n_checkpoint_iterations, iter);
     p.checkpoint_periodic = !p.checkpoint && !is_last && cfg->output.checkpoint_interval > 0 &&
                             iter % cfg->output.checkpoint_interval == 0;

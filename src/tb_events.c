@@ -41,21 +41,7 @@ uint32_t cs_tb_mask_crc(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa
 
 /* ---- protobuf encoding into a growing buffer --------------------------------------------- */
 
-static void put(cs_tb_summary *s, const void *p, size_t n)
-{
-    if (s->oom) return;
-    if (s->len + n > s->cap) {
-        size_t cap = (s->len + n) * 2 + 64;
-        uint8_t *b = realloc(s->buf, cap);
-        if (!b) {
-            s->oom = 1;
-            return;
-        }
-        s->buf = b, s->cap = cap;
-    }
-    memcpy(s->buf + s->len, p, n);
-    s->len += n;
-}
+static void put(cs_tb_summary *s, const void *p, size_t n) { cs_bytes_append(s, p, n); }
 
 static void put_varint(cs_tb_summary *s, uint64_t v)
 {
@@ -104,11 +90,7 @@ static void put_message(cs_tb_summary *s, int field, cs_tb_summary *inner)
 
 void cs_tb_summary_init(cs_tb_summary *s) { memset(s, 0, sizeof *s); }
 
-void cs_tb_summary_free(cs_tb_summary *s)
-{
-    free(s->buf);
-    memset(s, 0, sizeof *s);
-}
+void cs_tb_summary_free(cs_tb_summary *s) { cs_bytes_free(s); }
 
 void cs_tb_add_scalar(cs_tb_summary *s, const char *tag, float v)
 {

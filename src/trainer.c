@@ -318,8 +318,7 @@ static int save_ply(trainer *t, int iteration)
 static int at_marks(trainer *t, int iter, const cs_step_plan *p, const cs_camera *c)
 {
     if (p->log && log_mark(t, iter, p, c)) return -1;
-    int hi = t->cfg->log.histogram_interval;
-    if (hi > 0 && iter % hi == 0 && cs_tb_log_histograms(&t->tb, t->cl, &t->k, &t->m, iter)) return -1;
+    if (p->histograms && cs_tb_log_histograms(&t->tb, t->cl, &t->k, &t->m, iter)) return -1;
     if (p->checkpoint && save_checkpoint(t, iter, t->last_ckpt, sizeof t->last_ckpt)) return -1;
     if (p->checkpoint_periodic && save_periodic_checkpoint(t, iter)) return -1;
     if (p->evaluate) {

@@ -198,6 +198,28 @@ double cs_now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+void cs_bytes_append(cs_bytes *b, const void *p, size_t n)
+{
+    if (b->oom) return;
+    if (b->len + n > b->cap) {
+        size_t cap = (b->len + n) * 2 + 64;
+        uint8_t *nb = realloc(b->buf, cap);
+        if (!nb) {
+            b->oom = 1;
+            return;
+        }
+        b->buf = nb, b->cap = cap;
+    }
+    memcpy(b->buf + b->len, p, n);
+    b->len += n;
+}
+
+void cs_bytes_free(cs_bytes *b)
+{
+    free(b->buf);
+    memset(b, 0, sizeof *b);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

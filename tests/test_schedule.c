@@ -55,6 +55,10 @@ int test_schedule(void)
     CHECK(at(&c, 100).log && !at(&c, 150).log && at(&c, 30000).log, "log marks");
     CHECK(at(&c, 7000).evaluate && at(&c, 7000).save && !at(&c, 7001).evaluate && at(&c, 30000).evaluate, "eval/save");
     CHECK(at(&c, 1234).checkpoint && !at(&c, 1235).checkpoint, "checkpoint marks");
+    CHECK(at(&c, 1000).histograms && !at(&c, 1100).histograms && at(&c, 30000).histograms, "histogram marks");
+    c.log.histogram_interval = 0;
+    CHECK(!at(&c, 1000).histograms, "histograms off");
+    c.log.histogram_interval = 1000;
     CHECK(!at(&c, 2000).checkpoint_periodic, "periodic checkpoints are off by default");
     c.output.checkpoint_interval = 2000;
     CHECK(at(&c, 2000).checkpoint_periodic && !at(&c, 2001).checkpoint_periodic && at(&c, 28000).checkpoint_periodic &&
