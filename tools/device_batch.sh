@@ -3,6 +3,7 @@
 # (lego 7k, south_building 7k, and both with fp16 SH) on both GPUs, on one GPU (--devices
 # with the first GPU), and on both with two jobs per GPU allowed (--per-device 2); wall time of each, the
 # per-job table, and the driver memory one process holds before allocating anything.
+# Each run also samples which GPUs each process holds a context on (nvidia-smi compute apps).
 #   usage: [RUNS="two_gpus one_gpu packed"] tools/device_batch.sh BUNDLE_DIR DATA_DIR
 #   (BUNDLE_DIR: clsplat and lib/; DATA_DIR: lego and south_building). RUNS picks and orders the
 #   runs; a name may repeat (two_gpus one_gpu two_gpus one_gpu for two samples of each).
@@ -26,15 +27,19 @@ run() { # NAME ARGS...
     local name=$1; shift
     rm -rf "/tmp/$name"
     nvidia-smi --query-gpu=index,memory.used --format=csv,noheader,nounits -lms 200 > "/tmp/${name}_smi.txt" 2>/dev/null &
-    local smi=$! t0=$(date +%s.%N)
+    local smi=$!
+    nvidia-smi --query-compute-apps=pid,gpu_uuid --format=csv,noheader -lms 500 > "/tmp/${name}_apps.txt" 2>/dev/null &
+    local apps=$! t0=$(date +%s.%N)
     "$C" batch "$B/jobs4.json" -o "/tmp/$name" "$@" > "/tmp/$name.log" 2>&1
     local rc=$? t1=$(date +%s.%N)
-    kill $smi 2>/dev/null
+    kill $smi $apps 2>/dev/null
     {
         echo "=== $name: clsplat batch jobs4.json $* (exit $rc): wall $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s"
         grep -E "running on|done on|failed" "/tmp/$name.log"
         sed -n '/^job /,$p' "/tmp/$name.log"
         for g in 0 1; do awk -F', ' -v g=$g '$1==g && $2>m {m=$2} END {printf "GPU %d driver-reported peak: %d MiB\n", g, m}' "/tmp/${name}_smi.txt"; done
+        sort -u "/tmp/${name}_apps.txt" | awk -F', ' '/^[0-9]/ {n[$1]++; g[$1]=g[$1] " " substr($2,1,12)}
+            END {for (p in n) printf "process %s held contexts on %d GPU(s):%s\n", p, n[p], g[p]}' | sort
     } | tee -a "$R/batch_results.txt"
 }
 # the first GPU's id (P:D) as clsplat devices lists it
