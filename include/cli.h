@@ -15,7 +15,7 @@
 
 typedef enum {
     CS_CMD_DEVICES, CS_CMD_TRAIN, CS_CMD_RENDER, CS_CMD_EVAL, CS_CMD_INFO, CS_CMD_BENCH, CS_CMD_TUNE,
-    CS_CMD_CONFIG, CS_CMD_BATCH, CS_CMD_METRICS, CS_CMD_COUNT
+    CS_CMD_CONFIG, CS_CMD_BATCH, CS_CMD_METRICS, CS_CMD_EXPORT, CS_CMD_COUNT
 } cs_command;
 
 #define CS_MAX_ASSIGN 128
@@ -32,6 +32,8 @@ typedef struct {
     const char *devices;          /* batch --devices */
     int task, per_device;         /* batch --task (-1: none), --per-device (0: memory decides) */
     bool collect;                 /* batch --collect */
+    const char *format;           /* export --format */
+    bool bake;                    /* export --bake */
     const char *argv0;
     /* batch: the job list, or scene folders; metrics: the two images */
     const char *positional[CS_MAX_POSITIONAL];

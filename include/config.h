@@ -80,6 +80,7 @@ typedef struct {
     int checkpoint_iterations[CS_MAX_MARKS];
     int n_checkpoint_iterations;
     int checkpoint_interval; /* 0 = off; periodic checkpoints replace each other */
+    int export_formats;      /* bit 1 << cs_splat_format for each format written beside the PLYs */
 } cs_output_cfg;
 
 typedef struct {

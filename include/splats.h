@@ -18,10 +18,24 @@ typedef struct {
     float *filter_3d;     /* (N) mip-splatting 3D filter std, or NULL */
 } cs_splats;
 
+/* The scene file formats (splat_file.h reads and writes them). */
+typedef enum { CS_FMT_PLY, CS_FMT_SPZ, CS_FMT_SPLAT, CS_FMT_CPLY, CS_FMT_COUNT } cs_splat_format;
+
+/* "ply", "spz", "splat", "compressed-ply" */
+const char *cs_splat_format_name(cs_splat_format f);
+/* The file name ending: ".ply", ".spz", ".splat", ".compressed.ply" */
+const char *cs_splat_format_ext(cs_splat_format f);
+/* The format named NAME (as cs_splat_format_name gives). -1 with a message listing them. */
+int cs_splat_format_parse(const char *name, cs_splat_format *out);
+
 /* Allocates arrays for N Gaussians (zeroed); filter_3d only if WITH_FILTER. */
 int cs_splats_alloc(cs_splats *s, int n, int sh_degree, int with_filter);
 /* Gaussians with a NaN or Inf anywhere; *FIRST gets the first one's index (-1 when none). */
 long cs_splats_count_nonfinite(const cs_splats *s, int *first);
+/* Row I's log-scales and logit opacity as a renderer without the 3D filter must see them: with
+ * a filter_3D, folded in the way mip-splatting's fused export does (scales grow by the filter,
+ * opacity shrinks by the volume ratio); else as stored. */
+void cs_splats_baked_row(const cs_splats *s, int i, float log_scales[3], float *logit_opacity);
 /* Frees the arrays; S is empty afterwards. */
 void cs_splats_free(cs_splats *s);
 

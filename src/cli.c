@@ -35,9 +35,14 @@ static const opt_desc OPTS[] = {
     {"--source", "-s", O_VALUE, RUNS_ON_DEVICE & ~C(CS_CMD_TUNE), "data.path", V_STRING, "DIR", "dataset folder (data.path)"},
     {"--output", "-o", O_VALUE, C(CS_CMD_TRAIN), "output.dir", V_STRING, "DIR", "output folder (output.dir)"},
     {"--model", "-m", O_VALUE, C(CS_CMD_TRAIN), "output.dir", V_STRING, "DIR", "graphdeco's name for -o"},
-    {"--model", "-m", O_VALUE, C(CS_CMD_RENDER) | C(CS_CMD_EVAL), NULL, V_NONE, "DIR", "a trained model's output folder"},
+    {"--model", "-m", O_VALUE, C(CS_CMD_RENDER) | C(CS_CMD_EVAL) | C(CS_CMD_EXPORT), NULL, V_NONE, "DIR", "a trained model's output folder"},
     {"--output", "-o", O_VALUE, C(CS_CMD_RENDER), NULL, V_NONE, "DIR", "folder for the PNGs"},
     {"--output", "-o", O_VALUE, C(CS_CMD_BATCH), NULL, V_NONE, "ROOT", "the batch's folder: ROOT/<job>/, ROOT/summary.json"},
+    {"--output", "-o", O_VALUE, C(CS_CMD_EXPORT), NULL, V_NONE, "FILE",
+     "the file to write (default: beside the PLY, point_cloud.spz, .splat, .compressed.ply, _baked.ply)"},
+    {"--format", NULL, O_VALUE, C(CS_CMD_EXPORT), NULL, V_NONE, "spz|splat|compressed-ply|ply", "the format to write"},
+    {"--bake", NULL, O_FLAG, C(CS_CMD_EXPORT), NULL, V_NONE, NULL,
+     "with --format ply: fold the 3D filter into scales and opacities (the compact formats always do)"},
     {"--resume", NULL, O_VALUE, C(CS_CMD_TRAIN), NULL, V_NONE, "CKPT",
      "continue from OUT/checkpoints/chkpnt_N.bin with OUT/config.json"},
     {"--force", NULL, O_FLAG, C(CS_CMD_TRAIN), NULL, V_NONE, NULL,
@@ -54,8 +59,8 @@ static const opt_desc OPTS[] = {
     {"--checkpoint_iterations", NULL, O_LIST, TRAINS, "output.checkpoint_iterations", V_RAW, "N...",
      "output.checkpoint_iterations"},
     {"--sh_degree", NULL, O_VALUE, TRAINS, "model.sh_degree", V_RAW, "N", "model.sh_degree"},
-    {"--ply", NULL, O_VALUE, C(CS_CMD_RENDER) | C(CS_CMD_BENCH) | C(CS_CMD_INFO), NULL, V_NONE, "FILE",
-     "a Gaussian PLY"},
+    {"--ply", NULL, O_VALUE, C(CS_CMD_RENDER) | C(CS_CMD_BENCH) | C(CS_CMD_INFO) | C(CS_CMD_EXPORT), NULL, V_NONE, "FILE",
+     "a Gaussian scene: PLY, compressed PLY, .spz or .splat"},
     {"--split", NULL, O_VALUE, C(CS_CMD_RENDER), NULL, V_NONE, "train|test|all", "views to render (default test)"},
     {"--iters", NULL, O_VALUE, C(CS_CMD_BENCH), NULL, V_NONE, "N", "timed iterations (default 20)"},
     {"--iters", NULL, O_VALUE, C(CS_CMD_METRICS), NULL, V_NONE, "N", "also time LPIPS N times: \"lpips_ms\", the median"},
@@ -86,7 +91,7 @@ static const struct {
                        "render a model's views to PNG (with -m: OUT/<split>/ours_N/renders and gt)"},
     [CS_CMD_EVAL] = {"eval", "clsplat eval -m OUT [-r N] [--set key=value]",
                      "evaluate a trained model on its test views; appends to OUT/metrics.json"},
-    [CS_CMD_INFO] = {"info", "clsplat info FILE.ply", "count, SH degree, bounds, 3D filter of a PLY"},
+    [CS_CMD_INFO] = {"info", "clsplat info FILE", "format, count, SH degree, bounds, 3D filter of a PLY, compressed PLY, .spz or .splat"},
     [CS_CMD_BENCH] = {"bench", "clsplat bench -s DATA --ply FILE [--iters N] [--view I]",
                       "per-stage medians of one training iteration"},
     [CS_CMD_TUNE] = {"tune", "clsplat tune [-c CONFIG] [--set key=value]",
@@ -97,6 +102,8 @@ static const struct {
                       "train many scenes: every GPU, jobs packed by memory, restartable; ROOT/summary.json"},
     [CS_CMD_METRICS] = {"metrics", "clsplat metrics IMAGE_A IMAGE_B [--set eval.lpips_weights=FILE] [--iters N]",
                         "PSNR, SSIM and LPIPS of two images of one size, as one JSON object"},
+    [CS_CMD_EXPORT] = {"export", "clsplat export (-m OUT | --ply FILE) --format spz|splat|compressed-ply|ply [-o FILE] [--bake]",
+                       "write a trained scene in a web viewer's format (.spz, .splat, compressed PLY) or a baked PLY"},
 };
 
 void cs_cli_usage(FILE *out)
@@ -207,6 +214,8 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--view")) return parse_int(flag, v, 0, &a->view);
     else if (!strcmp(n, "--devices")) a->devices = v;
     else if (!strcmp(n, "--collect")) a->collect = true;
+    else if (!strcmp(n, "--format")) a->format = v;
+    else if (!strcmp(n, "--bake")) a->bake = true;
     else if (!strcmp(n, "--task")) return parse_int(flag, v, 0, &a->task);
     else if (!strcmp(n, "--per-device")) return parse_int(flag, v, 1, &a->per_device);
     return 0;

@@ -9,9 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "splats.h"
 #include "util.h"
 
-typedef enum { T_INT, T_FLOAT, T_BOOL, T_STRING, T_ENUM, T_INTLIST, T_FLUSH } key_type;
+typedef enum { T_INT, T_FLOAT, T_BOOL, T_STRING, T_ENUM, T_INTLIST, T_FLUSH, T_FORMATS } key_type;
 
 typedef struct {
     const char *name;
@@ -76,6 +77,7 @@ static const key_desc KEYS[] = {
     {"eval.tensorboard_views", T_INT, F(eval.tensorboard_views), 0, 100, NULL, 0, "test views logged to TensorBoard at each evaluation (render | ground truth)"},
     {"output.dir", T_STRING, F(output.dir), 0, 0, NULL, 0, "output folder (-o / -m set it; default output/<date-time>)"},
     {"output.save_iterations", T_INTLIST, L(output.save_iterations, output.n_save_iterations), "PLY save points (and the last iteration)"},
+    {"output.export_formats", T_FORMATS, F(output.export_formats), 0, 0, NULL, 0, "also write these beside each saved PLY: spz, splat, compressed-ply (3D filter folded in)"},
     {"output.checkpoint_iterations", T_INTLIST, L(output.checkpoint_iterations, output.n_checkpoint_iterations), "checkpoint points"},
     {"output.checkpoint_interval", T_INT, F(output.checkpoint_interval), 0, 1e8, NULL, 0, "also a checkpoint every N iterations, each replacing the previous one of these (0: off; clsplat batch jobs default to 2000)"},
     {"device.id", T_STRING, F(device.id), 0, 0, NULL, 0, "P:D, a name substring, or empty for the best device"},
@@ -296,6 +298,19 @@ static int set_key(cs_config *cfg, const key_desc *k, const char *src, json_t *v
         *(int *)base = x;
         return 0;
     }
+    case T_FORMATS: {
+        size_t n = json_is_array(v) ? json_array_size(v) : 1;
+        int mask = 0;
+        for (size_t i = 0; i < n; i++) {
+            json_t *e = json_is_array(v) ? json_array_get(v, i) : v;
+            cs_splat_format f;
+            if (!json_is_string(e) || cs_splat_format_parse(json_string_value(e), &f) || f == CS_FMT_PLY)
+                return cs_fail("%s: key '%s' must be a list of spz, splat, compressed-ply", src, k->name);
+            mask |= 1 << f;
+        }
+        *(int *)base = mask;
+        return 0;
+    }
     case T_INTLIST: {
         if (json_is_integer(v)) {
             json_t *arr = json_array();
@@ -442,6 +457,14 @@ static void describe_value(const key_desc *k, const cs_config *cfg, char *out, s
     case T_BOOL: snprintf(out, n, "%s", *(const bool *)base ? "true" : "false"); break;
     case T_STRING: snprintf(out, n, "\"%s\"", base); break;
     case T_ENUM: enum_name(k->names, *(const int *)base, out, n); break;
+    case T_FORMATS: {
+        size_t used = (size_t)snprintf(out, n, "[");
+        for (int f = 0, j = 0; f < CS_FMT_COUNT && used < n; f++)
+            if (*(const int *)base & (1 << f))
+                used += (size_t)snprintf(out + used, n - used, "%s\"%s\"", j++ ? ", " : "", cs_splat_format_name((cs_splat_format)f));
+        if (used < n) snprintf(out + used, n - used, "]");
+        break;
+    }
     case T_INTLIST: {
         int cnt = *(const int *)((const char *)cfg + k->count_off);
         size_t used = (size_t)snprintf(out, n, "[");
@@ -463,6 +486,7 @@ static void describe_range(const key_desc *k, char *out, size_t n)
     case T_ENUM: snprintf(out, n, "%s", k->names); break;
     case T_FLUSH: snprintf(out, n, "%s or iterations >= 1", k->names); break;
     case T_INTLIST: snprintf(out, n, "list of iterations"); break;
+    case T_FORMATS: snprintf(out, n, "list of spz|splat|compressed-ply"); break;
     }
 }
 
@@ -504,6 +528,11 @@ char *cs_config_dump(const cs_config *cfg)
         case T_BOOL: v = json_boolean(*(const bool *)base); break;
         case T_STRING: v = json_string(base); break;
         case T_ENUM: enum_name(k->names, *(const int *)base, buf, sizeof buf); v = json_string(buf); break;
+        case T_FORMATS:
+            v = json_array();
+            for (int f = 0; f < CS_FMT_COUNT; f++)
+                if (*(const int *)base & (1 << f)) json_array_append_new(v, json_string(cs_splat_format_name((cs_splat_format)f)));
+            break;
         case T_INTLIST: {
             v = json_array();
             int cnt = *(const int *)((const char *)cfg + k->count_off);

@@ -20,6 +20,7 @@
 #include "render.h"
 #include "run_dir.h"
 #include "scene.h"
+#include "splat_file.h"
 #include "splats.h"
 #include "trainer.h"
 #include "tune.h"
@@ -149,7 +150,7 @@ static int cmd_render(const cs_args *a)
         snprintf(out, sizeof out, "%s", a->out ? a->out : "renders");
     }
     cs_splats s;
-    if (cs_ply_read(ply, &s)) return -1;
+    if (cs_splat_file_read(ply, &s, NULL)) return -1;
     if (!cfg.data.eval && !strcmp(split, "test")) cfg.data.eval = 1;
     cs_scene scene;
     if (cs_scene_load(&cfg.data, &scene)) {
@@ -217,9 +218,10 @@ static int cmd_metrics(const cs_args *a)
 
 static int cmd_info(const cs_args *a)
 {
-    if (!a->ply) return USAGE_ERROR("info needs a PLY file: clsplat info FILE.ply");
+    if (!a->ply) return USAGE_ERROR("info needs a scene file: clsplat info FILE (PLY, compressed PLY, .spz, .splat)");
     cs_splats s;
-    if (cs_ply_read(a->ply, &s)) return -1;
+    cs_splat_format f;
+    if (cs_splat_file_read(a->ply, &s, &f)) return -1;
     float lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
     for (int i = 0; i < s.n; i++)
         for (int k = 0; k < 3; k++) {
@@ -227,10 +229,49 @@ static int cmd_info(const cs_args *a)
             if (i == 0 || v < lo[k]) lo[k] = v;
             if (i == 0 || v > hi[k]) hi[k] = v;
         }
-    printf("%s\n  Gaussians: %d\n  SH degree: %d\n  bounds: [%g %g %g] .. [%g %g %g]\n  3D filter: %s\n", a->ply, s.n,
-           s.sh_degree, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], s.filter_3d ? "yes (filter_3D)" : "no");
+    FILE *fp = fopen(a->ply, "rb");
+    long bytes = fp && !fseek(fp, 0, SEEK_END) ? ftell(fp) : -1;
+    if (fp) fclose(fp);
+    printf("%s\n  format: %s, %ld bytes (%.1f a Gaussian)\n  Gaussians: %d\n  SH degree: %d\n"
+           "  bounds: [%g %g %g] .. [%g %g %g]\n  3D filter: %s\n",
+           a->ply, cs_splat_format_name(f), bytes, s.n ? (double)bytes / s.n : 0.0, s.n, s.sh_degree, lo[0], lo[1], lo[2],
+           hi[0], hi[1], hi[2], s.filter_3d ? "yes (filter_3D)" : "no");
     cs_splats_free(&s);
     return 0;
+}
+
+/* export: the model's latest PLY (or --ply) in another format, beside it unless -o. */
+static int cmd_export(const cs_args *a)
+{
+    if (!a->format) return USAGE_ERROR("export needs --format spz|splat|compressed-ply|ply");
+    if (!a->model == !a->ply) return USAGE_ERROR("export needs -m OUTDIR or --ply FILE (one of them)");
+    cs_splat_format f;
+    if (cs_splat_format_parse(a->format, &f)) return EXIT_USAGE;
+    if (a->bake && f != CS_FMT_PLY) return USAGE_ERROR("--bake is for --format ply; the other formats always fold the 3D filter in");
+    char src[1400], dst[1500];
+    int it;
+    if (a->model ? cs_run_dir_latest_ply(a->model, src, sizeof src, &it) : 0) return -1;
+    if (!a->model) snprintf(src, sizeof src, "%s", a->ply);
+    if (a->out) {
+        snprintf(dst, sizeof dst, "%s", a->out);
+    } else { /* beside the source: NAME.spz, NAME.splat, NAME.compressed.ply, NAME_baked.ply */
+        const char *dot = strrchr(src, '.'), *slash = strrchr(src, '/');
+        int stem = dot && (!slash || dot > slash) ? (int)(dot - src) : (int)strlen(src);
+        snprintf(dst, sizeof dst, "%.*s%s", stem, src, f == CS_FMT_PLY ? "_baked.ply" : cs_splat_format_ext(f));
+    }
+    cs_splats s;
+    if (cs_splat_file_read(src, &s, NULL)) return -1;
+    int rc = cs_splat_file_write(dst, &s, f, a->bake);
+    if (!rc) {
+        FILE *fp = fopen(dst, "rb");
+        long bytes = fp && !fseek(fp, 0, SEEK_END) ? ftell(fp) : -1;
+        if (fp) fclose(fp);
+        printf("wrote %s: %s, %d Gaussians, SH degree %d%s, %ld bytes (%.1f a Gaussian)%s\n", dst, cs_splat_format_name(f),
+               s.n, f == CS_FMT_SPLAT ? 0 : s.sh_degree, f == CS_FMT_SPLAT && s.sh_degree ? " (.splat has no SH: dropped)" : "",
+               bytes, s.n ? (double)bytes / s.n : 0.0, s.filter_3d && (f != CS_FMT_PLY || a->bake) ? "; 3D filter folded in" : "");
+    }
+    cs_splats_free(&s);
+    return rc;
 }
 
 /* ---- bench, tune, devices, config -------------------------------------------------------- */
@@ -326,6 +367,7 @@ static int run(const cs_args *a)
     case CS_CMD_CONFIG: return cmd_config(a);
     case CS_CMD_BATCH: return cmd_batch(a);
     case CS_CMD_METRICS: return cmd_metrics(a);
+    case CS_CMD_EXPORT: return cmd_export(a);
     default: return cs_fail("internal: no command");
     }
 }

@@ -10,52 +10,6 @@
 #include "ply.h"
 #include "util.h"
 
-int cs_splats_alloc(cs_splats *s, int n, int deg, int with_filter)
-{
-    memset(s, 0, sizeof *s);
-    size_t N = n > 0 ? (size_t)n : 1;
-    int K = CS_SH_COEFFS(deg);
-    s->n = n;
-    s->sh_degree = deg;
-    s->means = calloc(N * 3, sizeof(float));
-    s->log_scales = calloc(N * 3, sizeof(float));
-    s->quats = calloc(N * 4, sizeof(float));
-    s->logit_opacity = calloc(N, sizeof(float));
-    s->sh = calloc(N * K * 3, sizeof(float));
-    if (with_filter) s->filter_3d = calloc(N, sizeof(float));
-    if (!s->means || !s->log_scales || !s->quats || !s->logit_opacity || !s->sh || (with_filter && !s->filter_3d)) {
-        cs_splats_free(s);
-        return cs_fail("out of host memory for %d Gaussians", n);
-    }
-    return 0;
-}
-
-long cs_splats_count_nonfinite(const cs_splats *s, int *first)
-{
-    long bad = 0;
-    int K3 = CS_SH_COEFFS(s->sh_degree) * 3;
-    *first = -1;
-    for (int i = 0; i < s->n; i++) {
-        int ok = isfinite(s->logit_opacity[i]) && (!s->filter_3d || isfinite(s->filter_3d[i]));
-        for (int k = 0; k < 3 && ok; k++) ok = isfinite(s->means[i * 3 + k]) && isfinite(s->log_scales[i * 3 + k]);
-        for (int k = 0; k < 4 && ok; k++) ok = isfinite(s->quats[i * 4 + k]);
-        for (int k = 0; k < K3 && ok; k++) ok = isfinite(s->sh[(size_t)i * K3 + k]);
-        if (!ok && !bad++) *first = i;
-    }
-    return bad;
-}
-
-void cs_splats_free(cs_splats *s)
-{
-    free(s->means);
-    free(s->log_scales);
-    free(s->quats);
-    free(s->logit_opacity);
-    free(s->sh);
-    free(s->filter_3d);
-    memset(s, 0, sizeof *s);
-}
-
 /* ---- reading -------------------------------------------------------------------------- */
 
 enum { P_I8, P_U8, P_I16, P_U16, P_I32, P_U32, P_F32, P_F64 };
@@ -339,18 +293,7 @@ int cs_ply_write(const char *path, const cs_splats *s, int bake)
             for (int k = 1; k < K; k++) row[o++] = sh[k * 3 + c];
         float op = s->logit_opacity[i];
         float ls[3] = {s->log_scales[i * 3], s->log_scales[i * 3 + 1], s->log_scales[i * 3 + 2]};
-        if (bake && s->filter_3d) {
-            /* mip-splatting: s' = sqrt(s^2 + f^2), o' = o * sqrt(prod s^2 / prod s'^2) */
-            double f2 = (double)s->filter_3d[i] * s->filter_3d[i], ratio = 1.0;
-            for (int c = 0; c < 3; c++) {
-                double s2 = exp(2.0 * ls[c]);
-                ratio *= s2 / (s2 + f2);
-                ls[c] = (float)(0.5 * log(s2 + f2));
-            }
-            double o = 1.0 / (1.0 + exp(-(double)op)) * sqrt(ratio);
-            o = o < 1e-12 ? 1e-12 : o > 1 - 1e-7 ? 1 - 1e-7 : o;
-            op = (float)log(o / (1.0 - o));
-        }
+        if (bake) cs_splats_baked_row(s, i, ls, &op);
         row[o++] = op;
         for (int c = 0; c < 3; c++) row[o++] = ls[c];
         for (int c = 0; c < 4; c++) row[o++] = s->quats[i * 4 + c];

@@ -23,6 +23,7 @@
 #include "pass.h"
 #include "progress.h"
 #include "ply.h"
+#include "splat_file.h"
 #include "render.h"
 #include "run_dir.h"
 #include "schedule.h"
@@ -311,6 +312,11 @@ static int save_ply(trainer *t, int iteration)
     cs_splats s;
     if (cs_model_download(t->cl, &t->m, &s)) return -1;
     int r = cs_ply_write(p, &s, 0);
+    for (int f = 0; f < CS_FMT_COUNT && !r; f++) /* output.export_formats, beside it */
+        if (t->cfg->output.export_formats & (1 << f)) {
+            snprintf(p, sizeof p, "%s/point_cloud%s", dir, cs_splat_format_ext((cs_splat_format)f));
+            r = cs_splat_file_write(p, &s, (cs_splat_format)f, 0);
+        }
     cs_splats_free(&s);
     return r;
 }
