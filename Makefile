@@ -22,7 +22,7 @@ TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC))
 
 .PHONY: all deps test demo check-real check-structure check-slurm check-oclgrind sanitize fuzz fuzz-deps install uninstall clean
-all: $(BUILD)/clsplat $(BUILD)/gen_demo
+all: $(BUILD)/clsplat $(BUILD)/gen_demo $(BUILD)/psnr_dirs
 
 deps:
 	@sh tools/install-deps.sh
@@ -43,6 +43,8 @@ $(BUILD)/libclsplat.a: $(LIB_OBJ)
 $(BUILD)/clsplat: $(BUILD)/obj/main.o $(BUILD)/libclsplat.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/run_tests: $(TEST_OBJ) $(BUILD)/libclsplat.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/psnr_dirs: tools/psnr_dirs.c $(BUILD)/libclsplat.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/gen_demo: tools/gen_demo.c $(BUILD)/libclsplat.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

@@ -81,6 +81,7 @@ typedef struct {
     int n_checkpoint_iterations;
     int checkpoint_interval; /* 0 = off; periodic checkpoints replace each other */
     int export_formats;      /* bit 1 << cs_splat_format for each format written beside the PLYs */
+    int spz_sh_bits;         /* SPZ SH precision, 1-8 bits (0: the reference packer's 5 and 4) */
 } cs_output_cfg;
 
 typedef struct {

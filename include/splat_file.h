@@ -9,8 +9,12 @@
 
 /* Reads PATH in whichever format it is into OUT; FMT (may be NULL) gets the format. */
 int cs_splat_file_read(const char *path, cs_splats *out, cs_splat_format *fmt);
-/* Writes S to PATH atomically in format F. The compact formats always fold a 3D filter in;
- * the PLY keeps it as filter_3D unless BAKE_PLY. */
-int cs_splat_file_write(const char *path, const cs_splats *s, cs_splat_format f, int bake_ply);
+typedef struct {
+    int bake_ply;    /* fold the 3D filter into a PLY (the compact formats always do) */
+    int spz_sh_bits; /* cs_spz_write's SH_BITS (output.spz_sh_bits) */
+} cs_export_opts;
+
+/* Writes S to PATH atomically in format F with options O. */
+int cs_splat_file_write(const char *path, const cs_splats *s, cs_splat_format f, const cs_export_opts *o);
 
 #endif

@@ -20,9 +20,10 @@ typedef struct {
     int flags;
 } cs_spz_info;
 
-/* Writes S to PATH atomically (gzip level 9). -1 with a message (e.g. positions too far out
- * for 24-bit fixed point, SH degree over 4). */
-int cs_spz_write(const char *path, const cs_splats *s);
+/* Writes S to PATH atomically (gzip level 9), the SH coefficients rounded to SH_BITS of their
+ * 8 (1-8; 0: the reference packer's 5 for degree 1 and 4 above; readers need not know). -1
+ * with a message (e.g. positions too far out for 24-bit fixed point, SH degree over 4). */
+int cs_spz_write(const char *path, const cs_splats *s, int sh_bits);
 /* Reads PATH into OUT (no 3D filter); INFO may be NULL. -1 with a message naming the file. */
 int cs_spz_read(const char *path, cs_splats *out, cs_spz_info *info);
 

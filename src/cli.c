@@ -65,7 +65,7 @@ static const opt_desc OPTS[] = {
     {"--iters", NULL, O_VALUE, C(CS_CMD_BENCH), NULL, V_NONE, "N", "timed iterations (default 20)"},
     {"--iters", NULL, O_VALUE, C(CS_CMD_METRICS), NULL, V_NONE, "N", "also time LPIPS N times: \"lpips_ms\", the median"},
     {"--view", NULL, O_VALUE, C(CS_CMD_BENCH), NULL, V_NONE, "I", "camera index (default 0)"},
-    {"--set", NULL, O_VALUE, OPENS_DEVICE | C(CS_CMD_BATCH), "", V_RAW, "KEY=VALUE", "any config key (clsplat config --list)"},
+    {"--set", NULL, O_VALUE, OPENS_DEVICE | C(CS_CMD_BATCH) | C(CS_CMD_EXPORT), "", V_RAW, "KEY=VALUE", "any config key (clsplat config --list)"},
     {"--devices", NULL, O_VALUE, C(CS_CMD_BATCH), NULL, V_NONE, "all|P:D,...",
      "devices to run jobs on (default all: every GPU, else the CPU)"},
     {"--per-device", NULL, O_VALUE, C(CS_CMD_BATCH), NULL, V_NONE, "K",

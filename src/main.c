@@ -259,9 +259,12 @@ static int cmd_export(const cs_args *a)
         int stem = dot && (!slash || dot > slash) ? (int)(dot - src) : (int)strlen(src);
         snprintf(dst, sizeof dst, "%.*s%s", stem, src, f == CS_FMT_PLY ? "_baked.ply" : cs_splat_format_ext(f));
     }
+    cs_config cfg; /* output.spz_sh_bits: the run's, or the defaults', then --set */
+    if (a->model ? model_config(a, &cfg) : resolve_config(a, NULL, &cfg)) return -1;
     cs_splats s;
     if (cs_splat_file_read(src, &s, NULL)) return -1;
-    int rc = cs_splat_file_write(dst, &s, f, a->bake);
+    cs_export_opts eo = {a->bake, cfg.output.spz_sh_bits};
+    int rc = cs_splat_file_write(dst, &s, f, &eo);
     if (!rc) {
         FILE *fp = fopen(dst, "rb");
         long bytes = fp && !fseek(fp, 0, SEEK_END) ? ftell(fp) : -1;

@@ -52,12 +52,12 @@ int cs_splat_file_read(const char *path, cs_splats *out, cs_splat_format *fmt)
     }
 }
 
-int cs_splat_file_write(const char *path, const cs_splats *s, cs_splat_format f, int bake_ply)
+int cs_splat_file_write(const char *path, const cs_splats *s, cs_splat_format f, const cs_export_opts *o)
 {
     switch (f) {
-    case CS_FMT_SPZ: return cs_spz_write(path, s);
+    case CS_FMT_SPZ: return cs_spz_write(path, s, o->spz_sh_bits);
     case CS_FMT_SPLAT: return cs_splat32_write(path, s);
     case CS_FMT_CPLY: return cs_cply_write(path, s);
-    default: return cs_ply_write(path, s, bake_ply);
+    default: return cs_ply_write(path, s, o->bake_ply);
     }
 }

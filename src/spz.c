@@ -12,7 +12,7 @@
 #define SPZ_MAGIC 0x5053474eu  /* "NGSP" */
 #define SPZ_HEADER 16
 #define SPZ_COLOR_SCALE 0.15f  /* DC colour: byte = dc * 0.15 * 255 + 127.5 */
-#define SPZ_SH1_BITS 5          /* the reference packer's defaults: degree 1 at 5 bits, */
+#define SPZ_SH1_BITS 5          /* the reference packer's defaults (sh_bits 0): degree 1 at 5 bits, */
 #define SPZ_SHREST_BITS 4       /* higher degrees at 4 (zero low bits compress better) */
 #define SQRT1_2 0.70710678118654752f
 
@@ -108,7 +108,7 @@ static uint32_t get_u32(const uint8_t *p)
 }
 
 /* The uncompressed stream of S (header and attributes). */
-static uint8_t *pack(const cs_splats *s, int bits, size_t *len)
+static uint8_t *pack(const cs_splats *s, int bits, int sh_bits, size_t *len)
 {
     long n = s->n;
     int K = CS_SH_COEFFS(s->sh_degree), R = sh_rest(s->sh_degree);
@@ -122,6 +122,7 @@ static uint8_t *pack(const cs_splats *s, int bits, size_t *len)
     buf[14] = s->filter_3d ? CS_SPZ_FLAG_ANTIALIASED : 0;
     uint8_t *pos = buf + SPZ_HEADER, *alpha = pos + n * 9, *col = alpha + n, *scl = col + n * 3, *rot = scl + n * 3;
     uint8_t *sh = rot + n * 4;
+    int b1 = sh_bits ? sh_bits : SPZ_SH1_BITS, br = sh_bits ? sh_bits : SPZ_SHREST_BITS;
     for (long i = 0; i < n; i++) {
         for (int c = 0; c < 3; c++) {
             int32_t v = (int32_t)lroundf(s->means[i * 3 + c] * Q_FLIP[c] * (float)(1 << bits));
@@ -144,18 +145,19 @@ static uint8_t *pack(const cs_splats *s, int bits, size_t *len)
         for (int k = 0; k < R; k++)
             for (int c = 0; c < 3; c++)
                 sh[(size_t)i * R * 3 + k * 3 + c] =
-                    quantize_sh(f[(k + 1) * 3 + c] * SH_FLIP[k], 1 << (8 - (k < 3 ? SPZ_SH1_BITS : SPZ_SHREST_BITS)));
+                    quantize_sh(f[(k + 1) * 3 + c] * SH_FLIP[k], 1 << (8 - (k < 3 ? b1 : br)));
     }
     return buf;
 }
 
-int cs_spz_write(const char *path, const cs_splats *s)
+int cs_spz_write(const char *path, const cs_splats *s, int sh_bits)
 {
+    if (sh_bits < 0 || sh_bits > 8) return cs_fail("%s: SPZ SH bits %d (1-8, or 0 for 5 and 4)", path, sh_bits);
     if (s->sh_degree > 4) return cs_fail("%s: SPZ holds SH degrees up to 4, the model has %d", path, s->sh_degree);
     int bits = fractional_bits(s);
     if (bits < 0) return cs_fail("%s: a position is beyond +-8388607, which SPZ's 24-bit fixed point cannot hold", path);
     size_t len;
-    uint8_t *raw = pack(s, bits, &len);
+    uint8_t *raw = pack(s, bits, sh_bits, &len);
     if (!raw) return cs_fail("out of host memory (SPZ of %d Gaussians)", s->n);
     z_stream z;
     memset(&z, 0, sizeof z);

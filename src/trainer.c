@@ -315,7 +315,8 @@ static int save_ply(trainer *t, int iteration)
     for (int f = 0; f < CS_FMT_COUNT && !r; f++) /* output.export_formats, beside it */
         if (t->cfg->output.export_formats & (1 << f)) {
             snprintf(p, sizeof p, "%s/point_cloud%s", dir, cs_splat_format_ext((cs_splat_format)f));
-            r = cs_splat_file_write(p, &s, (cs_splat_format)f, 0);
+            cs_export_opts eo = {0, t->cfg->output.spz_sh_bits};
+            r = cs_splat_file_write(p, &s, (cs_splat_format)f, &eo);
         }
     cs_splats_free(&s);
     return r;
