@@ -1,5 +1,5 @@
 # clsplat: Gaussian Splatting trainer in C11 + OpenCL.  Targets: all, test, demo, check-real,
-# check-structure, check-slurm, sanitize, fuzz (FUZZ_SECONDS), install (PREFIX, DESTDIR), clean.  `make demo` and `make test` install missing Debian packages when run as root.
+# check-structure, check-slurm, check-oclgrind, check-interop, sanitize, fuzz (FUZZ_SECONDS), install (PREFIX, DESTDIR), clean.  `make demo` and `make test` install missing Debian packages when run as root.
 CC ?= cc
 PKGS := OpenCL libpng jansson libjpeg zlib
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -21,7 +21,7 @@ LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/cl_sourc
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC))
 
-.PHONY: all deps test demo check-real check-structure check-slurm check-oclgrind sanitize fuzz fuzz-deps install uninstall clean
+.PHONY: all deps test demo check-real check-structure check-slurm check-oclgrind check-interop sanitize fuzz fuzz-deps install uninstall clean
 all: $(BUILD)/clsplat $(BUILD)/gen_demo $(BUILD)/psnr_dirs
 
 deps:
@@ -63,6 +63,10 @@ check-slurm: all
 	sh tools/slurm/check.sh $(BUILD)
 
 # every kernel on tiny inputs in oclgrind's simulator with --data-races (tools/check_oclgrind.sh)
+# clsplat's exports in splat-transform and in Spark under headless Chromium (tools/check_interop.sh)
+check-interop: deps
+	BUILD=$(BUILD) bash tools/check_interop.sh
+
 check-oclgrind: deps
 	@sh tools/install-deps.sh oclgrind
 	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo

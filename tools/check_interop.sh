@@ -1,0 +1,103 @@
+#!/bin/bash
+# make check-interop: clsplat's exports in real tools.
+#  (1) PlayCanvas's splat-transform (npm) reads clsplat's PLY, SPZ, .splat and compressed PLY of
+#      random Gaussians (SH degree 3, every axis and sign convention showing) and its decoded
+#      values equal clsplat's own reader's (tools/interop/check_values.py);
+#  (2) Spark (npm, with three) in Debian's headless Chromium (SwiftShader WebGL, page served
+#      from 127.0.0.1) renders a trained demo scene's PLY and SPZ from a test camera, and the
+#      frame matches clsplat's render of that camera (PSNR at least MIN_DB; a blank or garbled
+#      frame is far below it). Camera mapping: the NeRF-synthetic transform_matrix is
+#      camera-to-world in three.js's camera axes, used as it is for the PLY (Spark takes a PLY's
+#      axes raw); Spark also takes an SPZ raw, i.e. in SPZ's RUB axes, so for the SPZ the world
+#      is flipped: diag(1,-1,-1) times the matrix.
+# Screenshots and clsplat's renders land in OUT (default build/interop-results) to look at.
+#   usage: tools/check_interop.sh [OUT]     (root installs nodejs, npm, chromium when missing)
+set -eu
+cd "$(dirname "$0")/.."
+B=${BUILD:-build}
+W=$B/interop
+OUTD=${1:-$B/interop-results}
+MIN_DB=${MIN_DB:-22} # measured 25.1 (PLY) and 25.2 dB (SPZ); a blank frame scores ~8, a wrongly flipped camera ~6
+sh tools/install-deps.sh interop
+if ! command -v npm >/dev/null 2>&1; then # Debian's nodejs comes without npm; nodesource's with it
+    [ "$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null ||
+        { echo "check-interop: npm is missing (apt-get install npm)" >&2; exit 1; }
+fi
+make --no-print-directory "$B/clsplat" "$B/gen_demo" "$B/psnr_dirs" >/dev/null
+mkdir -p "$W" "$OUTD"
+if ! cmp -s tools/interop/package.json "$W/package.json" || [ ! -d "$W/node_modules/@sparkjsdev/spark" ]; then
+    cp tools/interop/package.json "$W/package.json"
+    (cd "$W" && npm install --no-audit --no-fund --ignore-scripts --loglevel=error)
+fi
+C=$(pwd)/$B/clsplat
+fail=0
+echo "== splat-transform $(node -p "require('./$W/node_modules/@playcanvas/splat-transform/package.json').version") reads clsplat's files"
+python3 tools/interop/random_ply.py "$W/rand.ply" 3000 "$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')"
+for f in ply spz splat compressed-ply; do
+    e=$f; [ $f = compressed-ply ] && e=compressed.ply
+    src=$W/rand.$e
+    [ $f = ply ] || "$C" export --ply "$W/rand.ply" --format $f -o "$src" >/dev/null
+    "$C" export --ply "$src" --format ply -o "$W/decoded_$e.ply" >/dev/null
+    if ! (cd "$W" && npx --no-install splat-transform -w "rand.$e" "st_$e.csv" >"st_$e.log" 2>&1); then
+        echo "splat-transform failed on $src:"; cat "$W/st_$e.log"; fail=1; continue
+    fi
+    python3 tools/interop/check_values.py $f "$W/st_$e.csv" "$W/decoded_$e.ply" || fail=1
+done
+
+echo "== Spark $(node -p "require('./$W/node_modules/@sparkjsdev/spark/package.json').version") in Chromium ($(chromium --version 2>/dev/null | head -1)) renders clsplat's PLY and SPZ"
+S=$W/scene
+[ -d "$S" ] || "$B/gen_demo" "$S" 160 120 >/dev/null
+run=$W/run
+if [ ! -f "$run/point_cloud/iteration_900/point_cloud.spz" ]; then
+    "$C" train -s "$S" -o "$run" --force --iterations 900 --set device.tune=off --set optim.random_init_points=6000 \
+        --set optim.sh_increase_interval=300 --set output.export_formats='["spz"]' > "$W/train.log" 2>&1 || {
+        echo "training failed:"; tail -5 "$W/train.log"; exit 1; }
+fi
+pc=$run/point_cloud/iteration_900/point_cloud
+"$C" render --ply "$pc.ply" -s "$S" -o "$W/clsplat_render" > "$W/render.log" 2>&1 || { cat "$W/render.log"; exit 1; }
+www=$W/www
+rm -rf "$www" && mkdir -p "$www"
+cp tools/interop/spark.html "$W/node_modules/three/build/three.module.js" "$W/node_modules/three/build/three.core.js" \
+    "$W/node_modules/@sparkjsdev/spark/dist/spark.module.js" "$www/"
+cp -r "$W/node_modules/three/examples/jsm" "$www/addons"
+cp "$pc.ply" "$www/scene.ply" && cp "$pc.spz" "$www/scene.spz"
+port=$((20000 + RANDOM % 20000))
+python3 -m http.server $port --bind 127.0.0.1 --directory "$www" > "$W/http.log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null' EXIT
+sleep 1
+read -r W_ H_ FOV M_PLY M_SPZ <<EOF2
+$(python3 - "$S" <<'PY'
+import json, math, sys
+d = json.load(open(sys.argv[1] + "/transforms_test.json"))
+from struct import unpack
+with open(sys.argv[1] + "/" + d["frames"][0]["file_path"] + ".png", "rb") as f:
+    w, h = unpack(">II", f.read(24)[16:24])
+m = d["frames"][0]["transform_matrix"]
+fovy = 2 * math.degrees(math.atan(math.tan(d["camera_angle_x"] / 2) * h / w))
+col = lambda a: ",".join(repr(a[r][c]) for c in range(4) for r in range(4))
+flip = [[(1, -1, -1, 1)[r] * m[r][c] for c in range(4)] for r in range(4)]
+print(w, h, fovy, col(m), col(flip))
+PY
+)
+EOF2
+view=$(python3 -c "import json; print(json.load(open('$S/transforms_test.json'))['frames'][0]['file_path'].split('/')[-1])")
+cp "$W/clsplat_render/$view.png" "$OUTD/clsplat_$view.png"
+for f in ply spz; do
+    m=$M_PLY; [ $f = spz ] && m=$M_SPZ
+    mkdir -p "$W/spark_$f"
+    if ! NODE_PATH=$(pwd)/$W/node_modules node tools/interop/shot.js \
+        "http://127.0.0.1:$port/spark.html?file=scene.$f&w=$W_&h=$H_&fovy=$FOV&bg=0&m=$m" "$W/spark_$f/$view.png" "$W_" "$H_" \
+        > "$W/spark_$f.log" 2>&1; then
+        echo "Spark failed on the $f:"; cat "$W/spark_$f.log"; fail=1; continue
+    fi
+    cp "$W/spark_$f/$view.png" "$OUTD/spark_$f.png"
+    line=$("$B/psnr_dirs" "$W/spark_$f" "$W/clsplat_render")
+    db=$(echo "$line" | awk '{print $5}')
+    ok=$(awk -v d="$db" -v m="$MIN_DB" 'BEGIN{print (d >= m) ? 1 : 0}')
+    echo "Spark's $f frame vs clsplat's render of $view (${W_}x$H_): $db dB (need >= $MIN_DB)"
+    [ "$ok" = 1 ] || fail=1
+done
+echo "screenshots: $OUTD/spark_ply.png, $OUTD/spark_spz.png, clsplat's: $OUTD/clsplat_$view.png"
+[ $fail = 0 ] && echo "check-interop: ok" || echo "check-interop: FAILED"
+exit $fail
