@@ -33,6 +33,7 @@ typedef struct {
     int task, per_device;         /* batch --task (-1: none), --per-device (0: memory decides) */
     bool collect;                 /* batch --collect */
     const char *format;           /* export --format */
+    int orbit;                    /* render --orbit N (0: the dataset's views) */
     bool bake;                    /* export --bake */
     const char *argv0;
     /* batch: the job list, or scene folders; metrics: the two images */

@@ -62,6 +62,8 @@ static const opt_desc OPTS[] = {
     {"--ply", NULL, O_VALUE, C(CS_CMD_RENDER) | C(CS_CMD_BENCH) | C(CS_CMD_INFO) | C(CS_CMD_EXPORT), NULL, V_NONE, "FILE",
      "a Gaussian scene: PLY, compressed PLY, .spz or .splat"},
     {"--split", NULL, O_VALUE, C(CS_CMD_RENDER), NULL, V_NONE, "train|test|all", "views to render (default test)"},
+    {"--orbit", NULL, O_VALUE, C(CS_CMD_RENDER), NULL, V_NONE, "N",
+     "N frames circling the scene instead (OUT/orbit/orbit_000.png ..., contact_sheet.png)"},
     {"--iters", NULL, O_VALUE, C(CS_CMD_BENCH), NULL, V_NONE, "N", "timed iterations (default 20)"},
     {"--iters", NULL, O_VALUE, C(CS_CMD_METRICS), NULL, V_NONE, "N", "also time LPIPS N times: \"lpips_ms\", the median"},
     {"--view", NULL, O_VALUE, C(CS_CMD_BENCH), NULL, V_NONE, "I", "camera index (default 0)"},
@@ -86,8 +88,8 @@ static const struct {
     [CS_CMD_DEVICES] = {"devices", "clsplat devices", "list OpenCL platforms and devices (id P:D, memory, paths)"},
     [CS_CMD_TRAIN] = {"train", "clsplat train [-c CONFIG] -s DATA [-o OUT] [--set key=value ...] [options]",
                       "train a Gaussian Splatting scene; outputs in OUT"},
-    [CS_CMD_RENDER] = {"render", "clsplat render -m OUT [-o DIR] [--split train|test|all]   or\n"
-                                 "       clsplat render --ply FILE -s DATA -o DIR [--split ...]",
+    [CS_CMD_RENDER] = {"render", "clsplat render -m OUT [-o DIR] [--split train|test|all | --orbit N]   or\n"
+                                 "       clsplat render --ply FILE -s DATA -o DIR [--split ... | --orbit N]",
                        "render a model's views to PNG (with -m: OUT/<split>/ours_N/renders and gt)"},
     [CS_CMD_EVAL] = {"eval", "clsplat eval -m OUT [-r N] [--set key=value]",
                      "evaluate a trained model on its test views; appends to OUT/metrics.json"},
@@ -215,6 +217,7 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--devices")) a->devices = v;
     else if (!strcmp(n, "--collect")) a->collect = true;
     else if (!strcmp(n, "--format")) a->format = v;
+    else if (!strcmp(n, "--orbit")) return parse_int(flag, v, 1, &a->orbit);
     else if (!strcmp(n, "--bake")) a->bake = true;
     else if (!strcmp(n, "--task")) return parse_int(flag, v, 0, &a->task);
     else if (!strcmp(n, "--per-device")) return parse_int(flag, v, 1, &a->per_device);

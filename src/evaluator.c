@@ -429,3 +429,15 @@ int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene
     viewer_close(&w, cl);
     return rc;
 }
+
+int cs_render_cameras(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const cs_camera *cams,
+                      int n, const char *out_dir, float radius_cap)
+{
+    viewer w;
+    if (cs_mkdirs(out_dir) || viewer_open(&w, cl, cfg, s)) return -1;
+    w.r.radius_cap = radius_cap;
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) rc = render_one(&w, scene, &cams[i], s->sh_degree, out_dir, NULL, 0);
+    viewer_close(&w, cl);
+    return rc;
+}

@@ -362,3 +362,22 @@ int cs_image_resize_area(const cs_image *in, int w, int h, cs_image *out)
     }
     return 0;
 }
+
+int cs_image_tile(const cs_image *imgs, int n, int cols, cs_image *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n < 1 || cols < 1) return cs_fail("no images to tile");
+    int w = imgs[0].width, h = imgs[0].height, rows = (n + cols - 1) / cols;
+    if (cols > n) cols = n;
+    for (int i = 0; i < n; i++)
+        if (imgs[i].width != w || imgs[i].height != h || imgs[i].channels != 3)
+            return cs_fail("tiled images differ in size or are not RGB");
+    out->width = w * cols, out->height = h * rows, out->channels = 3;
+    out->px = calloc((size_t)out->width * out->height * 3, 1);
+    if (!out->px) return cs_fail("out of host memory (%dx%d contact sheet)", out->width, out->height);
+    for (int i = 0; i < n; i++)
+        for (int y = 0; y < h; y++)
+            memcpy(out->px + (((size_t)(i / cols) * h + y) * out->width + (size_t)(i % cols) * w) * 3,
+                   imgs[i].px + (size_t)y * w * 3, (size_t)w * 3);
+    return 0;
+}

@@ -228,7 +228,7 @@ static int check_header(const char *path, const uint8_t *h, size_t csize, cs_spz
                        inf->version == 1 ? "; version 1 stores float16 positions" : "");
     uint32_t count = get_u32(h + 8);
     *deg = h[12], inf->fractional_bits = h[13], inf->flags = h[14];
-    if (*deg > 4) return cs_fail("%s: SH degree %d (SPZ allows 0-4)", path, *deg);
+    if (*deg > 3) return cs_fail("%s: SH degree %d (clsplat handles degrees 0-3)", path, *deg);
     if (inf->fractional_bits > 23) return cs_fail("%s: %d fractional bits in a 24-bit position", path, inf->fractional_bits);
     /* deflate expands at most ~1032x: a count the file cannot hold is refused before allocating */
     if (count > 0x7fffffffu || payload_bytes(count, *deg, inf->version) > (csize + 64) * 1100)

@@ -7,6 +7,8 @@
 
 #include "cli_run.h"
 #include "image.h"
+#include "orbit.h"
+#include "ply.h"
 #include "ply_compressed.h"
 #include "splat32.h"
 #include "splat_file.h"
@@ -346,9 +348,87 @@ int test_export_cli(void)
                   min_psnr[k]);
         }
     }
+    /* the test can tell: the same PLY with its filter dropped (not folded) renders visibly apart */
+    cs_splats s;
+    snprintf(p, sizeof p, "%s.ply", pc);
+    CHECK_OK(cs_ply_read(p, &s));
+    CHECK(s.filter_3d != NULL, "the mip run wrote no filter_3D");
+    free(s.filter_3d);
+    s.filter_3d = NULL;
+    snprintf(p, sizeof p, "%s/dropped.ply", dir);
+    CHECK_OK(cs_ply_write(p, &s, 0));
+    cs_splats_free(&s);
+    char rdir[800], a0[900], b0[900];
+    snprintf(rdir, sizeof rdir, "%s/r_dropped", dir);
+    CHECK(cli_run("", log, "render --ply %s -s %s -o %s --set model.antialias=mip", p, scene, rdir) == 0, "render dropped");
+    snprintf(a0, sizeof a0, "%s/r_0.png", ref);
+    snprintf(b0, sizeof b0, "%s/r_0.png", rdir);
+    double dropped = psnr_png(a0, b0);
+    printf("  filter dropped instead of folded: %.2f dB against the PLY's render\n", dropped);
+    CHECK(dropped < min_psnr[4] - 5, "dropping the filter gives %.2f dB: the baked comparison could not fail", dropped);
+    /* --orbit: frames and a contact sheet of up to 8, 4 a row */
+    CHECK(cli_run("", log, "render -m %s --orbit 6", out) == 0, "render --orbit failed, see %s", log);
+    snprintf(p, sizeof p, "%s/orbit/orbit_005.png", out);
+    CHECK(cs_file_exists(p), "no %s", p);
+    snprintf(p, sizeof p, "%s/orbit/contact_sheet.png", out);
+    int sw = 0, sh = 0;
+    CHECK(cs_image_size(p, &sw, &sh) == 0 && sw == 4 * 40 && sh == 2 * 30, "contact sheet %dx%d, want 160x60", sw, sh);
     /* a bad file through the CLI: exit 1 with the file named */
     snprintf(p, sizeof p, "%s/bad.spz", dir);
     cs_write_file_atomic(p, "\x1f\x8b garbage", 10);
     CHECK(cli_run("", log, "info %s", p) == 1, "info on a bad .spz did not exit 1");
+    return 0;
+}
+
+/* six cameras on a circle of radius 4 at height 1.5 around CENTRE, world up +z, looking at it */
+int test_orbit_cameras(void)
+{
+    uint64_t rng = test_seed() ^ 0x0b17;
+    const double centre[3] = {0.5, 0.2, -1.0}, up[3] = {0, 0, 1};
+    cs_camera cams[7];
+    cs_scene scene;
+    memset(&scene, 0, sizeof scene);
+    scene.cams = cams, scene.n_cams = 7;
+    double phase = test_rand(&rng); /* evenly spaced: their up directions average to the world's */
+    for (int i = 0; i < 7; i++) {
+        double a = 2 * M_PI * (i + phase) / 6, pos[3] = {centre[0] + 4 * cos(a), centre[1] + 4 * sin(a), centre[2] + 1.5};
+        double f[3] = {centre[0] - pos[0], centre[1] - pos[1], centre[2] - pos[2]}, fn = sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
+        for (int k = 0; k < 3; k++) f[k] /= fn;
+        double x[3] = {f[1] * up[2] - f[2] * up[1], f[2] * up[0] - f[0] * up[2], f[0] * up[1] - f[1] * up[0]};
+        double xn = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+        for (int k = 0; k < 3; k++) x[k] /= xn;
+        double y[3] = {f[1] * x[2] - f[2] * x[1], f[2] * x[0] - f[0] * x[2], f[0] * x[1] - f[1] * x[0]};
+        memset(&cams[i], 0, sizeof cams[i]);
+        cams[i].width = 80, cams[i].height = 60, cams[i].fx = cams[i].fy = 70, cams[i].cx = 40, cams[i].cy = 30;
+        for (int k = 0; k < 3; k++) cams[i].R[k] = x[k], cams[i].R[3 + k] = y[k], cams[i].R[6 + k] = f[k];
+        for (int q = 0; q < 3; q++) cams[i].t[q] = -(cams[i].R[q * 3] * pos[0] + cams[i].R[q * 3 + 1] * pos[1] + cams[i].R[q * 3 + 2] * pos[2]);
+        cams[i].is_test = i == 6; /* a test camera far off must not count */
+        if (i == 6) cams[i].t[0] += 100;
+    }
+    double c[3], u[3];
+    CHECK_OK(cs_orbit_frame(&scene, c, u));
+    for (int k = 0; k < 3; k++) CHECK(fabs(c[k] - centre[k]) < 1e-6 && fabs(u[k] - up[k]) < 1e-6, "centre/up axis %d: %g %g", k, c[k], u[k]);
+    cs_camera orbit[9];
+    CHECK_OK(cs_orbit_cameras(&scene, 9, orbit));
+    for (int j = 0; j < 9; j++) {
+        const double *R = orbit[j].R;
+        double p[3];
+        cs_camera_center(&orbit[j], p);
+        double dz = p[2] - centre[2], dr = hypot(p[0] - centre[0], p[1] - centre[1]);
+        CHECK(fabs(dz - 1.5) < 1e-6 && fabs(dr - 4) < 1e-6, "frame %d at height %g, distance %g", j, dz, dr);
+        /* the centre projects to the principal point; the camera's up (-y) leans to the world's up */
+        double pc[3];
+        for (int q = 0; q < 3; q++) pc[q] = R[q * 3] * centre[0] + R[q * 3 + 1] * centre[1] + R[q * 3 + 2] * centre[2] + orbit[j].t[q];
+        CHECK(pc[2] > 0 && fabs(pc[0] / pc[2]) < 1e-9 && fabs(pc[1] / pc[2]) < 1e-9, "frame %d: centre at (%g %g %g)", j, pc[0], pc[1], pc[2]);
+        CHECK(-R[5] > 0.1, "frame %d upside down", j);
+        double det = R[0] * (R[4] * R[8] - R[5] * R[7]) - R[1] * (R[3] * R[8] - R[5] * R[6]) + R[2] * (R[3] * R[7] - R[4] * R[6]);
+        CHECK(fabs(det - 1) < 1e-9, "frame %d: det %g", j, det);
+        if (j) {
+            double q[3];
+            cs_camera_center(&orbit[j - 1], q);
+            double step = hypot(p[0] - q[0], p[1] - q[1]);
+            CHECK(fabs(step - 2 * 4 * sin(M_PI / 9)) < 1e-6, "frame %d: a step of %g around the circle", j, step);
+        }
+    }
     return 0;
 }
