@@ -11,6 +11,7 @@
 #include "model.h"
 #include "outputs.h"
 #include "ply.h"
+#include "splat_file.h"
 #include "util.h"
 
 static char g_root[1024];
@@ -51,6 +52,33 @@ static void ply_seeds(const char *tmp)
                         "property float rot_1\nproperty float rot_2\nproperty float rot_3\nend_header\n"
                         "0 0 0 0.1 0.2 0.3 0 -1 -1 -1 1 0 0 0\n";
     seed("ply", ascii, strlen(ascii));
+}
+
+/* every export format of a few Gaussians, after a byte that picks the name (fuzz_splat_file) */
+static void splat_file_seeds(const char *tmp)
+{
+    char p[1200];
+    cs_splats s;
+    cs_splats_alloc(&s, 300, 3, 1);
+    for (int i = 0; i < 300; i++) {
+        s.quats[i * 4] = 1, s.quats[i * 4 + 1] = (float)(i % 7) / 7, s.means[i * 3] = (float)i / 100;
+        s.means[i * 3 + 1] = (float)(i % 13) / 10, s.log_scales[i * 3] = -3, s.sh[(size_t)i * 48 + 5] = 0.1f;
+    }
+    for (int f = 0; f < CS_FMT_COUNT; f++) {
+        snprintf(p, sizeof p, "%s/s%s", tmp, cs_splat_format_ext((cs_splat_format)f));
+        cs_export_opts o = {0, 6};
+        cs_splat_file_write(p, &s, (cs_splat_format)f, &o);
+        size_t n;
+        char *d = cs_read_file(p, &n), *b = d ? malloc(n + 1) : NULL;
+        if (b) {
+            b[0] = (char)(f == CS_FMT_PLY ? 0 : f == CS_FMT_SPZ ? 1 : f == CS_FMT_SPLAT ? 2 : 3);
+            memcpy(b + 1, d, n);
+            seed("splat_file", b, n + 1);
+        }
+        free(b);
+        free(d);
+    }
+    cs_splats_free(&s);
 }
 
 static void image_seeds(const char *tmp)
@@ -189,6 +217,7 @@ int main(int argc, char **argv)
         return 1;
     }
     ply_seeds(tmp);
+    splat_file_seeds(tmp);
     image_seeds(tmp);
     config_seeds();
     joblist_seeds();
