@@ -369,8 +369,10 @@ static int write_memory_json(trainer *t)
 /* The outputs the run has, as one line. */
 static void print_outputs(const trainer *t)
 {
-    static const char *const names[] = {"point_cloud/iteration_%d/point_cloud.ply", "metrics.json", "train_log.jsonl",
-                                        "test/ours_%d/renders", "checkpoints", "cfg_args"};
+    static const char *const names[] = {"point_cloud/iteration_%d/point_cloud.ply", "point_cloud/iteration_%d/point_cloud.spz",
+                                        "point_cloud/iteration_%d/point_cloud.splat",
+                                        "point_cloud/iteration_%d/point_cloud.compressed.ply", "metrics.json",
+                                        "train_log.jsonl", "test/ours_%d/renders", "checkpoints", "cfg_args"};
     char rel[256], p[1400], line[2048] = "";
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(rel, sizeof rel, names[i], t->iterations);

@@ -432,3 +432,48 @@ int test_orbit_cameras(void)
     }
     return 0;
 }
+
+/* A version-2 SPZ written by hand (first-three quaternions) reads back in the PLY's axes. */
+int test_spz_version2(void)
+{
+    /* one Gaussian, SH degree 1: header, position, alpha, colour, scale, rotation (3), SH (9) */
+    uint8_t raw[16 + 9 + 1 + 3 + 3 + 3 + 9] = {'N', 'G', 'S', 'P', 2, 0, 0, 0, 1, 0, 0, 0, 1, 12, 0, 0};
+    uint8_t *p = raw + 16;
+    const float rub[3] = {1.0f, -2.0f, -3.0f}; /* RDF (1, 2, 3) */
+    for (int c = 0; c < 3; c++) {
+        int32_t v = (int32_t)(rub[c] * 4096);
+        for (int b = 0; b < 3; b++) *p++ = (uint8_t)((uint32_t)v >> (8 * b));
+    }
+    *p++ = 200;                                 /* alpha 200/255 */
+    *p++ = 150, *p++ = 100, *p++ = 50;           /* colour */
+    *p++ = 96, *p++ = 112, *p++ = 128;           /* log-scales -4, -3, -2 */
+    *p++ = 204, *p++ = 128, *p++ = 128;          /* x y z of (w 0.8, x 0.6, 0, 0) in RUB */
+    uint8_t sh[9] = {192, 128, 128, 128, 64, 128, 128, 128, 128}; /* band 1: y-coefficient red 0.5, z green -0.5 */
+    memcpy(p, sh, sizeof sh);
+    uint8_t gz[256];
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    CHECK(deflateInit2(&z, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) == Z_OK, "deflateInit2");
+    z.next_in = raw, z.avail_in = sizeof raw, z.next_out = gz, z.avail_out = sizeof gz;
+    CHECK(deflate(&z, Z_FINISH) == Z_STREAM_END, "deflate");
+    deflateEnd(&z);
+    char path[700];
+    snprintf(path, sizeof path, "%s/v2.spz", test_tmpdir());
+    CHECK_OK(cs_write_file_atomic(path, gz, z.total_out));
+    cs_splats s;
+    cs_spz_info info;
+    CHECK_OK(cs_spz_read(path, &s, &info));
+    CHECK(info.version == 2 && s.n == 1 && s.sh_degree == 1, "version %d, %d Gaussians, degree %d", info.version, s.n, s.sh_degree);
+    const float pos[3] = {1, 2, 3}, ls[3] = {-4, -3, -2};
+    for (int c = 0; c < 3; c++)
+        CHECK(fabsf(s.means[c] - pos[c]) < 1e-6f && fabsf(s.log_scales[c] - ls[c]) < 1e-6f, "axis %d: %g %g", c, s.means[c], s.log_scales[c]);
+    CHECK(fabsf(sigm(s.logit_opacity[0]) - 200 / 255.0f) < 1e-5f, "opacity %g", sigm(s.logit_opacity[0]));
+    CHECK(fabsf(s.sh[0] - (150 / 255.0f - 0.5f) / 0.15f) < 1e-5f, "DC %g", s.sh[0]);
+    const float q[4] = {0.8f, 0.6f, 0, 0};
+    CHECK(1 - quat_match(s.quats, q) < 1e-4f, "rotation (%g %g %g %g)", s.quats[0], s.quats[1], s.quats[2], s.quats[3]);
+    /* SH (k, c) at sh[k*3 + c]: band-1 y coefficient flips sign between RUB and RDF, so does z */
+    CHECK(fabsf(s.sh[3 + 0] + 0.5f) < 1e-6f && fabsf(s.sh[6 + 1] - 0.5f) < 1e-6f && fabsf(s.sh[9 + 2]) < 1e-6f,
+          "SH (%g %g %g)", s.sh[3], s.sh[7], s.sh[11]);
+    cs_splats_free(&s);
+    return 0;
+}
