@@ -258,6 +258,15 @@ static int cmd_metrics(const cs_args *a)
     return 0;
 }
 
+/* the size of PATH in bytes, -1 when it cannot be read */
+static long file_bytes(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    long bytes = fp && !fseek(fp, 0, SEEK_END) ? ftell(fp) : -1;
+    if (fp) fclose(fp);
+    return bytes;
+}
+
 static int cmd_info(const cs_args *a)
 {
     if (!a->ply) return USAGE_ERROR("info needs a scene file: clsplat info FILE (PLY, compressed PLY, .spz, .splat)");
@@ -271,9 +280,7 @@ static int cmd_info(const cs_args *a)
             if (i == 0 || v < lo[k]) lo[k] = v;
             if (i == 0 || v > hi[k]) hi[k] = v;
         }
-    FILE *fp = fopen(a->ply, "rb");
-    long bytes = fp && !fseek(fp, 0, SEEK_END) ? ftell(fp) : -1;
-    if (fp) fclose(fp);
+    long bytes = file_bytes(a->ply);
     printf("%s\n  format: %s, %ld bytes (%.1f a Gaussian)\n  Gaussians: %d\n  SH degree: %d\n"
            "  bounds: [%g %g %g] .. [%g %g %g]\n  3D filter: %s\n",
            a->ply, cs_splat_format_name(f), bytes, s.n ? (double)bytes / s.n : 0.0, s.n, s.sh_degree, lo[0], lo[1], lo[2],
@@ -308,9 +315,7 @@ static int cmd_export(const cs_args *a)
     cs_export_opts eo = {a->bake, cfg.output.spz_sh_bits};
     int rc = cs_splat_file_write(dst, &s, f, &eo);
     if (!rc) {
-        FILE *fp = fopen(dst, "rb");
-        long bytes = fp && !fseek(fp, 0, SEEK_END) ? ftell(fp) : -1;
-        if (fp) fclose(fp);
+        long bytes = file_bytes(dst);
         printf("wrote %s: %s, %d Gaussians, SH degree %d%s, %ld bytes (%.1f a Gaussian)%s\n", dst, cs_splat_format_name(f),
                s.n, f == CS_FMT_SPLAT ? 0 : s.sh_degree, f == CS_FMT_SPLAT && s.sh_degree ? " (.splat has no SH: dropped)" : "",
                bytes, s.n ? (double)bytes / s.n : 0.0, s.filter_3d && (f != CS_FMT_PLY || a->bake) ? "; 3D filter folded in" : "");
