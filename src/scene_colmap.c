@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "image.h"
+#include "lens.h"
 #include "readers.h"
 #include "util.h"
 
@@ -37,29 +38,15 @@ static uint64_t br_u64(breader *r) { uint64_t v; br_get(r, &v, 8); return v; }
 static int32_t br_i32(breader *r) { int32_t v; br_get(r, &v, 4); return v; }
 static double br_f64(breader *r) { double v; br_get(r, &v, 8); return v; }
 
-static const struct { const char *name; int nparams; } MODELS[] = {
-    {"SIMPLE_PINHOLE", 3}, {"PINHOLE", 4}, {"SIMPLE_RADIAL", 4}, {"RADIAL", 5}, {"OPENCV", 8},
-    {"OPENCV_FISHEYE", 8}, {"FULL_OPENCV", 12}, {"FOV", 5}, {"SIMPLE_RADIAL_FISHEYE", 4},
-    {"RADIAL_FISHEYE", 5}, {"THIN_PRISM_FISHEYE", 12},
-};
-#define NMODELS (int)(sizeof MODELS / sizeof MODELS[0])
-
 static int set_intrinsics(colmap_cam *c, int model, const double *p, const char *path)
 {
-    if (model == 0) {
-        c->fx = c->fy = p[0];
-        c->cx = p[1];
-        c->cy = p[2];
-    } else if (model == 1) {
-        c->fx = p[0];
-        c->fy = p[1];
-        c->cx = p[2];
-        c->cy = p[3];
-    } else {
+    cs_lens l;
+    cs_lens_from_params(&l, (cs_lens_model)model, p);
+    if ((model != CS_LENS_SIMPLE_PINHOLE && model != CS_LENS_PINHOLE) || !cs_lens_is_pinhole(&l))
         return cs_fail("%s: camera %d uses the %s model; only PINHOLE and SIMPLE_PINHOLE are supported. "
                        "Undistort the images first (colmap image_undistorter)",
-                       path, c->id, model >= 0 && model < NMODELS ? MODELS[model].name : "unknown");
-    }
+                       path, c->id, cs_lens_model_name((cs_lens_model)model));
+    c->fx = l.fx, c->fy = l.fy, c->cx = l.cx, c->cy = l.cy;
     return 0;
 }
 
@@ -88,14 +75,14 @@ static int read_cameras_bin(const char *path, colmap_cam **out, int *n)
                            (unsigned long long)h, CS_IMAGE_MAX_SIDE);
         }
         cams[i].width = (int)w, cams[i].height = (int)h;
-        if (model < 0 || model >= NMODELS) {
+        if (model < 0 || model >= CS_LENS_NMODELS) {
             int id = cams[i].id;
             free(d);
             free(cams);
             return cs_fail("%s: camera %d has unknown model id %d", path, id, model);
         }
-        double p[12];
-        for (int k = 0; k < MODELS[model].nparams; k++) p[k] = br_f64(&r);
+        double p[CS_LENS_MAX_PARAMS];
+        for (int k = 0; k < cs_lens_model_params((cs_lens_model)model); k++) p[k] = br_f64(&r);
         if (r.bad) break;
         if (set_intrinsics(&cams[i], model, p, path)) {
             free(d);
@@ -154,18 +141,17 @@ static int read_cameras_txt(const char *path, colmap_cam **out, int *n)
                            CS_IMAGE_MAX_SIDE);
         }
         c.id = (int)id, c.width = (int)w, c.height = (int)h;
-        int m = -1;
-        for (int k = 0; k < NMODELS; k++)
-            if (strcmp(MODELS[k].name, model) == 0) m = k;
-        double p[12] = {0};
+        int m = cs_lens_model_by_name(model);
+        double p[CS_LENS_MAX_PARAMS] = {0};
         char *s = line + used;
-        for (int k = 0; m >= 0 && k < MODELS[m].nparams; k++) {
+        for (int k = 0; m >= 0 && k < cs_lens_model_params((cs_lens_model)m); k++) {
             char *e;
             p[k] = strtod(s, &e);
             if (e == s) {
                 free(text);
                 free(cams);
-                return cs_fail("%s: line %d: camera %d needs %d parameters", path, ln, c.id, MODELS[m].nparams);
+                return cs_fail("%s: line %d: camera %d needs %d parameters", path, ln, c.id,
+                               cs_lens_model_params((cs_lens_model)m));
             }
             s = e;
         }
