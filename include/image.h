@@ -36,6 +36,10 @@ int cs_image_composite(cs_image *img, const float bg[3]);
 int cs_image_shrink(const cs_image *in, int f, cs_image *out);
 /* Area-filter resample to W x H (each output pixel averages the input area it covers). */
 int cs_image_resize_area(const cs_image *in, int w, int h, cs_image *out);
+/* Resamples SRC (RGB) into a W x H image OUT by MAP (2 floats a pixel: SRC's pixel coordinates,
+ * centres at +0.5; cs_lens_map), bilinear. A pixel whose point lies outside SRC is black and,
+ * when VALID is not NULL, marked 0 there (1 elsewhere). */
+int cs_image_remap(const cs_image *src, const float *map, int w, int h, cs_image *out, unsigned char *valid);
 /* N RGB images of one size side by side, COLS a row (rows as needed, unused cells black). */
 int cs_image_tile(const cs_image *imgs, int n, int cols, cs_image *out);
 void cs_image_free(cs_image *img);

@@ -53,4 +53,9 @@ int cs_lens_undistort(const cs_lens *l, double ud, double vd, double *u, double 
 int cs_lens_ideal(const cs_lens *l, int w, int h, int crop_full, double *fx, double *fy, double *cx, double *cy,
                   int *out_w, int *out_h);
 
+/* The undistortion map of a W x H ideal pinhole (FX FY CX CY) of lens L: for each of its pixels
+ * (row-major) the photo's pixel coordinates (x, y) that the lens puts that ray at, as 2 floats
+ * (MAP holds 2 W H). Pixel centres at +0.5 on both sides. */
+void cs_lens_map(const cs_lens *l, double fx, double fy, double cx, double cy, int w, int h, float *map);
+
 #endif

@@ -381,3 +381,30 @@ int cs_image_tile(const cs_image *imgs, int n, int cols, cs_image *out)
                    imgs[i].px + (size_t)y * w * 3, (size_t)w * 3);
     return 0;
 }
+
+int cs_image_remap(const cs_image *src, const float *map, int w, int h, cs_image *out, unsigned char *valid)
+{
+    memset(out, 0, sizeof *out);
+    if (src->channels != 3) return cs_fail("remap: the image is not RGB");
+    out->width = w, out->height = h, out->channels = 3;
+    out->px = calloc((size_t)w * h * 3, 1);
+    if (!out->px) return cs_fail("out of host memory (%dx%d remap)", w, h);
+    int W = src->width, H = src->height;
+    for (size_t p = 0; p < (size_t)w * h; p++) {
+        float x = map[p * 2] - 0.5f, y = map[p * 2 + 1] - 0.5f; /* in pixel-index space */
+        int in = map[p * 2] >= 0 && map[p * 2] <= W && map[p * 2 + 1] >= 0 && map[p * 2 + 1] <= H;
+        if (valid) valid[p] = (unsigned char)in;
+        if (!in) continue;
+        x = x < 0 ? 0 : x > W - 1 ? (float)(W - 1) : x;
+        y = y < 0 ? 0 : y > H - 1 ? (float)(H - 1) : y;
+        int x0 = (int)x, y0 = (int)y, x1 = x0 + 1 < W ? x0 + 1 : x0, y1 = y0 + 1 < H ? y0 + 1 : y0;
+        float fx = x - x0, fy = y - y0;
+        for (int c = 0; c < 3; c++) {
+            float a = src->px[((size_t)y0 * W + x0) * 3 + c], b = src->px[((size_t)y0 * W + x1) * 3 + c];
+            float d = src->px[((size_t)y1 * W + x0) * 3 + c], e = src->px[((size_t)y1 * W + x1) * 3 + c];
+            float v = (a + (b - a) * fx) * (1 - fy) + (d + (e - d) * fx) * fy;
+            out->px[p * 3 + c] = (uint8_t)(v + 0.5f);
+        }
+    }
+    return 0;
+}

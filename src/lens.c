@@ -149,3 +149,14 @@ int cs_lens_ideal(const cs_lens *l, int w, int h, int crop_full, double *fx, dou
     *cx = *out_w / 2.0, *cy = *out_h / 2.0;
     return 0;
 }
+
+void cs_lens_map(const cs_lens *l, double fx, double fy, double cx, double cy, int w, int h, float *map)
+{
+    for (int j = 0; j < h; j++)
+        for (int i = 0; i < w; i++) {
+            double ud, vd;
+            cs_lens_distort(l, (i + 0.5 - cx) / fx, (j + 0.5 - cy) / fy, &ud, &vd);
+            map[((size_t)j * w + i) * 2] = (float)(ud * l->fx + l->cx);
+            map[((size_t)j * w + i) * 2 + 1] = (float)(vd * l->fy + l->cy);
+        }
+}
