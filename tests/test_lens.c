@@ -35,15 +35,23 @@ static void to_pixel(const cs_lens *l, double u, double v, double *x, double *y)
     *x = ud * l->fx + l->cx, *y = vd * l->fy + l->cy;
 }
 
+/* Case C's lens for a photo 640/SHRINK wide, its coefficients scaled by a fresh factor in [0.5, 1.5). */
+static cs_lens case_lens(size_t c, double shrink, uint64_t *rng)
+{
+    cs_lens l;
+    cs_lens_from_params(&l, CASES[c].model, CASES[c].p);
+    l.fx /= shrink, l.fy /= shrink, l.cx /= shrink, l.cy /= shrink;
+    double f = 0.5 + test_rand(rng);
+    for (int i = 0; i < CS_LENS_MAX_PARAMS; i++) l.k[i] *= f;
+    return l;
+}
+
 int test_lens_models(void)
 {
     uint64_t rng = test_seed() ^ 0x1e45;
     const int W = 640, H = 480;
     for (size_t c = 0; c < sizeof CASES / sizeof CASES[0]; c++) {
-        cs_lens l;
-        cs_lens_from_params(&l, CASES[c].model, CASES[c].p);
-        double f = 0.5 + test_rand(&rng); /* fresh coefficients each run */
-        for (int i = 0; i < CS_LENS_MAX_PARAMS; i++) l.k[i] *= f;
+        cs_lens l = case_lens(c, 1, &rng); /* fresh coefficients each run */
         const char *name = cs_lens_model_name(l.model);
         CHECK(cs_lens_supported(l.model) && !cs_lens_is_pinhole(&l), "%s", name);
         double fx, fy, cx, cy;
@@ -108,11 +116,7 @@ int test_lens_map_and_remap(void)
     uint64_t rng = test_seed() ^ 0x3a9;
     const int W = 160, H = 120;
     for (size_t c = 0; c < sizeof CASES / sizeof CASES[0]; c++) {
-        cs_lens l;
-        cs_lens_from_params(&l, CASES[c].model, CASES[c].p);
-        l.fx /= 4, l.fy /= 4, l.cx /= 4, l.cy /= 4; /* the cases are for 640x480 */
-        double f = 0.5 + test_rand(&rng);
-        for (int i = 0; i < CS_LENS_MAX_PARAMS; i++) l.k[i] *= f;
+        cs_lens l = case_lens(c, 4, &rng); /* the cases are for 640x480 */
         double fx, fy, cx, cy;
         int w, h;
         CHECK_OK(cs_lens_ideal(&l, W, H, 1, &fx, &fy, &cx, &cy, &w, &h));
