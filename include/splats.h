@@ -4,8 +4,11 @@
 #define CS_SPLATS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define CS_SH_COEFFS(deg) (((deg) + 1) * ((deg) + 1))
+/* The degree-0 SH basis value: a Gaussian's base colour is 0.5 + CS_SH_C0 * dc (graphdeco). */
+#define CS_SH_C0 0.28209479177387814
 
 typedef struct {
     int n;
@@ -36,6 +39,10 @@ long cs_splats_count_nonfinite(const cs_splats *s, int *first);
  * a filter_3D, folded in the way mip-splatting's fused export does (scales grow by the filter,
  * opacity shrinks by the volume ratio); else as stored. */
 void cs_splats_baked_row(const cs_splats *s, int i, float log_scales[3], float *logit_opacity);
+/* Byte quantisation the compact file formats share: X rounded to the nearest of 0..255, and the
+ * logit of the byte alpha V / 255 kept half a step away from 0 and 1. */
+uint8_t cs_u8_round(float x);
+float cs_logit_u8(int v);
 /* Frees the arrays; S is empty afterwards. */
 void cs_splats_free(cs_splats *s);
 

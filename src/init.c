@@ -7,7 +7,6 @@
 #include "init.h"
 #include "util.h"
 
-#define SH_C0 0.28209479177387814
 
 typedef struct {
     int cells[3];
@@ -110,7 +109,7 @@ int cs_init_splats(const cs_scene *scene, const cs_model_cfg *model, int random_
                 out->sh[(size_t)i * K * 3 + k] = (float)(cs_rand_uniform(seed, (uint64_t)i * 6 + 3 + k) / 255.0);
             } else {
                 out->means[i * 3 + k] = scene->points[i * 3 + k];
-                out->sh[(size_t)i * K * 3 + k] = (float)((scene->colors[i * 3 + k] / 255.0 - 0.5) / SH_C0);
+                out->sh[(size_t)i * K * 3 + k] = (float)((scene->colors[i * 3 + k] / 255.0 - 0.5) / CS_SH_C0);
             }
         }
         out->quats[i * 4] = 1.f;

@@ -9,7 +9,7 @@
 
 #include "util.h"
 
-#define SH_C0 0.28209479177387814f
+#define SH_C0 ((float)CS_SH_C0)
 #define CHUNK_FLOATS 18
 static const char *const CHUNK_PROPS[CHUNK_FLOATS] = {
     "min_x", "min_y", "min_z", "max_x", "max_y", "max_z", "min_scale_x", "min_scale_y", "min_scale_z",
@@ -279,8 +279,7 @@ static void decode_one(const float *ch, int chunk_floats, const uint32_t *w, cs_
         if (chunk_floats == CHUNK_FLOATS) col = lerp(ch[12 + c], ch[15 + c], col);
         o->sh[(size_t)i * CS_SH_COEFFS(o->sh_degree) * 3 + c] = (col - 0.5f) / SH_C0;
     }
-    float a = fminf(fmaxf(unorm_f(w[3], 8), 0.5f / 255), 1 - 0.5f / 255);
-    o->logit_opacity[i] = logf(a / (1 - a));
+    o->logit_opacity[i] = cs_logit_u8((int)(w[3] & 255u));
     int big = (int)(w[1] >> 30);
     float q[4], s2 = 0;
     for (int c = 0, k = 0; c < 4; c++) {

@@ -8,7 +8,7 @@
 
 #include "util.h"
 
-#define SH_C0 0.28209479177387814f
+#define SH_C0 ((float)CS_SH_C0)
 
 typedef struct {
     float key;
@@ -22,12 +22,6 @@ static int by_key_desc(const void *a, const void *b)
     return ((const ranked *)a)->index - ((const ranked *)b)->index; /* stable order on ties */
 }
 
-static uint8_t u8_clamp(float v)
-{
-    float r = roundf(v);
-    return (uint8_t)(r < 0 ? 0 : r > 255 ? 255 : r);
-}
-
 static void encode(const cs_splats *s, int i, uint8_t *rec)
 {
     float ls[3], op;
@@ -36,11 +30,11 @@ static void encode(const cs_splats *s, int i, uint8_t *rec)
     for (int c = 0; c < 3; c++) f[c] = s->means[i * 3 + c], f[3 + c] = expf(ls[c]);
     memcpy(rec, f, sizeof f);
     const float *dc = s->sh + (size_t)i * CS_SH_COEFFS(s->sh_degree) * 3;
-    for (int c = 0; c < 3; c++) rec[24 + c] = u8_clamp((0.5f + SH_C0 * dc[c]) * 255.0f);
-    rec[27] = u8_clamp(255.0f / (1.0f + expf(-op)));
+    for (int c = 0; c < 3; c++) rec[24 + c] = cs_u8_round((0.5f + SH_C0 * dc[c]) * 255.0f);
+    rec[27] = cs_u8_round(255.0f / (1.0f + expf(-op)));
     const float *q = s->quats + i * 4;
     float n = sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    for (int c = 0; c < 4; c++) rec[28 + c] = n > 0 ? u8_clamp(q[c] / n * 128.0f + 128.0f) : (c ? 128 : 255);
+    for (int c = 0; c < 4; c++) rec[28 + c] = n > 0 ? cs_u8_round(q[c] / n * 128.0f + 128.0f) : (c ? 128 : 255);
 }
 
 int cs_splat32_write(const char *path, const cs_splats *s)
@@ -100,8 +94,7 @@ int cs_splat32_read(const char *path, cs_splats *out)
             out->log_scales[i * 3 + c] = logf(fmaxf(f[3 + c], 1e-30f));
             out->sh[i * 3 + c] = (rec[24 + c] / 255.0f - 0.5f) / SH_C0;
         }
-        float a = fminf(fmaxf(rec[27] / 255.0f, 0.5f / 255.0f), 1.0f - 0.5f / 255.0f);
-        out->logit_opacity[i] = logf(a / (1.0f - a));
+        out->logit_opacity[i] = cs_logit_u8(rec[27]);
         float q[4], norm = 0;
         for (int c = 0; c < 4; c++) q[c] = (rec[28 + c] - 128.0f) / 128.0f, norm += q[c] * q[c];
         norm = sqrtf(norm);

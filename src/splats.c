@@ -84,3 +84,17 @@ void cs_splats_baked_row(const cs_splats *s, int i, float log_scales[3], float *
     }
     *logit_opacity = op;
 }
+
+uint8_t cs_u8_round(float x)
+{
+    float r = roundf(x);
+    return (uint8_t)(r < 0 ? 0 : r > 255 ? 255 : r);
+}
+
+float cs_logit_u8(int v)
+{
+    float a = v / 255.0f;
+    const float eps = 0.5f / 255.0f;
+    a = a < eps ? eps : a > 1 - eps ? 1 - eps : a;
+    return logf(a / (1 - a));
+}

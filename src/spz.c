@@ -24,21 +24,7 @@ static const float SH_FLIP[24] = {-1, -1, 1, -1, 1, 1, -1, 1, -1, 1, -1, -1, 1, 
                                   -1, 1, -1, 1, 1, -1, 1, -1, -1};
 static const float Q_FLIP[3] = {1, -1, -1};
 
-static uint8_t to_u8(float x)
-{
-    float r = roundf(x);
-    return (uint8_t)(r < 0 ? 0 : r > 255 ? 255 : r);
-}
-
 static float sigmoidf_(float x) { return 1.0f / (1.0f + expf(-x)); }
-
-static float logit_u8(int v)
-{
-    float a = v / 255.0f;
-    const float eps = 0.5f / 255.0f;
-    a = a < eps ? eps : a > 1 - eps ? 1 - eps : a;
-    return logf(a / (1 - a));
-}
 
 /* quantised to 8 bits, then to the centre of a bucket of BUCKET values (the reference's rule) */
 static uint8_t quantize_sh(float x, int bucket)
@@ -130,11 +116,11 @@ static uint8_t *pack(const cs_splats *s, int bits, int sh_bits, size_t *len)
         }
         float ls[3], op;
         cs_splats_baked_row(s, (int)i, ls, &op);
-        alpha[i] = to_u8(sigmoidf_(op) * 255.0f);
+        alpha[i] = cs_u8_round(sigmoidf_(op) * 255.0f);
         const float *f = s->sh + (size_t)i * K * 3;
         for (int c = 0; c < 3; c++) {
-            col[i * 3 + c] = to_u8(f[c] * (SPZ_COLOR_SCALE * 255.0f) + 127.5f);
-            scl[i * 3 + c] = to_u8((ls[c] + 10.0f) * 16.0f);
+            col[i * 3 + c] = cs_u8_round(f[c] * (SPZ_COLOR_SCALE * 255.0f) + 127.5f);
+            scl[i * 3 + c] = cs_u8_round((ls[c] + 10.0f) * 16.0f);
         }
         const float *g = s->quats + i * 4; /* w x y z */
         float norm = sqrtf(g[0] * g[0] + g[1] * g[1] + g[2] * g[2] + g[3] * g[3]);
@@ -200,7 +186,7 @@ static void decode(const uint8_t *p, long n, int version, int bits, cs_splats *o
             o->means[i * 3 + c] = (float)v / (float)(1 << bits) * Q_FLIP[c];
             o->log_scales[i * 3 + c] = scl[i * 3 + c] / 16.0f - 10.0f;
         }
-        o->logit_opacity[i] = logit_u8(alpha[i]);
+        o->logit_opacity[i] = cs_logit_u8(alpha[i]);
         float q[4]; /* x y z w, RUB */
         if (version >= 3) {
             unpack_quat(get_u32(rot + i * 4), q);
