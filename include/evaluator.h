@@ -74,8 +74,10 @@ int cs_evaluate_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, co
  * no views. */
 int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const char *split,
                           const char *out_dir, const char *gt_dir, float radius_cap, int *count);
-/* Renders S from the N cameras CAMS (not the dataset's) into OUT_DIR/<stem>.png. */
-int cs_render_cameras(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const cs_camera *cams,
-                      int n, const char *out_dir, float radius_cap);
+/* `clsplat render --orbit N`: S from N cameras circling SCENE (orbit.h) into
+ * OUT_DIR/orbit_NNN.png, and OUT_DIR/contact_sheet.png with 8 of them (fewer when N is), 4 a
+ * row, each at most 320 px wide. RADIUS_CAP as for cs_render_model_views. */
+int cs_render_orbit(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, int n,
+                    const char *out_dir, float radius_cap);
 
 #endif

@@ -34,6 +34,9 @@ int cs_image_composite(cs_image *img, const float bg[3]);
 /* Averages F x F blocks (F >= 1): a (W / F) x (H / F) image (the last partial blocks are
  * dropped); much cheaper than cs_image_resize_area for previews. */
 int cs_image_shrink(const cs_image *in, int f, cs_image *out);
+/* IMG shrunk in place (cs_image_shrink) by the smallest whole factor that makes it at most
+ * MAX_W wide and MAX_H high; unchanged when it already fits. */
+int cs_image_shrink_to(cs_image *img, int max_w, int max_h);
 /* Area-filter resample to W x H (each output pixel averages the input area it covers). */
 int cs_image_resize_area(const cs_image *in, int w, int h, cs_image *out);
 /* Resamples SRC (RGB) into a W x H image OUT by MAP (2 floats a pixel: SRC's pixel coordinates,

@@ -1,11 +1,13 @@
 /* evaluator: forward-only evaluation, metrics.json, renders of a saved model. */
 #include "evaluator.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels.h"
 #include "image.h"
+#include "kernels.h"
+#include "orbit.h"
 #include "outputs.h"
 #include "scene.h"
 #include "tuning.h"
@@ -82,19 +84,6 @@ static int save_gt(const cs_scene *scene, const cs_camera *c, const char *dir)
  * smaller than this anyway. */
 #define TB_IMAGE_MAX_SIDE 800
 
-/* IMG shrunk in place by the smallest whole factor that brings it within TB_IMAGE_MAX_SIDE */
-static int tb_shrink(cs_image *img)
-{
-    int big = img->width > img->height ? img->width : img->height;
-    int f = (big + TB_IMAGE_MAX_SIDE - 1) / TB_IMAGE_MAX_SIDE;
-    if (f <= 1) return 0;
-    cs_image small;
-    if (cs_image_shrink(img, f, &small)) return -1;
-    cs_image_free(img);
-    *img = small;
-    return 0;
-}
-
 /* The render of C (in ev->r) beside its ground truth (8-bit RGB at GT_OFF of GT on the
  * device), shrunk to TB_IMAGE_MAX_SIDE, PNG-encoded (fast zlib level) into S as
  * images/SPLIT/<stem>. */
@@ -110,7 +99,8 @@ static int tb_view_image(cs_evaluator *ev, const cs_camera *c, const cs_buf *gt,
         rc = !g.px ? cs_fail("out of host memory (TensorBoard image)")
                    : cs_buf_read(ev->cl, gt, gt_off, (size_t)3 * c->width * c->height, g.px);
     }
-    rc = rc || tb_shrink(&r) || tb_shrink(&g);
+    rc = rc || cs_image_shrink_to(&r, TB_IMAGE_MAX_SIDE, TB_IMAGE_MAX_SIDE) ||
+         cs_image_shrink_to(&g, TB_IMAGE_MAX_SIDE, TB_IMAGE_MAX_SIDE);
     int W = r.width, H = r.height;
     if (!rc) {
         both = (cs_image){2 * W, H, 3, malloc((size_t)6 * W * H)};
@@ -430,14 +420,43 @@ int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene
     return rc;
 }
 
-int cs_render_cameras(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const cs_camera *cams,
-                      int n, const char *out_dir, float radius_cap)
+/* orbit contact sheet: this many frames, 4 a row, each shrunk to at most this wide */
+#define ORBIT_SHEET_FRAMES 8
+#define ORBIT_SHEET_WIDTH 320
+
+int cs_render_orbit(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, int n,
+                    const char *out_dir, float radius_cap)
 {
+    cs_camera *cams = calloc((size_t)n, sizeof *cams);
+    if (!cams) return cs_fail("out of host memory (%d orbit cameras)", n);
     viewer w;
-    if (cs_mkdirs(out_dir) || viewer_open(&w, cl, cfg, s)) return -1;
+    if (cs_orbit_cameras(scene, n, cams) || cs_mkdirs(out_dir) || viewer_open(&w, cl, cfg, s)) {
+        free(cams);
+        return -1;
+    }
     w.r.radius_cap = radius_cap;
-    int rc = 0;
-    for (int i = 0; i < n && !rc; i++) rc = render_one(&w, scene, &cams[i], s->sh_degree, out_dir, NULL, 0);
+    int k = n < ORBIT_SHEET_FRAMES ? n : ORBIT_SHEET_FRAMES, got = 0, rc = 0;
+    cs_image frames[ORBIT_SHEET_FRAMES], sheet = {0};
+    char p[1400], stem[256];
+    for (int i = 0; i < n && !rc; i++) { /* each frame saved, and the sheet's frames kept shrunk */
+        cs_view v;
+        cs_image img = {0};
+        cs_view_from_camera(&cams[i], &v);
+        cs_camera_stem(&cams[i], stem, sizeof stem);
+        snprintf(p, sizeof p, "%s/%s.png", out_dir, stem);
+        rc = cs_render_forward_sync(&w.r, &w.m, &v, s->sh_degree, scene->background) ||
+             cs_render_read_image(&w.r, cams[i].width, cams[i].height, &img) || cs_image_save_png(p, &img);
+        if (!rc && got < k && i == (long)got * n / k) {
+            rc = cs_image_shrink_to(&img, ORBIT_SHEET_WIDTH, INT_MAX);
+            frames[got++] = img, img.px = NULL;
+        }
+        cs_image_free(&img);
+    }
     viewer_close(&w, cl);
+    snprintf(p, sizeof p, "%s/contact_sheet.png", out_dir);
+    if (!rc) rc = cs_image_tile(frames, got, 4, &sheet) || cs_image_save_png(p, &sheet) ? -1 : 0;
+    for (int i = 0; i < got; i++) cs_image_free(&frames[i]);
+    cs_image_free(&sheet);
+    free(cams);
     return rc;
 }

@@ -329,6 +329,17 @@ int cs_image_shrink(const cs_image *in, int f, cs_image *out)
     return 0;
 }
 
+int cs_image_shrink_to(cs_image *img, int max_w, int max_h)
+{
+    int fw = (img->width + max_w - 1) / max_w, fh = (img->height + max_h - 1) / max_h, f = fw > fh ? fw : fh;
+    if (f <= 1) return 0;
+    cs_image small;
+    if (cs_image_shrink(img, f, &small)) return -1;
+    cs_image_free(img);
+    *img = small;
+    return 0;
+}
+
 int cs_image_resize_area(const cs_image *in, int w, int h, cs_image *out)
 {
     memset(out, 0, sizeof *out);

@@ -15,9 +15,7 @@
 #include "cli.h"
 #include "config.h"
 #include "evaluator.h"
-#include "image.h"
 #include "image_metrics.h"
-#include "orbit.h"
 #include "ply.h"
 #include "render.h"
 #include "run_dir.h"
@@ -130,39 +128,6 @@ static int cmd_train(const cs_args *a)
 
 /* ---- render, eval, info ------------------------------------------------------------------ */
 
-/* --orbit N: the frames, then a contact sheet of up to 8 of them (4 a row, <= 320 px wide each). */
-static int render_orbit(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, int n,
-                        const char *out, float cap)
-{
-    cs_camera *cams = calloc((size_t)n, sizeof *cams);
-    if (!cams) return cs_fail("out of host memory (%d orbit cameras)", n);
-    int rc = cs_orbit_cameras(scene, n, cams) || cs_render_cameras(cl, cfg, scene, s, cams, n, out, cap) ? -1 : 0;
-    int k = n < 8 ? n : 8, f = (cams[0].width + 319) / 320;
-    cs_image frames[8], sheet = {0};
-    int got = 0;
-    for (; got < k && !rc; got++) {
-        char p[1500];
-        cs_image full;
-        snprintf(p, sizeof p, "%s/%s", out, cams[(long)got * n / k].name);
-        if (cs_image_load(p, &full)) {
-            rc = -1;
-            break;
-        }
-        rc = cs_image_shrink(&full, f, &frames[got]);
-        cs_image_free(&full);
-        if (rc) break;
-    }
-    if (!rc) {
-        char p[1500];
-        snprintf(p, sizeof p, "%s/contact_sheet.png", out);
-        rc = cs_image_tile(frames, k, 4, &sheet) || cs_image_save_png(p, &sheet) ? -1 : 0;
-    }
-    for (int i = 0; i < got && i < k; i++) cs_image_free(&frames[i]);
-    cs_image_free(&sheet);
-    free(cams);
-    return rc;
-}
-
 static int cmd_render(const cs_args *a)
 {
     cs_config cfg;
@@ -198,16 +163,15 @@ static int cmd_render(const cs_args *a)
     int count = 0, rc = open_device(a, &cfg, &cl, 0);
     /* a PLY from elsewhere gets the screen-radius cap; a model trained here does not */
     float cap = a->model ? 0.f : CS_FOREIGN_RADIUS_CAP;
-    if (!rc && a->orbit) {
-        rc = render_orbit(&cl, &cfg, &scene, &s, a->orbit, out, cap);
-        cs_cl_close(&cl);
-        if (!rc) printf("rendered %d orbit frames of %s (%d Gaussians) to %s, and %s/contact_sheet.png\n", a->orbit, ply,
-                        s.n, out, out);
-    } else if (!rc) {
-        rc = cs_render_model_views(&cl, &cfg, &scene, &s, split, out, with_gt ? gt : NULL, cap, &count);
+    if (!rc) {
+        rc = a->orbit ? cs_render_orbit(&cl, &cfg, &scene, &s, a->orbit, out, cap)
+                      : cs_render_model_views(&cl, &cfg, &scene, &s, split, out, with_gt ? gt : NULL, cap, &count);
         cs_cl_close(&cl);
     }
-    if (!rc && !a->orbit) printf("rendered %d %s views of %s (%d Gaussians) to %s\n", count, split, ply, s.n, out);
+    if (!rc && a->orbit)
+        printf("rendered %d orbit frames of %s (%d Gaussians) to %s, and %s/contact_sheet.png\n", a->orbit, ply, s.n, out, out);
+    else if (!rc)
+        printf("rendered %d %s views of %s (%d Gaussians) to %s\n", count, split, ply, s.n, out);
     cs_scene_free(&scene);
     cs_splats_free(&s);
     return rc;
