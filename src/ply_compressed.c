@@ -108,18 +108,18 @@ static void row_values(const cs_splats *s, int i, float v[10])
 /* Packs the chunk of Gaussians ORDER[0..N) into CHUNK (18 floats) and WORDS (4 a Gaussian). */
 static void pack_chunk(const cs_splats *s, const keyed *order, int n, float *chunk, uint32_t *words)
 {
-    float lo[9], hi[9], v[10];
+    float lo[9], hi[9], vals[CS_CPLY_CHUNK][10];
     for (int j = 0; j < n; j++) {
-        row_values(s, order[j].index, v);
+        row_values(s, order[j].index, vals[j]);
         for (int c = 0; c < 9; c++) {
-            lo[c] = j ? fminf(lo[c], v[c]) : v[c];
-            hi[c] = j ? fmaxf(hi[c], v[c]) : v[c];
+            lo[c] = j ? fminf(lo[c], vals[j][c]) : vals[j][c];
+            hi[c] = j ? fmaxf(hi[c], vals[j][c]) : vals[j][c];
         }
     }
     for (int g = 0; g < 3; g++) /* (min xyz, max xyz) for position, scale, colour */
         for (int c = 0; c < 3; c++) chunk[g * 6 + c] = lo[g * 3 + c], chunk[g * 6 + 3 + c] = hi[g * 3 + c];
     for (int j = 0; j < n; j++) {
-        row_values(s, order[j].index, v);
+        const float *v = vals[j];
         uint32_t t[9];
         for (int c = 0; c < 9; c++) t[c] = unorm(norm01(v[c], lo[c], hi[c]), (c % 3 == 1 && c < 6) ? 10 : c < 6 ? 11 : 8);
         uint32_t *w = words + (size_t)j * 4;

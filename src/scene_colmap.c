@@ -42,7 +42,7 @@ static int set_intrinsics(colmap_cam *c, int model, const double *p, const char 
 {
     cs_lens l;
     cs_lens_from_params(&l, (cs_lens_model)model, p);
-    if ((model != CS_LENS_SIMPLE_PINHOLE && model != CS_LENS_PINHOLE) || !cs_lens_is_pinhole(&l))
+    if (model != CS_LENS_SIMPLE_PINHOLE && model != CS_LENS_PINHOLE)
         return cs_fail("%s: camera %d uses the %s model; only PINHOLE and SIMPLE_PINHOLE are supported. "
                        "Undistort the images first (colmap image_undistorter)",
                        path, c->id, cs_lens_model_name((cs_lens_model)model));
