@@ -18,16 +18,32 @@
 
 #define SH_C0 0.28209479f
 
+/* Separation (L1) kept between random positions, so that the reordering formats' Gaussians can be
+   matched to their originals by position: well above twice any format's position error. */
+#define MIN_SEPARATION 0.05f
+
+/* A random position in a box of side BOX at least MIN_SEPARATION from the first I of S. */
+static void distinct_position(cs_splats *s, int i, float box, uint64_t *rng)
+{
+    for (int tries = 0, near = 1; near && tries < 1000; tries++) {
+        for (int c = 0; c < 3; c++) s->means[i * 3 + c] = (float)((test_rand(rng) - 0.5) * box);
+        near = 0;
+        for (int k = 0; k < i && !near; k++) {
+            float d = 0;
+            for (int c = 0; c < 3; c++) d += fabsf(s->means[k * 3 + c] - s->means[i * 3 + c]);
+            near = d < MIN_SEPARATION;
+        }
+    }
+}
+
 /* N random Gaussians of SH degree DEG (with a 3D filter when FILTER) in a box of side BOX. */
 static int random_splats(cs_splats *s, int n, int deg, int filter, float box, uint64_t *rng)
 {
     if (cs_splats_alloc(s, n, deg, filter)) return -1;
     int K3 = CS_SH_COEFFS(deg) * 3;
     for (int i = 0; i < n; i++) {
-        for (int c = 0; c < 3; c++) {
-            s->means[i * 3 + c] = (float)((test_rand(rng) - 0.5) * box);
-            s->log_scales[i * 3 + c] = (float)(-6 + 4 * test_rand(rng));
-        }
+        distinct_position(s, i, box, rng);
+        for (int c = 0; c < 3; c++) s->log_scales[i * 3 + c] = (float)(-6 + 4 * test_rand(rng));
         for (int c = 0; c < 4; c++) s->quats[i * 4 + c] = (float)test_randn(rng);
         s->logit_opacity[i] = (float)(6 * test_rand(rng) - 3);
         for (int k = 0; k < K3; k++) s->sh[(size_t)i * K3 + k] = (float)(k < 3 ? 2 * test_rand(rng) - 1 : 0.6 * test_rand(rng) - 0.3);
@@ -58,7 +74,7 @@ static int compare(const cs_splats *orig, const cs_splats *got, const tolerances
     int K = CS_SH_COEFFS(orig->sh_degree), Kg = CS_SH_COEFFS(got->sh_degree);
     char *used = calloc((size_t)orig->n, 1);
     for (int j = 0; j < got->n; j++) {
-        /* the reordering formats: find the original by position (random positions are distinct) */
+        /* the reordering formats: find the original by position (random_splats keeps them apart) */
         int i = j, best = -1;
         float bd = INFINITY;
         for (int k = 0; k < orig->n && t->reorder; k++) {
