@@ -4,22 +4,33 @@
  * positions in per-group partials. All weights live in one buffer W, addressed by offsets
  * (floats). Activations are planar (C, H, W). */
 
-/* 8-bit interleaved RGB at byte OFF (x / 127.5 - 1), then (x - shift) / scale; W holds shift
- * (3) and scale (3) at 0 */
-__kernel void lpips_prep_u8(__global const uchar *src, uint off, int n, __global const float *w, __global float *out)
+/* 8-bit interleaved pixels of CH channels (RGB first) at byte OFF (x / 127.5 - 1), then
+ * (x - shift) / scale; W holds shift (3) and scale (3) at 0 */
+__kernel void lpips_prep_u8(__global const uchar *src, uint off, int ch, int n, __global const float *w,
+                            __global float *out)
 {
     int i = get_global_id(0);
     if (i >= n) return;
     for (int c = 0; c < 3; c++)
-        out[c * n + i] = ((float)src[off + (size_t)i * 3 + c] / 127.5f - 1.f - w[c]) / w[3 + c];
+        out[c * n + i] = ((float)src[off + (size_t)i * ch + c] / 127.5f - 1.f - w[c]) / w[3 + c];
 }
 
-/* a planar float image in [0, 1] (clamped first, as the evaluation's other metrics) */
-__kernel void lpips_prep_f32(__global const float *src, int n, __global const float *w, __global float *out)
+/* a planar float image in [0, 1] (clamped first, as the evaluation's other metrics); with a
+ * weighted ground truth GT (GT_CH 4: RGB and a weight m), blended as m x + (1 - m) gt, as the
+ * loss and the other metrics see it (ssim.cl) */
+__kernel void lpips_prep_f32(__global const float *src, int n, __global const uchar *gt, uint gt_off, int gt_ch,
+                             __global const float *w, __global float *out)
 {
     int i = get_global_id(0);
     if (i >= n) return;
-    for (int c = 0; c < 3; c++) out[c * n + i] = (clamp(src[c * n + i], 0.f, 1.f) * 2.f - 1.f - w[c]) / w[3 + c];
+    for (int c = 0; c < 3; c++) {
+        float x = clamp(src[c * n + i], 0.f, 1.f);
+        if (gt_ch == 4) {
+            float m = gt[gt_off + (size_t)i * 4 + 3] * (1.f / 255.f), b = gt[gt_off + (size_t)i * 4 + c] * (1.f / 255.f);
+            x = b + m * (x - b);
+        }
+        out[c * n + i] = (x * 2.f - 1.f - w[c]) / w[3 + c];
+    }
 }
 
 /* out (COUT, HO, WO) = relu(bias + conv(in (CIN, H, WI), weights (COUT, CIN, KH, KW))):

@@ -1,7 +1,11 @@
 /* ssim.cl: loss (1 - lambda) * L1 + lambda * (1 - SSIM) with an 11x11 Gaussian window
  * (sigma 1.5, C1 = 0.01^2, C2 = 0.03^2, zero padding as torch conv2d), forward and analytic
  * backward as separable blurs, plus per-image metric sums (L1, squared error, SSIM).
- * Images: render (3, H, W) float; ground truth (H, W, 3) 8-bit at a byte offset. */
+ * Images: render (3, H, W) float; ground truth (H, W, GT_CH) 8-bit at a byte offset, GT_CH 3
+ * (RGB) or 4 (RGB and a weight: masks and the invalid border of undistorted photos). A weight m
+ * in [0, 1] blends the render towards the ground truth (m a + (1 - m) b) before both terms, so
+ * a masked pixel adds nothing to L1 and D-SSIM and gets no gradient; the metric sums weight each
+ * pixel by m and add up the weights in their 4th component. */
 #define SSIM_C1 0.0001f
 #define SSIM_C2 0.0009f
 __constant float GAUSS11[11] = {1.028380084e-03f, 7.598758135e-03f, 3.600077213e-02f, 1.093606895e-01f,
@@ -13,14 +17,20 @@ inline float load_render(__global const float *img, size_t i, int clamp01)
     float v = img[i];
     return clamp01 ? clamp(v, 0.f, 1.f) : v;
 }
-inline float load_gt(__global const uchar *gt, uint gt_off, int W, int x, int y, int c)
+inline float load_gt(__global const uchar *gt, uint gt_off, int gt_ch, int W, int x, int y, int c)
 {
-    return gt[gt_off + ((size_t)y * W + x) * 3 + c] * (1.f / 255.f);
+    return gt[gt_off + ((size_t)y * W + x) * gt_ch + c] * (1.f / 255.f);
 }
+inline float gt_weight(__global const uchar *gt, uint gt_off, int gt_ch, int W, int x, int y)
+{
+    return gt_ch == 4 ? gt[gt_off + ((size_t)y * W + x) * 4 + 3] * (1.f / 255.f) : 1.f;
+}
+/* the render as the loss sees it: blended towards the ground truth B by the weight M */
+inline float weighted_render(float a, float b, float m, int gt_ch) { return gt_ch == 4 ? b + m * (a - b) : a; }
 
 /* horizontal pass: h5 = (5, 3, H, W) blurred x, y, x^2, y^2, xy */
-__kernel void ssim_blur_h(__global const float *img, __global const uchar *gt, uint gt_off, int W, int H, int clamp01,
-                          __global float *h5)
+__kernel void ssim_blur_h(__global const float *img, __global const uchar *gt, uint gt_off, int gt_ch, int W, int H,
+                          int clamp01, __global float *h5)
 {
     int x = get_global_id(0), y = get_global_id(1), c = get_global_id(2);
     if (x >= W || y >= H) return;
@@ -30,7 +40,8 @@ __kernel void ssim_blur_h(__global const float *img, __global const uchar *gt, u
         int xx = x + k;
         if (xx < 0 || xx >= W) continue;
         float w = GAUSS11[k + 5];
-        float a = load_render(img, plane + xx, clamp01), b = load_gt(gt, gt_off, W, xx, y, c);
+        float b = load_gt(gt, gt_off, gt_ch, W, xx, y, c);
+        float a = weighted_render(load_render(img, plane + xx, clamp01), b, gt_weight(gt, gt_off, gt_ch, W, xx, y), gt_ch);
         s[0] += w * a; s[1] += w * b; s[2] += w * a * a; s[3] += w * b * b; s[4] += w * a * b;
     }
     size_t n3 = (size_t)3 * W * H, o = plane + x;
@@ -40,7 +51,7 @@ __kernel void ssim_blur_h(__global const float *img, __global const uchar *gt, u
 /* vertical pass: SSIM map, its partial derivatives (scaled by dL/dSSIM) for the backward when
  * WANT_GRAD, and per-work-group partial sums (L1, squared error, SSIM) of the image. */
 __kernel void ssim_fwd_v(__global const float *h5, __global const float *img, __global const uchar *gt, uint gt_off,
-                         int W, int H, int clamp01, int want_grad, float dL_dssim,
+                         int gt_ch, int W, int H, int clamp01, int want_grad, float dL_dssim,
                          __global float *dmap3,      /* (3, 3, H, W): dS/dm1, dS/de11, dS/de12 */
                          __global float4 *partials)  /* (groups) */
 {
@@ -64,9 +75,11 @@ __kernel void ssim_fwd_v(__global const float *h5, __global const float *img, __
         float B1 = mu1 * mu1 + mu2 * mu2 + SSIM_C1, B2 = s11 + s22 + SSIM_C2;
         float S = (A1 * A2) / (B1 * B2);
         size_t o = (size_t)c * W * H + (size_t)y * W + x;
-        float a = load_render(img, o, clamp01), b = load_gt(gt, gt_off, W, x, y, c);
-        acc = (float4)(fabs(a - b), (a - b) * (a - b), S, 0.f);
+        float b = load_gt(gt, gt_off, gt_ch, W, x, y, c), wt = gt_weight(gt, gt_off, gt_ch, W, x, y);
+        float a = weighted_render(load_render(img, o, clamp01), b, wt, gt_ch);
+        acc = (float4)(fabs(a - b), (a - b) * (a - b), S * wt, wt);
         if (want_grad) {
+            dL_dssim *= wt;
             float dm1 = (2.f * mu2 * A2 - 2.f * mu2 * A1) / (B1 * B2) - S * (2.f * mu1 / B1 - 2.f * mu1 / B2);
             float de11 = -S / B2;
             float de12 = 2.f * A1 / (B1 * B2);
@@ -104,9 +117,10 @@ __kernel void ssim_bwd_h(__global const float *dmap3, int W, int H, __global flo
     for (int q = 0; q < 3; q++) h3[q * n3 + plane + x] = s[q];
 }
 
-/* backward vertical pass + L1: v_img = G*dm1 + 2 x G*de11 + y G*de12 + (1-lambda) sign(x-y) / (3HW) */
+/* backward vertical pass + L1: v_img = m (G*dm1 + 2 x G*de11 + y G*de12 + (1-lambda) sign(x-y) / (3HW)),
+ * x the weighted render, m the weight (1 without one) */
 __kernel void ssim_bwd_v(__global const float *h3, __global const float *img, __global const uchar *gt, uint gt_off,
-                         int W, int H, float dL_dl1, __global float *v_img)
+                         int gt_ch, int W, int H, float dL_dl1, __global float *v_img)
 {
     int x = get_global_id(0), y = get_global_id(1), c = get_global_id(2);
     if (x >= W || y >= H) return;
@@ -120,9 +134,11 @@ __kernel void ssim_bwd_v(__global const float *h3, __global const float *img, __
         for (int q = 0; q < 3; q++) s[q] += w * h3[q * n3 + o];
     }
     size_t o = (size_t)c * W * H + (size_t)y * W + x;
-    float a = img[o], b = load_gt(gt, gt_off, W, x, y, c);
+    float b = load_gt(gt, gt_off, gt_ch, W, x, y, c), wt = gt_weight(gt, gt_off, gt_ch, W, x, y);
+    float a = weighted_render(img[o], b, wt, gt_ch);
     float sgn = a > b ? 1.f : a < b ? -1.f : 0.f;
-    v_img[o] = s[0] + 2.f * a * s[1] + b * s[2] + dL_dl1 * sgn;
+    float g = s[0] + 2.f * a * s[1] + b * s[2] + dL_dl1 * sgn;
+    v_img[o] = gt_ch == 4 ? wt * g : g;
 }
 
 /* sums partials into out[slot] (one work-group) */

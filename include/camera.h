@@ -1,18 +1,28 @@
 /* camera: one pinhole view of a dataset (world-to-camera pose, intrinsics at the training
- * resolution, its image file) and the helpers the readers and the outputs share. */
+ * resolution, its image file, its lens distortion and mask) and the helpers the readers and the
+ * outputs share. */
 #ifndef CS_CAMERA_H
 #define CS_CAMERA_H
 
 #include <stddef.h>
 
+#include "lens.h"
+
 typedef struct {
     char name[256];       /* image file name, used for output names */
     char path[4096];      /* file to decode */
-    int width, height;    /* training resolution */
+    char mask_path[4096]; /* its mask ("" none): 0 = left out of the loss, 255 = kept */
+    int width, height;    /* training resolution (of the ideal pinhole, for a distorted photo) */
     int file_width, file_height; /* size of the file on disk */
     double fx, fy, cx, cy; /* pixels at training resolution; pixel (i,j) centre is at (i+0.5, j+0.5) */
     double R[9], t[3];    /* world-to-camera, row-major, x right / y down / z forward */
     int is_test;
+    /* a distorted photo: readers set lens.model and lens.k (zero: none); the scene's loader
+       moves the intrinsics above into lens, scaled to the training resolution, and replaces
+       them by the ideal pinhole the photo is resampled to (undistort.h) */
+    cs_lens lens;
+    int photo_width, photo_height; /* the photo at the training resolution, before undistortion */
+    int map;                       /* the scene's undistortion map of this camera; -1: none */
 } cs_camera;
 
 /* Sets width/height from the file size by data.resolution (graphdeco's rule: 1, 2, 4, 8

@@ -12,6 +12,7 @@
 enum { CS_AA_CLASSIC = 0, CS_AA_MIP = 1 };
 enum { CS_DTYPE_FP32 = 0, CS_DTYPE_FP16 = 1 };
 enum { CS_RES_AUTO = 0, CS_RES_DEVICE, CS_RES_HOST, CS_RES_LAZY };
+enum { CS_CROP_VALID = 0, CS_CROP_FULL };
 /* device.tune: auto (the per-device tuning cache; measured and stored when missing), off (16x16
    tiles, 256-item groups), force (measured again); CACHED (internal): the cache or defaults */
 enum { CS_TUNE_AUTO = 0, CS_TUNE_OFF, CS_TUNE_FORCE, CS_TUNE_CACHED };
@@ -25,6 +26,10 @@ typedef struct {
     bool white_background;
     int image_residency;   /* CS_RES_* */
     int host_cache_mb;
+    int undistort_crop;    /* CS_CROP_*: distorted photos to the largest valid rectangle or the whole view */
+    char masks[256];       /* mask folder inside data.path ("" none) */
+    bool alpha_as_mask;    /* transparent pixels of the photos are left out of the loss */
+    bool invert_masks;     /* mask files: white = left out */
 } cs_data_cfg;
 
 typedef struct {

@@ -9,6 +9,13 @@
 
 enum { CS_SCENE_COLMAP, CS_SCENE_BLENDER, CS_SCENE_NERFSTUDIO };
 
+/* An undistortion map: for each pixel of a WIDTH x HEIGHT ideal pinhole, where the photo (at the
+   training resolution) holds it (cs_lens_map). */
+typedef struct {
+    float *xy;
+    int width, height;
+} cs_undistort_map;
+
 typedef struct {
     int kind;             /* CS_SCENE_* */
     cs_camera *cams;
@@ -17,7 +24,16 @@ typedef struct {
     uint8_t *colors;      /* (P, 3) */
     int n_points;
     float background[3];
+    cs_undistort_map *maps; /* one per distinct distorted camera (lens and size) */
+    int n_maps;
+    /* the ground truth carries a weight channel (masks, alpha as mask, invalid borders of
+       undistorted photos): 4 bytes a pixel instead of 3 */
+    int weighted;
+    int alpha_as_mask, invert_masks; /* data.alpha_as_mask, data.invert_masks */
 } cs_scene;
+
+/* Bytes (channels) a ground-truth pixel takes: 3 (RGB), 4 with a weight channel. */
+int cs_scene_gt_channels(const cs_scene *s);
 
 /* Camera indices of each split. */
 typedef struct {

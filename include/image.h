@@ -31,6 +31,9 @@ int cs_image_encode_png(const cs_image *img, int level, uint8_t **out, size_t *n
 /* Composites RGBA over BG (0..1) as graphdeco does (float, then truncated to 8 bit);
  * RGB images are left alone. Result has 3 channels. */
 int cs_image_composite(cs_image *img, const float bg[3]);
+/* RGBA to RGB, each colour scaled by 1/4 + 3/4 alpha (a weight channel shown: masked pixels dark).
+ * RGB images are left alone. */
+int cs_image_dim_by_alpha(cs_image *img);
 /* Averages F x F blocks (F >= 1): a (W / F) x (H / F) image (the last partial blocks are
  * dropped); much cheaper than cs_image_resize_area for previews. */
 int cs_image_shrink(const cs_image *in, int f, cs_image *out);
@@ -39,9 +42,10 @@ int cs_image_shrink(const cs_image *in, int f, cs_image *out);
 int cs_image_shrink_to(cs_image *img, int max_w, int max_h);
 /* Area-filter resample to W x H (each output pixel averages the input area it covers). */
 int cs_image_resize_area(const cs_image *in, int w, int h, cs_image *out);
-/* Resamples SRC (RGB) into a W x H image OUT by MAP (2 floats a pixel: SRC's pixel coordinates,
- * centres at +0.5; cs_lens_map), bilinear. A pixel whose point lies outside SRC is black and,
- * when VALID is not NULL, marked 0 there (1 elsewhere). */
+/* Resamples SRC (any channel count) into a W x H image OUT by MAP (2 floats a pixel: SRC's pixel
+ * coordinates, centres at +0.5; cs_lens_map), bicubic (Keys, a = -0.5; edge pixels repeat). A pixel whose point lies outside SRC is 0
+ * in every channel (a weight channel too) and, when VALID is not NULL, marked 0 there (1
+ * elsewhere). */
 int cs_image_remap(const cs_image *src, const float *map, int w, int h, cs_image *out, unsigned char *valid);
 /* N RGB images of one size side by side, COLS a row (rows as needed, unused cells black). */
 int cs_image_tile(const cs_image *imgs, int n, int cols, cs_image *out);

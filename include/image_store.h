@@ -1,6 +1,7 @@
 /* image_store: where the training images live (data.image_residency) and how a view's
  * ground truth reaches the device.
- *   device: every training image uploaded once, 8-bit RGB, in one buffer.
+ *   device: every training image uploaded once, 8-bit RGB (RGB and a weight when the scene has
+ *           masks: cs_scene_gt_channels), in one buffer.
  *   host:   decoded images kept in RAM; each iteration's view is uploaded into one of two
  *           device slots on a second queue while the previous iteration computes.
  *   lazy:   decoded from disk when needed, through a host cache bounded by
@@ -17,9 +18,6 @@
 #include "cl_runtime.h"
 #include "image.h"
 #include "scene.h"
-
-/* ground truth on the device: 8-bit RGB */
-#define CS_IMAGE_BYTES_PER_PIXEL 3
 
 typedef struct {
     cs_cl *cl;

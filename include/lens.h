@@ -36,7 +36,7 @@ int cs_lens_model_by_name(const char *name);
 int cs_lens_supported(cs_lens_model model);
 /* Fills L from COLMAP's parameter list P (cs_lens_model_params(MODEL) values). */
 void cs_lens_from_params(cs_lens *l, cs_lens_model model, const double *p);
-/* True when L has no distortion (the pinholes, or every coefficient 0). */
+/* True when L has no distortion (the pinholes, or a non-fisheye model with every coefficient 0). */
 int cs_lens_is_pinhole(const cs_lens *l);
 
 /* Where the lens puts the ideal normalised point (U, V). */

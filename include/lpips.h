@@ -33,6 +33,7 @@ typedef struct {
     cs_buf weights, act[4], partial;
     int w, h;                /* the scratch is sized for this image */
     int direct;              /* convolutions by lpips_conv_direct (CPUs), else the tiled GEMM */
+    int gt_channels;         /* cs_lpips_render's ground truth: 3 (RGB, the default) or 4 (RGB, weight) */
     char path[1024];
 } cs_lpips;
 
@@ -48,8 +49,9 @@ int cs_lpips_load(cs_lpips *lp, cs_cl *cl, const cs_kernels *k, const char *path
 /* Uploads the weights and sizes the scratch for W x H images (blocks); -1 with a message for
  * images too small for the network. */
 int cs_lpips_begin(cs_lpips *lp, int w, int h);
-/* LPIPS of a render (planar float (3, H, W) in [0, 1], clamped) against an 8-bit RGB image at
- * byte offset B_OFF of B; blocks. */
+/* LPIPS of a render (planar float (3, H, W) in [0, 1], clamped) against an 8-bit image of
+ * lp->gt_channels at byte offset B_OFF of B (with a weight, the render is blended towards it
+ * where the weight is below 1, as the loss does); blocks. */
 int cs_lpips_render(cs_lpips *lp, const cs_buf *render, const cs_buf *b, unsigned b_off, int w, int h, double *out);
 /* LPIPS of two 8-bit RGB images on the device; blocks. */
 int cs_lpips_u8(cs_lpips *lp, const cs_buf *a, unsigned a_off, const cs_buf *b, unsigned b_off, int w, int h,

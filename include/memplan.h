@@ -25,17 +25,20 @@ typedef struct {
     size_t fixed_bytes;           /* per-pixel scratch of the largest view + resident images */
     size_t image_bytes;           /* the training images if all were on the device */
     int residency;                /* CS_RES_DEVICE / HOST / LAZY (auto resolved) */
+    char residency_why[256];      /* the choice and its reason, for the user */
     int max_gaussians;
 } cs_mem_plan;
 
 /* Plans for the training views TRAIN of SCENE under MEM (budget, cap) and DATA's residency,
- * with the kernels' options O, on a device of DEVICE_BYTES. */
+ * with the kernels' options O, on a device of DEVICE_BYTES. Residency auto: device when the
+ * decoded images take at most a third of the budget, else host when they take at most half of
+ * the host memory available now (/proc/meminfo), else lazy. */
 void cs_mem_plan_make(const cs_memory_cfg *mem, const cs_data_cfg *data, const cs_kernel_opts *o, size_t device_bytes,
                       const cs_scene *scene, const int *train, int n_train, cs_mem_plan *p);
 /* Bytes of a run at GAUSSIANS under plan P: the fixed part, the rows with the model's x1.5
  * spare capacity, and the renderer's scratch (what max_gaussians is computed from). */
 size_t cs_mem_plan_bytes_at(const cs_mem_plan *p, int gaussians);
-/* One line for the user. */
+/* Two lines for the user: the plan, and the images with their residency and its reason. */
 void cs_mem_plan_print(const cs_mem_plan *p, FILE *out);
 /* {"bytes_per_gaussian", "fixed_bytes", "max_gaussians", "budget_bytes"} for memory.json. */
 json_t *cs_mem_plan_json(const cs_mem_plan *p);

@@ -1,5 +1,6 @@
 /* ply: graphdeco-layout Gaussian PLY files (x y z, nx ny nz, f_dc_*, f_rest_*, opacity,
- * scale_*, rot_*, optional filter_3D), read in any property order, ASCII or binary. */
+ * scale_*, rot_*, optional filter_3D), read in any property order, ASCII or binary; and point
+ * clouds (initial points of a dataset). */
 #ifndef CS_PLY_H
 #define CS_PLY_H
 
@@ -7,6 +8,10 @@
 
 /* Reads a PLY into OUT. -1 with a message naming the file and what is wrong. */
 int cs_ply_read(const char *path, cs_splats *out);
+/* Reads a point cloud PLY (x y z, optional red green blue as bytes or floats in [0, 1]; grey
+ * without): *N points into new arrays *XYZ (3 floats each) and *RGB (3 bytes each). -1 with a
+ * message naming the file. */
+int cs_ply_read_points(const char *path, float **xyz, uint8_t **rgb, int *n);
 /* Writes binary little-endian graphdeco layout atomically; with BAKE_FILTER the 3D filter is
  * folded into scales and opacity and no filter_3D property is written. */
 int cs_ply_write(const char *path, const cs_splats *s, int bake_filter);

@@ -1,8 +1,10 @@
 /* scene: loads a dataset folder (format detected from its files: COLMAP, Blender /
- * NeRF-synthetic, nerfstudio) into a cs_scene (dataset.h), and decodes a camera's image at
- * the training resolution. */
+ * NeRF-synthetic, nerfstudio) into a cs_scene (dataset.h) with its masks and undistortion
+ * maps, and decodes a camera's image at the training resolution. */
 #ifndef CS_SCENE_H
 #define CS_SCENE_H
+
+#include <stdio.h>
 
 #include "config.h"
 #include "dataset.h"
@@ -10,8 +12,11 @@
 
 /* Loads the dataset at data->path. -1 with a message naming the file and what is wrong. */
 int cs_scene_load(const cs_data_cfg *data, cs_scene *out);
-/* Decodes a camera's image, composites alpha over the background and resamples to the
- * training resolution. Result is 8-bit RGB. */
+/* Decodes a camera's image, composites alpha over the background, resamples to the training
+ * resolution and undistorts it (undistort.h). Result is 8-bit RGB, or RGB and a weight (masks.h)
+ * when the scene is weighted (cs_scene_gt_channels). */
 int cs_scene_read_image(const cs_scene *s, const cs_camera *cam, cs_image *out);
+/* One line for lens distortion and one for masks, when the scene has them. */
+void cs_scene_describe(const cs_scene *s, FILE *out);
 
 #endif

@@ -73,6 +73,8 @@ void cs_bytes_free(cs_bytes *b);
 
 /* Monotonic wall clock in seconds. */
 double cs_now(void);
+/* Host memory available now (MemAvailable of /proc/meminfo) in bytes; 0 when not known. */
+size_t cs_host_mem_available(void);
 /* The median of N > 0 values (V is sorted in place; the upper one of an even count). */
 double cs_median(double *v, int n);
 /* Seconds since the Unix epoch (CLOCK_REALTIME), for timestamps in files. */

@@ -107,12 +107,12 @@ static void print_kernel_resources(cs_cl *cl, const cs_kernels *k)
     printf("\n");
 }
 
-/* Uploads camera C's image as 8-bit RGB ground truth. */
+/* Uploads camera C's image as 8-bit ground truth (RGB, or RGB and a weight). */
 static int upload_gt(cs_cl *cl, const cs_scene *scene, const cs_camera *c, cs_buf *gt)
 {
     cs_image img;
     if (cs_scene_read_image(scene, c, &img)) return -1;
-    size_t bytes = (size_t)c->width * c->height * 3;
+    size_t bytes = (size_t)c->width * c->height * img.channels;
     int e = cs_buf_alloc(cl, gt, CS_MEM_IMAGES, bytes, "ground truth") || cs_buf_write(cl, gt, 0, bytes, img.px);
     cs_image_free(&img);
     return e ? -1 : 0;
@@ -141,6 +141,7 @@ int cs_bench(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_sp
     cs_loss loss;
     cs_renderer_init(&r, cl, &k, (float)cfg->model.kernel_size);
     cs_loss_init(&loss, cl, &k);
+    loss.gt_channels = cs_scene_gt_channels(scene);
     const cs_camera *c = &scene->cams[view];
     cs_view v;
     cs_view_from_camera(c, &v);

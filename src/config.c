@@ -35,6 +35,10 @@ static const key_desc KEYS[] = {
     {"data.white_background", T_BOOL, F(data.white_background), 0, 0, NULL, 0, "background colour 1 instead of 0"},
     {"data.image_residency", T_ENUM, F(data.image_residency), 0, 0, "auto|device|host|lazy", 0, "device: all training images on the device; host: decoded in RAM, uploaded a view ahead; lazy: decoded from disk through a host cache; auto: device when they take at most a third of the budget"},
     {"data.host_cache_mb", T_INT, F(data.host_cache_mb), 0, 1e7, NULL, 0, "lazy residency: host cache of decoded images (0: none)"},
+    {"data.undistort_crop", T_ENUM, F(data.undistort_crop), 0, 0, "valid|full", 0, "distorted photos (COLMAP SIMPLE_RADIAL, OPENCV, fisheye...) are undistorted once when loaded to an ideal pinhole with the same focal lengths and a centred principal point: valid keeps the largest rectangle every pixel of which the photo covers (colmap image_undistorter), full keeps the whole field of view and leaves the uncovered border out of the loss"},
+    {"data.masks", T_STRING, F(data.masks), 0, 0, NULL, 0, "mask folder inside data.path: <image name>.png or <stem>.png, black = left out of the loss and the metrics (\"\": none)"},
+    {"data.alpha_as_mask", T_BOOL, F(data.alpha_as_mask), 0, 0, NULL, 0, "transparent pixels of the photos are left out of the loss and the metrics"},
+    {"data.invert_masks", T_BOOL, F(data.invert_masks), 0, 0, NULL, 0, "mask files are drawn the other way: white = left out"},
     {"model.sh_degree", T_INT, F(model.sh_degree), 0, 3, NULL, 0, "allocated SH degree (parameters, gradients and Adam state)"},
     {"model.antialias", T_ENUM, F(model.antialias), 0, 0, "classic|mip", 0, "classic (+0.3 on the 2D covariance) or mip (mip-splatting 2D Mip filter)"},
     {"model.kernel_size", T_FLOAT, F(model.kernel_size), 0, 10, NULL, 0, "mip 2D filter variance"},
@@ -99,6 +103,7 @@ void cs_config_defaults(cs_config *c)
     c->data.resolution = -1;
     c->data.image_residency = CS_RES_AUTO;
     c->data.host_cache_mb = 2048;
+    snprintf(c->data.masks, sizeof c->data.masks, "masks");
     c->model.sh_degree = 3;
     c->model.antialias = CS_AA_CLASSIC;
     c->model.kernel_size = 0.1;

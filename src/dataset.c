@@ -8,8 +8,12 @@
 
 #include "util.h"
 
+int cs_scene_gt_channels(const cs_scene *s) { return s->weighted ? 4 : 3; }
+
 void cs_scene_free(cs_scene *s)
 {
+    for (int i = 0; i < s->n_maps; i++) free(s->maps[i].xy);
+    free(s->maps);
     free(s->cams);
     free(s->points);
     free(s->colors);

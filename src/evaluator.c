@@ -20,6 +20,7 @@ int cs_evaluator_open(cs_evaluator *ev, cs_cl *cl, const cs_scene *scene, cs_ren
 {
     memset(ev, 0, sizeof *ev);
     ev->cl = cl, ev->scene = scene, ev->r = r, ev->loss = loss, ev->images = images;
+    loss->gt_channels = cs_scene_gt_channels(scene); /* the loss measures against this scene's ground truth */
     ev->dm = dm && dm->lib ? dm : NULL;
     ev->source = "train";
     ev->resolution = -1;
@@ -48,6 +49,7 @@ int cs_evaluator_use_lpips(cs_evaluator *ev, const cs_kernels *k, const char *pa
         return 0;
     }
     if (cs_lpips_load(&ev->lpips, ev->cl, k, p)) return cs_fail_prefix("eval.lpips_weights");
+    ev->lpips.gt_channels = cs_scene_gt_channels(ev->scene);
     ev->lpips_on = true;
     return 0;
 }
@@ -93,12 +95,13 @@ static int tb_view_image(cs_evaluator *ev, const cs_camera *c, const cs_buf *gt,
     cs_image r = {0}, g = {0}, both = {0};
     uint8_t *png = NULL;
     size_t n = 0;
-    int rc = cs_render_read_image(ev->r, c->width, c->height, &r);
+    int rc = cs_render_read_image(ev->r, c->width, c->height, &r), ch = cs_scene_gt_channels(ev->scene);
     if (!rc) {
-        g = (cs_image){c->width, c->height, 3, malloc((size_t)3 * c->width * c->height)};
+        g = (cs_image){c->width, c->height, ch, malloc((size_t)ch * c->width * c->height)};
         rc = !g.px ? cs_fail("out of host memory (TensorBoard image)")
-                   : cs_buf_read(ev->cl, gt, gt_off, (size_t)3 * c->width * c->height, g.px);
+                   : cs_buf_read(ev->cl, gt, gt_off, (size_t)ch * c->width * c->height, g.px);
     }
+    if (!rc && ch == 4) rc = cs_image_dim_by_alpha(&g); /* masked pixels shown dark */
     rc = rc || cs_image_shrink_to(&r, TB_IMAGE_MAX_SIDE, TB_IMAGE_MAX_SIDE) ||
          cs_image_shrink_to(&g, TB_IMAGE_MAX_SIDE, TB_IMAGE_MAX_SIDE);
     int W = r.width, H = r.height;

@@ -7,6 +7,7 @@
 #include <jpeglib.h>
 #include <png.h>
 #include <setjmp.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -305,6 +306,22 @@ int cs_image_composite(cs_image *img, const float bg[3])
     return 0;
 }
 
+int cs_image_dim_by_alpha(cs_image *img)
+{
+    if (img->channels == 3) return 0;
+    size_t n = (size_t)img->width * img->height;
+    uint8_t *rgb = malloc(n * 3);
+    if (!rgb) return cs_fail("out of host memory dimming an image");
+    for (size_t i = 0; i < n; i++) {
+        unsigned s = 255 + 3 * img->px[i * 4 + 3]; /* 4 x 255 x (1/4 + 3/4 alpha) */
+        for (int c = 0; c < 3; c++) rgb[i * 3 + c] = (uint8_t)(img->px[i * 4 + c] * s / 1020);
+    }
+    free(img->px);
+    img->px = rgb;
+    img->channels = 3;
+    return 0;
+}
+
 int cs_image_shrink(const cs_image *in, int f, cs_image *out)
 {
     int w = in->width / f, h = in->height / f, ch = in->channels;
@@ -393,28 +410,45 @@ int cs_image_tile(const cs_image *imgs, int n, int cols, cs_image *out)
     return 0;
 }
 
+/* Keys' cubic convolution weights (a = -0.5, Catmull-Rom) of the 4 taps around fraction T. */
+static void cubic_weights(float t, float w[4])
+{
+    float t2 = t * t, t3 = t2 * t;
+    w[0] = -0.5f * t3 + t2 - 0.5f * t;
+    w[1] = 1.5f * t3 - 2.5f * t2 + 1.f;
+    w[2] = -1.5f * t3 + 2.f * t2 + 0.5f * t;
+    w[3] = 0.5f * t3 - 0.5f * t2;
+}
+
 int cs_image_remap(const cs_image *src, const float *map, int w, int h, cs_image *out, unsigned char *valid)
 {
     memset(out, 0, sizeof *out);
-    if (src->channels != 3) return cs_fail("remap: the image is not RGB");
-    out->width = w, out->height = h, out->channels = 3;
-    out->px = calloc((size_t)w * h * 3, 1);
-    if (!out->px) return cs_fail("out of host memory (%dx%d remap)", w, h);
+    int ch = src->channels;
+    if (alloc_image(out, w, h, ch)) return -1;
+    memset(out->px, 0, (size_t)w * h * ch);
     int W = src->width, H = src->height;
     for (size_t p = 0; p < (size_t)w * h; p++) {
         float x = map[p * 2] - 0.5f, y = map[p * 2 + 1] - 0.5f; /* in pixel-index space */
         int in = map[p * 2] >= 0 && map[p * 2] <= W && map[p * 2 + 1] >= 0 && map[p * 2 + 1] <= H;
         if (valid) valid[p] = (unsigned char)in;
         if (!in) continue;
-        x = x < 0 ? 0 : x > W - 1 ? (float)(W - 1) : x;
-        y = y < 0 ? 0 : y > H - 1 ? (float)(H - 1) : y;
-        int x0 = (int)x, y0 = (int)y, x1 = x0 + 1 < W ? x0 + 1 : x0, y1 = y0 + 1 < H ? y0 + 1 : y0;
-        float fx = x - x0, fy = y - y0;
-        for (int c = 0; c < 3; c++) {
-            float a = src->px[((size_t)y0 * W + x0) * 3 + c], b = src->px[((size_t)y0 * W + x1) * 3 + c];
-            float d = src->px[((size_t)y1 * W + x0) * 3 + c], e = src->px[((size_t)y1 * W + x1) * 3 + c];
-            float v = (a + (b - a) * fx) * (1 - fy) + (d + (e - d) * fx) * fy;
-            out->px[p * 3 + c] = (uint8_t)(v + 0.5f);
+        int x0 = (int)floorf(x), y0 = (int)floorf(y), xs[4], ys[4];
+        float wx[4], wy[4], acc[4] = {0, 0, 0, 0};
+        cubic_weights(x - x0, wx);
+        cubic_weights(y - y0, wy);
+        for (int k = 0; k < 4; k++) {
+            xs[k] = x0 - 1 + k < 0 ? 0 : x0 - 1 + k > W - 1 ? W - 1 : x0 - 1 + k; /* edge pixels repeat */
+            ys[k] = y0 - 1 + k < 0 ? 0 : y0 - 1 + k > H - 1 ? H - 1 : y0 - 1 + k;
+        }
+        for (int j = 0; j < 4; j++)
+            for (int i = 0; i < 4; i++) {
+                const uint8_t *q = src->px + ((size_t)ys[j] * W + xs[i]) * ch;
+                float wt = wx[i] * wy[j];
+                for (int c = 0; c < ch; c++) acc[c] += wt * q[c];
+            }
+        for (int c = 0; c < ch; c++) {
+            float v = acc[c] + 0.5f;
+            out->px[p * ch + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
         }
     }
     return 0;

@@ -7,14 +7,18 @@
 #include "config.h"
 #include "util.h"
 
-static size_t cam_bytes(const cs_camera *c) { return (size_t)c->width * c->height * CS_IMAGE_BYTES_PER_PIXEL; }
+/* bytes of camera C's ground truth on the device */
+static size_t cam_bytes(const cs_scene *s, const cs_camera *c)
+{
+    return (size_t)c->width * c->height * cs_scene_gt_channels(s);
+}
 
 size_t cs_images_device_bytes(const cs_scene *scene, int residency, const int *train, int n_train)
 {
     size_t all = 0, largest = 0;
-    for (int i = 0; i < n_train; i++) all += cam_bytes(&scene->cams[train[i]]);
+    for (int i = 0; i < n_train; i++) all += cam_bytes(scene, &scene->cams[train[i]]);
     for (int i = 0; i < scene->n_cams; i++)
-        if (cam_bytes(&scene->cams[i]) > largest) largest = cam_bytes(&scene->cams[i]);
+        if (cam_bytes(scene, &scene->cams[i]) > largest) largest = cam_bytes(scene, &scene->cams[i]);
     return residency == CS_RES_DEVICE ? all + largest : 2 * largest;
 }
 
@@ -39,7 +43,7 @@ int cs_images_init(cs_image_store *st, cs_cl *cl, const cs_scene *scene, int res
     st->img_off = calloc(n_train ? n_train : 1, sizeof(size_t));
     st->host = calloc(n_train ? n_train : 1, sizeof(cs_image));
     st->last_use = calloc(n_train ? n_train : 1, sizeof(uint64_t));
-    for (int i = 0; i < n_train; i++) st->img_off[i] = total, total += cam_bytes(&scene->cams[train[i]]);
+    for (int i = 0; i < n_train; i++) st->img_off[i] = total, total += cam_bytes(scene, &scene->cams[train[i]]);
     if (total > 0xffffffffu && residency == CS_RES_DEVICE) st->residency = residency = CS_RES_HOST; /* 32-bit offsets */
     if (residency == CS_RES_LAZY) return 0;
     if (residency == CS_RES_DEVICE && cs_buf_alloc(cl, &st->images, CS_MEM_IMAGES, total, "training images")) return -1;
@@ -48,7 +52,7 @@ int cs_images_init(cs_image_store *st, cs_cl *cl, const cs_scene *scene, int res
         cs_image img;
         if (cs_scene_read_image(scene, c, &img)) return -1;
         if (residency == CS_RES_DEVICE) {
-            int r = cs_buf_write(cl, &st->images, st->img_off[i], cam_bytes(c), img.px);
+            int r = cs_buf_write(cl, &st->images, st->img_off[i], cam_bytes(scene, c), img.px);
             cs_image_free(&img);
             if (r) return -1;
         } else {
@@ -67,7 +71,7 @@ static const unsigned char *lazy_pixels(cs_image_store *st, int vi, cs_image *st
     const cs_camera *c = &st->scene->cams[st->train[vi]];
     cs_image img;
     if (cs_scene_read_image(st->scene, c, &img)) return NULL;
-    size_t b = cam_bytes(c);
+    size_t b = cam_bytes(st->scene, c);
     if (b > st->cache_limit) {
         cs_image_free(staging);
         *staging = img;
@@ -82,7 +86,7 @@ static const unsigned char *lazy_pixels(cs_image_store *st, int vi, cs_image *st
         wait_release(&st->ready[0]);
         wait_release(&st->ready[1]);
         cs_image_free(&st->host[lru]);
-        st->cache_bytes -= cam_bytes(&st->scene->cams[st->train[lru]]);
+        st->cache_bytes -= cam_bytes(st->scene, &st->scene->cams[st->train[lru]]);
     }
     st->host[vi] = img;
     st->cache_bytes += b;
@@ -93,7 +97,7 @@ static const unsigned char *lazy_pixels(cs_image_store *st, int vi, cs_image *st
 static int upload(cs_image_store *st, int s, int vi)
 {
     const cs_camera *c = &st->scene->cams[st->train[vi]];
-    size_t b = cam_bytes(c);
+    size_t b = cam_bytes(st->scene, c);
     if (!st->xq) { /* created at the first upload: evaluation-only use never needs it */
         cl_int err;
         st->xq = clCreateCommandQueue(st->cl->ctx, st->cl->device, 0, &err);
@@ -165,10 +169,10 @@ int cs_images_get_camera(cs_image_store *st, int cam, cs_buf **buf, unsigned *of
     wait_release(&st->released[0]);
     wait_release(&st->ready[0]);
     st->slot_view[0] = -1;
-    if (cs_buf_reserve(st->cl, &st->slot[0], cam_bytes(c), 0, "ground-truth image")) return -1;
+    if (cs_buf_reserve(st->cl, &st->slot[0], cam_bytes(st->scene, c), 0, "ground-truth image")) return -1;
     cs_image img;
     if (cs_scene_read_image(st->scene, c, &img)) return -1;
-    int r = cs_buf_write(st->cl, &st->slot[0], 0, cam_bytes(c), img.px);
+    int r = cs_buf_write(st->cl, &st->slot[0], 0, cam_bytes(st->scene, c), img.px);
     cs_image_free(&img);
     if (r) return -1;
     *buf = &st->slot[0];

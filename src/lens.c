@@ -37,8 +37,12 @@ void cs_lens_from_params(cs_lens *l, cs_lens_model model, const double *p)
     for (int i = nf + 2; i < MODELS[model].nparams; i++) l->k[i - nf - 2] = p[i];
 }
 
+static int is_fisheye(cs_lens_model m);
+
 int cs_lens_is_pinhole(const cs_lens *l)
 {
+    /* the fisheyes project by angle (equidistant) even with every coefficient 0 */
+    if (is_fisheye(l->model) || l->model == CS_LENS_THIN_PRISM_FISHEYE) return 0;
     for (int i = 0; i < CS_LENS_MAX_PARAMS; i++)
         if (l->k[i] != 0) return 0;
     return 1;

@@ -13,6 +13,7 @@ void cs_loss_init(cs_loss *l, cs_cl *cl, const cs_kernels *k)
     memset(l, 0, sizeof *l);
     l->cl = cl;
     l->k = k;
+    l->gt_channels = 3;
 }
 
 void cs_loss_trim(cs_loss *l)
@@ -51,11 +52,12 @@ static int run_forward(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, 
     if (slot < 0 || slot >= MAX_SLOTS) return cs_fail("internal: metric slot %d out of range", slot);
     cl_mem dm = want_grad ? l->dmap3.mem : l->h5.mem;
     unsigned ng = (unsigned)groups, us = (unsigned)slot;
+    int ch = l->gt_channels;
     size_t one = 256;
     return cs_cl_run(cl, k->ssim_blur_h, CS_STAGE_LOSS, 3, g, lc, CS_ARG(r->img.mem), CS_ARG(gt->mem), CS_ARG(gt_off),
-                     CS_ARG(W), CS_ARG(H), CS_ARG(clamp01), CS_ARG(l->h5.mem)) ||
+                     CS_ARG(ch), CS_ARG(W), CS_ARG(H), CS_ARG(clamp01), CS_ARG(l->h5.mem)) ||
            cs_cl_run(cl, k->ssim_fwd_v, CS_STAGE_LOSS, 3, g, lc, CS_ARG(l->h5.mem), CS_ARG(r->img.mem),
-                     CS_ARG(gt->mem), CS_ARG(gt_off), CS_ARG(W), CS_ARG(H), CS_ARG(clamp01), CS_ARG(want_grad),
+                     CS_ARG(gt->mem), CS_ARG(gt_off), CS_ARG(ch), CS_ARG(W), CS_ARG(H), CS_ARG(clamp01), CS_ARG(want_grad),
                      CS_ARG(dL_dssim), CS_ARG(dm), CS_ARG(l->partials.mem)) ||
            cs_cl_run(cl, k->reduce_partials, CS_STAGE_LOSS, 1, &one, &one, CS_ARG(l->partials.mem), CS_ARG(ng),
                      CS_ARG(l->sums.mem), CS_ARG(us));
@@ -77,7 +79,8 @@ int cs_loss_forward_backward(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt
     return cs_cl_run(cl, l->k->ssim_bwd_h, CS_STAGE_LOSS, 3, g, lc, CS_ARG(l->dmap3.mem), CS_ARG(W), CS_ARG(H),
                      CS_ARG(l->h5.mem)) ||
            cs_cl_run(cl, l->k->ssim_bwd_v, CS_STAGE_LOSS, 3, g, lc, CS_ARG(l->h5.mem), CS_ARG(r->img.mem),
-                     CS_ARG(gt->mem), CS_ARG(gt_off), CS_ARG(W), CS_ARG(H), CS_ARG(dL_dl1), CS_ARG(l->v_img.mem));
+                     CS_ARG(gt->mem), CS_ARG(gt_off), CS_ARG(l->gt_channels), CS_ARG(W), CS_ARG(H), CS_ARG(dL_dl1),
+                     CS_ARG(l->v_img.mem));
 }
 
 int cs_loss_metrics(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, int W, int H, int slot)
@@ -89,7 +92,9 @@ int cs_loss_read(cs_loss *l, int slot, int W, int H, float lambda, cs_metrics *m
 {
     float s[4];
     if (cs_buf_read(l->cl, &l->sums, (size_t)slot * 16, 16, s)) return -1;
-    double n3 = 3.0 * W * H;
+    /* weighted ground truth: means over the pixels' weights (the unmasked pixels) */
+    double n3 = l->gt_channels == 4 ? s[3] : 3.0 * W * H;
+    if (!(n3 > 0)) n3 = 1; /* a fully masked image: every sum is 0 */
     m->l1 = s[0] / n3;
     m->mse = s[1] / n3;
     m->ssim = s[2] / n3;

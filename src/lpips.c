@@ -49,7 +49,7 @@ const char *cs_lpips_weights_path(const char *configured, char *buf, size_t n)
 int cs_lpips_load(cs_lpips *lp, cs_cl *cl, const cs_kernels *k, const char *path)
 {
     memset(lp, 0, sizeof *lp);
-    lp->cl = cl, lp->k = k;
+    lp->cl = cl, lp->k = k, lp->gt_channels = 3;
     /* CLSPLAT_LPIPS_CONV=tiled|direct overrides the choice (tests and measurements) */
     const char *v = getenv("CLSPLAT_LPIPS_CONV");
     lp->direct = v && *v ? !strcmp(v, "direct") : cl->is_cpu;
@@ -233,9 +233,10 @@ int cs_lpips_render(cs_lpips *lp, const cs_buf *render, const cs_buf *b, unsigne
     if (cs_lpips_begin(lp, w, h)) return -1;
     int n = w * h;
     size_t g = (size_t)n, l = 256;
-    if (cs_cl_run(lp->cl, lp->k->lpips_prep_f32, -1, 1, &g, &l, CS_ARG(render->mem), CS_ARG(n),
-                  CS_ARG(lp->weights.mem), CS_ARG(lp->act[0].mem)) ||
-        cs_cl_run(lp->cl, lp->k->lpips_prep_u8, -1, 1, &g, &l, CS_ARG(b->mem), CS_ARG(b_off), CS_ARG(n),
+    int ch = lp->gt_channels;
+    if (cs_cl_run(lp->cl, lp->k->lpips_prep_f32, -1, 1, &g, &l, CS_ARG(render->mem), CS_ARG(n), CS_ARG(b->mem),
+                  CS_ARG(b_off), CS_ARG(ch), CS_ARG(lp->weights.mem), CS_ARG(lp->act[0].mem)) ||
+        cs_cl_run(lp->cl, lp->k->lpips_prep_u8, -1, 1, &g, &l, CS_ARG(b->mem), CS_ARG(b_off), CS_ARG(ch), CS_ARG(n),
                   CS_ARG(lp->weights.mem), CS_ARG(lp->act[2].mem)))
         return -1;
     return network(lp, w, h, out);
@@ -247,9 +248,10 @@ int cs_lpips_u8(cs_lpips *lp, const cs_buf *a, unsigned a_off, const cs_buf *b, 
     if (cs_lpips_begin(lp, w, h)) return -1;
     int n = w * h;
     size_t g = (size_t)n, l = 256;
-    if (cs_cl_run(lp->cl, lp->k->lpips_prep_u8, -1, 1, &g, &l, CS_ARG(a->mem), CS_ARG(a_off), CS_ARG(n),
+    int ch = 3;
+    if (cs_cl_run(lp->cl, lp->k->lpips_prep_u8, -1, 1, &g, &l, CS_ARG(a->mem), CS_ARG(a_off), CS_ARG(ch), CS_ARG(n),
                   CS_ARG(lp->weights.mem), CS_ARG(lp->act[0].mem)) ||
-        cs_cl_run(lp->cl, lp->k->lpips_prep_u8, -1, 1, &g, &l, CS_ARG(b->mem), CS_ARG(b_off), CS_ARG(n),
+        cs_cl_run(lp->cl, lp->k->lpips_prep_u8, -1, 1, &g, &l, CS_ARG(b->mem), CS_ARG(b_off), CS_ARG(ch), CS_ARG(n),
                   CS_ARG(lp->weights.mem), CS_ARG(lp->act[2].mem)))
         return -1;
     return network(lp, w, h, out);

@@ -1,6 +1,8 @@
 /* memplan: the memory plan of a training run, from the owners' footprints. */
 #include "memplan.h"
 
+#include "util.h"
+
 #include "image_store.h"
 #include "loss.h"
 #include "lpips.h"
@@ -8,6 +10,41 @@
 
 /* a Gaussian's rows with the model's x1.5 spare capacity, and its scratch */
 static size_t per_gaussian(const cs_mem_plan *p) { return p->bytes_per_gaussian * 3 / 2 + p->scratch_per_gaussian; }
+
+/* Resolves residency RES (auto by the rule in memplan.h; HOST_AVAIL 0: unknown) with its reason. */
+static void choose_residency(cs_mem_plan *p, int res, size_t host_avail)
+{
+    static const char *const names[] = {"auto", "device", "host", "lazy"};
+    double gib = 1073741824.0, img = p->image_bytes / gib;
+    p->residency = res;
+    if (res != CS_RES_AUTO) {
+        snprintf(p->residency_why, sizeof p->residency_why, "%s (data.image_residency)", names[res]);
+        if (res == CS_RES_HOST && host_avail && p->image_bytes > host_avail)
+            snprintf(p->residency_why, sizeof p->residency_why,
+                     "host (data.image_residency), but they need %.2f GiB of RAM and %.2f GiB are available: lazy "
+                     "would fit", img, host_avail / gib);
+        return;
+    }
+    if (p->image_bytes <= p->budget / 3) {
+        p->residency = CS_RES_DEVICE;
+        snprintf(p->residency_why, sizeof p->residency_why, "device (auto: they fit in a third of the %.2f GiB budget)",
+                 p->budget / gib);
+    } else if (!host_avail || p->image_bytes <= host_avail / 2) {
+        p->residency = CS_RES_HOST;
+        if (host_avail)
+            snprintf(p->residency_why, sizeof p->residency_why, "host (auto: over a third of the %.2f GiB device "
+                     "budget; at most half of the %.2f GiB of host memory available)", p->budget / gib, host_avail / gib);
+        else
+            snprintf(p->residency_why, sizeof p->residency_why, "host (auto: over a third of the %.2f GiB device "
+                     "budget; host memory not known)", p->budget / gib);
+    } else {
+        p->residency = CS_RES_LAZY;
+        snprintf(p->residency_why, sizeof p->residency_why,
+                 "lazy (auto: over a third of the %.2f GiB device budget and over half of the %.2f GiB of host memory "
+                 "available: decoded from disk through the data.host_cache_mb cache)", p->budget / gib,
+                 host_avail / gib);
+    }
+}
 
 size_t cs_mem_plan_bytes_at(const cs_mem_plan *p, int gaussians)
 {
@@ -32,11 +69,10 @@ void cs_mem_plan_make(const cs_memory_cfg *mem, const cs_data_cfg *data, const c
     }
     /* the renderer's and the loss's per-pixel scratch and one ground-truth slot; LPIPS's
        weights and scratch while an evaluation runs */
-    size_t per_view = maxpx * (f.per_pixel + cs_loss_bytes_per_pixel() + CS_IMAGE_BYTES_PER_PIXEL) +
+    size_t per_view = maxpx * (f.per_pixel + cs_loss_bytes_per_pixel() + (size_t)cs_scene_gt_channels(scene)) +
                       (cs_lpips_fits(maxw, maxh) ? cs_lpips_bytes(maxw, maxh) : 0);
     p->image_bytes = cs_images_device_bytes(scene, CS_RES_DEVICE, train, n_train);
-    p->residency = data->image_residency;
-    if (p->residency == CS_RES_AUTO) p->residency = p->image_bytes <= p->budget / 3 ? CS_RES_DEVICE : CS_RES_HOST;
+    choose_residency(p, data->image_residency, cs_host_mem_available());
     p->fixed_bytes = per_view + cs_images_device_bytes(scene, p->residency, train, n_train);
     /* the model keeps x1.5 spare rows when it grows */
     long fit = p->budget > p->fixed_bytes ? (long)((p->budget - p->fixed_bytes) / per_gaussian(p)) : 0;
@@ -53,6 +89,7 @@ void cs_mem_plan_print(const cs_mem_plan *p, FILE *out)
             p->budget / 1048576.0, p->bytes_per_gaussian, p->rows.params, p->rows.grads, p->rows.optimizer,
             p->rows.densify, p->scratch_per_gaussian, p->fixed_bytes / 1048576.0, res_names[p->residency],
             p->image_bytes / 1048576.0, p->max_gaussians);
+    fprintf(out, "images: %.1f MiB decoded; residency %s\n", p->image_bytes / 1048576.0, p->residency_why);
 }
 
 json_t *cs_mem_plan_json(const cs_mem_plan *p)

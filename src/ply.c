@@ -259,6 +259,59 @@ done:
     return ret;
 }
 
+int cs_ply_read_points(const char *path, float **xyz, uint8_t **rgb, int *n)
+{
+    *xyz = NULL, *rgb = NULL, *n = 0;
+    size_t len;
+    char *data = cs_read_file(path, &len), *p = NULL;
+    if (!data) return -1;
+    ply_header h;
+    double *row = NULL;
+    int ret = -1, col[6];
+    static const char *names[6] = {"x", "y", "z", "red", "green", "blue"};
+    if (parse_header(path, data, len, &h, &p)) goto done;
+    for (int i = 0; i < 6; i++) col[i] = find_prop(h.props, h.np, names[i]);
+    if (col[0] < 0 || col[1] < 0 || col[2] < 0) {
+        cs_fail("%s: the vertices have no x, y, z properties", path);
+        goto done;
+    }
+    size_t rowsz = (size_t)(h.props[h.np - 1].offset + PTYPES[h.props[h.np - 1].type].size);
+    size_t have = (size_t)(data + len - p);
+    if ((h.format != 0 && have / rowsz < (size_t)h.nvert) || (h.format == 0 && have / 2 / (size_t)h.np < (size_t)h.nvert)) {
+        cs_fail("%s: truncated: the data cannot hold %ld vertices", path, h.nvert);
+        goto done;
+    }
+    row = malloc(sizeof(double) * h.np);
+    *xyz = malloc(sizeof(float) * 3 * (size_t)(h.nvert ? h.nvert : 1));
+    *rgb = malloc(3 * (size_t)(h.nvert ? h.nvert : 1));
+    if (!row || !*xyz || !*rgb) {
+        cs_fail("out of host memory (%ld points of %s)", h.nvert, path);
+        goto done;
+    }
+    for (long v = 0; v < h.nvert; v++) {
+        if (read_row(path, &h, v, &p, data + len, row)) goto done;
+        for (int c = 0; c < 3; c++) {
+            (*xyz)[v * 3 + c] = (float)row[col[c]];
+            if (!isfinite((*xyz)[v * 3 + c])) {
+                cs_fail("%s: vertex %ld has a coordinate that is not finite", path, v);
+                goto done;
+            }
+            /* colours: bytes, or floats in [0, 1]; grey without them */
+            double k = col[3 + c] < 0 ? 128 : row[col[3 + c]];
+            if (col[3 + c] >= 0 && (h.props[col[3 + c]].type == P_F32 || h.props[col[3 + c]].type == P_F64)) k *= 255;
+            (*rgb)[v * 3 + c] = (uint8_t)(k < 0 ? 0 : k > 255 ? 255 : k + 0.5);
+        }
+    }
+    *n = (int)h.nvert;
+    ret = 0;
+done:
+    if (ret) free(*xyz), free(*rgb), *xyz = NULL, *rgb = NULL;
+    free(row);
+    free(h.props);
+    free(data);
+    return ret;
+}
+
 /* ---- writing -------------------------------------------------------------------------- */
 
 int cs_ply_write(const char *path, const cs_splats *s, int bake)

@@ -4,9 +4,12 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "masks.h"
 #include "readers.h"
+#include "undistort.h"
 #include "util.h"
 
 /* Geometry a reader produced that no render can use: non-finite or non-positive focal lengths,
@@ -23,6 +26,10 @@ static int validate(const char *root, const cs_scene *s)
         for (int k = 0; k < 12; k++)
             if (!isfinite(k < 9 ? c->R[k] : c->t[k - 9]))
                 return cs_fail("%s: the pose of %s is not finite", root, c->name);
+        for (int k = 0; k < CS_LENS_MAX_PARAMS; k++)
+            if (!isfinite(c->lens.k[k]))
+                return cs_fail("%s: the %s distortion of %s is not finite", root, cs_lens_model_name(c->lens.model),
+                               c->name);
     }
     long bad = 0;
     for (int i = 0; i < s->n_points * 3; i += 3)
@@ -65,11 +72,41 @@ int cs_scene_load(const cs_data_cfg *cfg, cs_scene *out)
         cs_scene_free(out);
         return cs_fail("%s: the dataset has no training cameras", root);
     }
-    if (validate(root, out)) {
+    int masks;
+    if (validate(root, out) || cs_masks_find(out, cfg, &masks) ||
+        cs_undistort_prepare(out, cfg->undistort_crop == CS_CROP_FULL)) {
         cs_scene_free(out);
         return -1;
     }
     return 0;
+}
+
+void cs_scene_describe(const cs_scene *s, FILE *out)
+{
+    int nd = cs_undistort_count(s), nm = 0;
+    for (int i = 0; i < s->n_cams; i++) nm += s->cams[i].mask_path[0] != '\0';
+    if (nd) {
+        const cs_camera *c = NULL;
+        for (int i = 0; i < s->n_cams && !c; i++)
+            if (s->cams[i].map >= 0) c = &s->cams[i];
+        fprintf(out, "lens distortion: %d of %d views (%s, ...) undistorted when loaded: %dx%d photo -> %dx%d pinhole "
+                     "fx %.1f; %d map%s, %.1f MiB host\n",
+                nd, s->n_cams, cs_lens_model_name(c->lens.model), c->photo_width, c->photo_height, c->width, c->height,
+                c->fx, s->n_maps, s->n_maps == 1 ? "" : "s", cs_undistort_bytes(s) / 1048576.0);
+    }
+    if (s->weighted)
+        fprintf(out, "masks: %d of %d views have a mask file%s%s; the ground truth carries a weight (4 bytes a pixel)\n",
+                nm, s->n_cams, s->alpha_as_mask ? ", the photos' alpha is a mask" : "",
+                s->invert_masks ? " (inverted: white = left out)" : "");
+}
+
+/* IMG (decoded at its file size) with the weight channel of a weighted scene. */
+static int add_weight(const cs_scene *s, const cs_camera *cam, cs_image *img)
+{
+    uint8_t *w = NULL;
+    int r = cs_masks_weight(s, cam, img, &w) || cs_image_composite(img, s->background) || cs_masks_attach(img, w);
+    free(w);
+    return r;
 }
 
 int cs_scene_read_image(const cs_scene *s, const cs_camera *cam, cs_image *out)
@@ -82,15 +119,22 @@ int cs_scene_read_image(const cs_scene *s, const cs_camera *cam, cs_image *out)
         return cs_fail("%s: image is %dx%d but the dataset expects %dx%d", cam->path, w, h, cam->file_width,
                        cam->file_height);
     }
-    if (cs_image_composite(&img, s->background)) {
+    if (s->weighted ? add_weight(s, cam, &img) : cs_image_composite(&img, s->background)) {
         cs_image_free(&img);
         return -1;
     }
-    if (img.width == cam->width && img.height == cam->height) {
-        *out = img;
-        return 0;
+    /* a distorted photo is undistorted from its full size (undistort.h), others resized */
+    if (cam->map < 0 && (img.width != cam->photo_width || img.height != cam->photo_height)) {
+        cs_image small;
+        int r = cs_image_resize_area(&img, cam->photo_width, cam->photo_height, &small);
+        cs_image_free(&img);
+        if (r) return -1;
+        img = small;
     }
-    int r = cs_image_resize_area(&img, cam->width, cam->height, out);
-    cs_image_free(&img);
-    return r;
+    if (cs_undistort_image(s, cam, &img)) {
+        cs_image_free(&img);
+        return -1;
+    }
+    *out = img;
+    return 0;
 }

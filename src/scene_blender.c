@@ -1,10 +1,12 @@
-/* scene_blender: NeRF-synthetic transforms_{train,test}.json and nerfstudio transforms.json. */
+/* scene_blender: NeRF-synthetic transforms_{train,test}.json and nerfstudio transforms.json
+ * (with its lens distortion, masks and initial point cloud). */
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "image.h"
+#include "ply.h"
 #include "readers.h"
 #include "util.h"
 
@@ -131,6 +133,60 @@ static double num_or(json_t *o, json_t *fallback, const char *key, double def, i
     return def;
 }
 
+/* A frame's lens: nerfstudio's camera_model (the frame's, else the file's; OPENCV when absent)
+   and distortion k1..k4, p1, p2 (OPENCV: 1 + k1 r^2 + k2 r^4 + k3 r^6 + k4 r^8 and tangential;
+   OPENCV_FISHEYE: k1..k4 of the angle). */
+static int ns_lens(json_t *fr, json_t *root, const char *path, size_t i, cs_lens *l)
+{
+    json_t *cm = json_object_get(fr, "camera_model");
+    if (!json_is_string(cm)) cm = json_object_get(root, "camera_model");
+    const char *model = json_is_string(cm) ? json_string_value(cm) : "OPENCV";
+    static const char *const names[6] = {"k1", "k2", "k3", "k4", "p1", "p2"};
+    double k[6];
+    for (int j = 0; j < 6; j++) k[j] = num_or(fr, root, names[j], 0, NULL);
+    memset(l, 0, sizeof *l);
+    if (!strcmp(model, "OPENCV_FISHEYE")) {
+        if (k[4] != 0 || k[5] != 0)
+            return cs_fail("%s: frame %zu: OPENCV_FISHEYE has no tangential distortion (p1 %g, p2 %g)", path, i, k[4],
+                           k[5]);
+        l->model = CS_LENS_OPENCV_FISHEYE;
+        for (int j = 0; j < 4; j++) l->k[j] = k[j];
+        return 0;
+    }
+    if (strcmp(model, "OPENCV") && strcmp(model, "PINHOLE") && strcmp(model, "SIMPLE_PINHOLE") &&
+        strcmp(model, "PERSPECTIVE"))
+        return cs_fail("%s: frame %zu: camera_model '%s' is not supported (OPENCV, OPENCV_FISHEYE, PINHOLE)", path, i,
+                       model);
+    if (k[3] != 0)
+        return cs_fail("%s: frame %zu: k4 %g (an r^8 radial term) is not supported for %s cameras", path, i, k[3],
+                       model);
+    /* COLMAP's order: k1 k2 p1 p2, then FULL_OPENCV's k3 */
+    l->model = k[2] != 0 ? CS_LENS_FULL_OPENCV : CS_LENS_OPENCV;
+    l->k[0] = k[0], l->k[1] = k[1], l->k[2] = k[4], l->k[3] = k[5], l->k[4] = k[2];
+    return 0;
+}
+
+/* The frame's mask_path (relative to the dataset), if any, into C. */
+static int ns_mask(json_t *fr, const char *root, const char *path, size_t i, cs_camera *c)
+{
+    json_t *mp = json_object_get(fr, "mask_path");
+    if (!mp) return 0;
+    if (!json_is_string(mp)) return cs_fail("%s: frame %zu: mask_path is not a string", path, i);
+    return cs_path_join(c->mask_path, sizeof c->mask_path, root, json_string_value(mp));
+}
+
+/* nerfstudio's ply_file_path: the initial points. */
+static int ns_points(json_t *root, const char *dir, const char *path, cs_scene *s)
+{
+    json_t *pp = json_object_get(root, "ply_file_path");
+    if (!pp) return 0;
+    char p[4200];
+    if (!json_is_string(pp)) return cs_fail("%s: ply_file_path is not a string", path);
+    if (cs_path_join(p, sizeof p, dir, json_string_value(pp))) return -1;
+    if (!cs_file_exists(p)) return cs_fail("%s: the point cloud named by ply_file_path in %s does not exist", p, path);
+    return cs_ply_read_points(p, &s->points, &s->colors, &s->n_points);
+}
+
 int cs_read_nerfstudio(const cs_data_cfg *cfg, cs_scene *s)
 {
     s->kind = CS_SCENE_NERFSTUDIO;
@@ -183,9 +239,12 @@ int cs_read_nerfstudio(const cs_data_cfg *cfg, cs_scene *s)
             cs_fail("%s: image is %dx%d but %s says %dx%d", c->path, c->file_width, c->file_height, path, w, h);
             goto done;
         }
-        if (cs_camera_apply_resolution(c, cfg->resolution)) goto done;
+        if (ns_lens(fr, root, path, i, &c->lens) || ns_mask(fr, cfg->path, path, i, c) ||
+            cs_camera_apply_resolution(c, cfg->resolution))
+            goto done;
         s->n_cams++;
     }
+    if (ns_points(root, cfg->path, path, s)) goto done;
     cs_scene_split_every8(s, cfg->eval);
     ret = 0;
 done:

@@ -1,5 +1,6 @@
-/* scene_colmap: COLMAP sparse/0 reader (cameras, images, points3D; .bin or .txt).
- * Only undistorted pinhole models are accepted. */
+/* scene_colmap: COLMAP sparse/0 reader (cameras, images, points3D; .bin or .txt). Every camera
+ * model is read; the distorted ones keep their coefficients for undistort.h, which refuses the
+ * two it cannot undistort (FOV, THIN_PRISM_FISHEYE) by name. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,7 @@
 typedef struct {
     int id;
     int width, height;
-    double fx, fy, cx, cy;
+    cs_lens lens; /* intrinsics at the file's size and distortion */
 } colmap_cam;
 
 /* ---- a bounds-checked reader over a whole file ---------------------------------------- */
@@ -40,13 +41,12 @@ static double br_f64(breader *r) { double v; br_get(r, &v, 8); return v; }
 
 static int set_intrinsics(colmap_cam *c, int model, const double *p, const char *path)
 {
-    cs_lens l;
-    cs_lens_from_params(&l, (cs_lens_model)model, p);
-    if (model != CS_LENS_SIMPLE_PINHOLE && model != CS_LENS_PINHOLE)
-        return cs_fail("%s: camera %d uses the %s model; only PINHOLE and SIMPLE_PINHOLE are supported. "
-                       "Undistort the images first (colmap image_undistorter)",
+    cs_lens_from_params(&c->lens, (cs_lens_model)model, p);
+    if (!cs_lens_supported((cs_lens_model)model) && !cs_lens_is_pinhole(&c->lens))
+        return cs_fail("%s: camera %d uses the %s model, which clsplat does not undistort (supported: SIMPLE_PINHOLE, "
+                       "PINHOLE, SIMPLE_RADIAL, RADIAL, OPENCV, FULL_OPENCV, OPENCV_FISHEYE, SIMPLE_RADIAL_FISHEYE, "
+                       "RADIAL_FISHEYE); undistort the images first (colmap image_undistorter)",
                        path, c->id, cs_lens_model_name((cs_lens_model)model));
-    c->fx = l.fx, c->fy = l.fy, c->cx = l.cx, c->cy = l.cy;
     return 0;
 }
 
@@ -195,10 +195,11 @@ static int add_image(cs_scene *s, int *cap, const char *path, const colmap_cam *
     memcpy(c->t, t, sizeof c->t);
     c->file_width = cc->width;
     c->file_height = cc->height;
-    c->fx = cc->fx;
-    c->fy = cc->fy;
-    c->cx = cc->cx;
-    c->cy = cc->cy;
+    c->fx = cc->lens.fx;
+    c->fy = cc->lens.fy;
+    c->cx = cc->lens.cx;
+    c->cy = cc->lens.cy;
+    c->lens = cc->lens; /* its intrinsics are set again at the training resolution (undistort.h) */
     return 0;
 }
 

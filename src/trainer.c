@@ -87,6 +87,7 @@ static int open_data(trainer *t)
     t->extent = cs_scene_extent(t->scene);
     printf("dataset %s: %d training and %d test views at %dx%d, scene extent %.3f\n", cfg->data.path,
            t->split.n_train, t->split.n_test, t->scene->cams[0].width, t->scene->cams[0].height, t->extent);
+    cs_scene_describe(t->scene, stdout);
     return 0;
 }
 
@@ -135,6 +136,7 @@ static int trainer_open(trainer *t, cs_cl *cl, const cs_config *user, const cs_s
         return -1;
     cs_renderer_init(&t->r, cl, &t->k, (float)cfg->model.kernel_size);
     cs_loss_init(&t->loss, cl, &t->k);
+    t->loss.gt_channels = cs_scene_gt_channels(scene);
     return cfg->model.filter_3d ? cs_filter3d_setup(cl, &t->d, t->scene) : 0;
 }
 

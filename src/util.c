@@ -309,3 +309,15 @@ void cs_fault_point(const char *where)
     int sig = !strncmp(spec, "kill", n) ? SIGKILL : !strncmp(spec, "term", n) ? SIGTERM : !strncmp(spec, "int", n) ? SIGINT : 0;
     if (sig) raise(sig);
 }
+
+size_t cs_host_mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return 0;
+    char line[256];
+    unsigned long long kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
+    fclose(f);
+    return (size_t)kb * 1024;
+}

@@ -73,7 +73,7 @@ void write_colmap(const char *root, int binary, int model0, int bad_cam_ref, int
     } else {
         snprintf(p, sizeof p, "%s/sparse/0/cameras.txt", root);
         write_text(p, model0 == 1 ? "# c\n1 PINHOLE 32 24 30 31 15 11\n2 SIMPLE_PINHOLE 32 24 28 16 12\n"
-                                  : "1 OPENCV 32 24 30 31 15 11 0 0 0 0\n");
+                                  : "1 OPENCV 32 24 30 31 15 11 0 0 0 0\n2 FOV 32 24 28 28 16 12 0.5\n");
         char buf[4096] = "# images\n";
         for (int i = 0; i < 10; i++) {
             char line[256];
