@@ -43,9 +43,9 @@ int cs_image_shrink_to(cs_image *img, int max_w, int max_h);
 /* Area-filter resample to W x H (each output pixel averages the input area it covers). */
 int cs_image_resize_area(const cs_image *in, int w, int h, cs_image *out);
 /* Resamples SRC (any channel count) into a W x H image OUT by MAP (2 floats a pixel: SRC's pixel
- * coordinates, centres at +0.5; cs_lens_map), bicubic (Keys, a = -0.5; edge pixels repeat). A pixel whose point lies outside SRC is 0
- * in every channel (a weight channel too) and, when VALID is not NULL, marked 0 there (1
- * elsewhere). */
+ * coordinates, centres at +0.5; cs_lens_map), bicubic (Keys, a = -0.5; edge pixels repeat). A
+ * pixel whose point lies outside SRC is 0 in every channel (a weight channel too) and, when VALID
+ * is not NULL, marked 0 there (1 elsewhere). */
 int cs_image_remap(const cs_image *src, const float *map, int w, int h, cs_image *out, unsigned char *valid);
 /* N RGB images of one size side by side, COLS a row (rows as needed, unused cells black). */
 int cs_image_tile(const cs_image *imgs, int n, int cols, cs_image *out);

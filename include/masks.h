@@ -15,9 +15,9 @@
 #include "image.h"
 
 /* Finds the mask of every camera that has none yet in DATA->path/DATA->masks (when that folder
- * exists) and marks S weighted when a camera has one or alpha is a mask. *FOUND: cameras with a
- * mask. -1 with a message (a mask_path a reader set that does not exist). */
-int cs_masks_find(cs_scene *s, const cs_data_cfg *data, int *found);
+ * exists) and marks S weighted when a camera has one or alpha is a mask. -1 with a message (a
+ * mask_path a reader set that does not exist). */
+int cs_masks_find(cs_scene *s, const cs_data_cfg *data);
 /* The weight of each pixel of camera C's decoded photo PHOTO (its file size, before
  * compositing): 255 where kept, 0 where masked, from its mask file and/or the photo's alpha.
  * *W is a new PHOTO->width x PHOTO->height array. -1 with a message naming the mask. */

@@ -20,7 +20,6 @@ int cs_evaluator_open(cs_evaluator *ev, cs_cl *cl, const cs_scene *scene, cs_ren
 {
     memset(ev, 0, sizeof *ev);
     ev->cl = cl, ev->scene = scene, ev->r = r, ev->loss = loss, ev->images = images;
-    loss->gt_channels = cs_scene_gt_channels(scene); /* the loss measures against this scene's ground truth */
     ev->dm = dm && dm->lib ? dm : NULL;
     ev->source = "train";
     ev->resolution = -1;
@@ -284,8 +283,9 @@ typedef struct {
 } viewer;
 
 /* Builds the program for S's SH degree and 3D filter (with CFG's storage and antialias mode)
- * and the stored tuning choice (never measures), uploads S. */
-static int viewer_open(viewer *w, cs_cl *cl, const cs_config *cfg, const cs_splats *s)
+ * and the stored tuning choice (never measures), uploads S; its loss measures against SCENE's
+ * ground truth. */
+static int viewer_open(viewer *w, cs_cl *cl, const cs_config *cfg, const cs_splats *s, const cs_scene *scene)
 {
     memset(w, 0, sizeof *w);
     cs_kernel_opts ko;
@@ -299,6 +299,7 @@ static int viewer_open(viewer *w, cs_cl *cl, const cs_config *cfg, const cs_spla
     }
     cs_renderer_init(&w->r, cl, &w->k, (float)cfg->model.kernel_size);
     cs_loss_init(&w->loss, cl, &w->k);
+    w->loss.gt_channels = cs_scene_gt_channels(scene);
     w->ready = 1;
     return 0;
 }
@@ -329,7 +330,7 @@ int cs_evaluate_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, co
     memset(&ev, 0, sizeof ev);
     int rc = -1;
     if (cs_images_init(&images, cl, scene, CS_RES_LAZY, sp.train, sp.n_train, 0) == 0 &&
-        viewer_open(&w, cl, cfg, s) == 0) {
+        viewer_open(&w, cl, cfg, s, scene) == 0) {
         if (cs_evaluator_open(&ev, cl, scene, &w.r, &w.loss, &images, NULL, out_dir, 1) == 0 &&
             cs_evaluator_use_lpips(&ev, &w.k, cfg->eval.lpips_weights) == 0) {
             ev.source = "eval";
@@ -411,7 +412,7 @@ int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene
         return cs_fail("the dataset has no %s views%s", split,
                        !strcmp(split, "test") ? " (train with data.eval, or render --split train)" : "");
     viewer w;
-    if (cs_mkdirs(out_dir) || (gt_dir && cs_mkdirs(gt_dir)) || viewer_open(&w, cl, cfg, s)) return -1;
+    if (cs_mkdirs(out_dir) || (gt_dir && cs_mkdirs(gt_dir)) || viewer_open(&w, cl, cfg, s, scene)) return -1;
     w.r.radius_cap = radius_cap;
     int mirror = needs_mirror(scene, split), rc = 0;
     for (int i = 0; i < scene->n_cams && !rc; i++) {
@@ -433,7 +434,7 @@ int cs_render_orbit(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, cons
     cs_camera *cams = calloc((size_t)n, sizeof *cams);
     if (!cams) return cs_fail("out of host memory (%d orbit cameras)", n);
     viewer w;
-    if (cs_orbit_cameras(scene, n, cams) || cs_mkdirs(out_dir) || viewer_open(&w, cl, cfg, s)) {
+    if (cs_orbit_cameras(scene, n, cams) || cs_mkdirs(out_dir) || viewer_open(&w, cl, cfg, s, scene)) {
         free(cams);
         return -1;
     }

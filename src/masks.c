@@ -24,20 +24,20 @@ static int find_mask(const char *dir, const char *name, char *out, size_t n)
     return 0;
 }
 
-int cs_masks_find(cs_scene *s, const cs_data_cfg *data, int *found)
+int cs_masks_find(cs_scene *s, const cs_data_cfg *data)
 {
     char dir[1400];
     int have_dir = data->masks[0] && !cs_path_join(dir, sizeof dir, data->path, data->masks) && cs_dir_exists(dir);
-    *found = 0;
+    int found = 0;
     for (int i = 0; i < s->n_cams; i++) {
         cs_camera *c = &s->cams[i];
         if (c->mask_path[0] && !cs_file_exists(c->mask_path))
             return cs_fail("%s: the mask of %s does not exist", c->mask_path, c->name);
         if (!c->mask_path[0] && have_dir) find_mask(dir, c->name, c->mask_path, sizeof c->mask_path);
-        *found += c->mask_path[0] != '\0';
+        found += c->mask_path[0] != '\0';
     }
     s->alpha_as_mask = data->alpha_as_mask, s->invert_masks = data->invert_masks;
-    if (*found || s->alpha_as_mask) s->weighted = 1;
+    if (found || s->alpha_as_mask) s->weighted = 1;
     return 0;
 }
 

@@ -209,6 +209,19 @@ static void store_row(const ply_map *m, const double *row, long v, cs_splats *ou
     if (m->filt >= 0) out->filter_3d[v] = (float)row[m->filt];
 }
 
+/* Whether the HAVE bytes after the header can hold H's vertices: all of the binary data, or a
+   number and a separator per ASCII property; checked before anything is allocated for them. */
+static int check_body(const char *path, const ply_header *h, size_t have)
+{
+    size_t rowsz = (size_t)(h->props[h->np - 1].offset + PTYPES[h->props[h->np - 1].type].size);
+    if (h->format != 0 && have / rowsz < (size_t)h->nvert)
+        return cs_fail("%s: truncated: data ends at vertex %zu of %ld", path, have / rowsz, h->nvert);
+    if (h->format == 0 && have / 2 / (size_t)h->np < (size_t)h->nvert)
+        return cs_fail("%s: truncated: %zu bytes of ASCII data cannot hold %ld vertices of %d properties", path, have,
+                       h->nvert, h->np);
+    return 0;
+}
+
 int cs_ply_read(const char *path, cs_splats *out)
 {
     memset(out, 0, sizeof *out);
@@ -220,19 +233,7 @@ int cs_ply_read(const char *path, cs_splats *out)
     double *row = NULL;
     int ret = -1;
     if (parse_header(path, data, len, &h, &p) || map_props(path, &h, &m)) goto done;
-    /* binary data must be all there before anything is allocated for it */
-    size_t rowsz = (size_t)(h.props[h.np - 1].offset + PTYPES[h.props[h.np - 1].type].size);
-    size_t have = (size_t)(data + len - p);
-    if (h.format != 0 && have / rowsz < (size_t)h.nvert) {
-        cs_fail("%s: truncated: data ends at vertex %zu of %ld", path, have / rowsz, h.nvert);
-        goto done;
-    }
-    /* ASCII: a number and a separator at least, per property */
-    if (h.format == 0 && have / 2 / (size_t)h.np < (size_t)h.nvert) {
-        cs_fail("%s: truncated: %zu bytes of ASCII data cannot hold %ld vertices of %d properties", path, have,
-                h.nvert, h.np);
-        goto done;
-    }
+    if (check_body(path, &h, (size_t)(data + len - p))) goto done;
     row = malloc(sizeof(double) * h.np);
     if (!row) {
         cs_fail("out of host memory");
@@ -275,12 +276,7 @@ int cs_ply_read_points(const char *path, float **xyz, uint8_t **rgb, int *n)
         cs_fail("%s: the vertices have no x, y, z properties", path);
         goto done;
     }
-    size_t rowsz = (size_t)(h.props[h.np - 1].offset + PTYPES[h.props[h.np - 1].type].size);
-    size_t have = (size_t)(data + len - p);
-    if ((h.format != 0 && have / rowsz < (size_t)h.nvert) || (h.format == 0 && have / 2 / (size_t)h.np < (size_t)h.nvert)) {
-        cs_fail("%s: truncated: the data cannot hold %ld vertices", path, h.nvert);
-        goto done;
-    }
+    if (check_body(path, &h, (size_t)(data + len - p))) goto done;
     row = malloc(sizeof(double) * h.np);
     *xyz = malloc(sizeof(float) * 3 * (size_t)(h.nvert ? h.nvert : 1));
     *rgb = malloc(3 * (size_t)(h.nvert ? h.nvert : 1));

@@ -72,8 +72,7 @@ int cs_scene_load(const cs_data_cfg *cfg, cs_scene *out)
         cs_scene_free(out);
         return cs_fail("%s: the dataset has no training cameras", root);
     }
-    int masks;
-    if (validate(root, out) || cs_masks_find(out, cfg, &masks) ||
+    if (validate(root, out) || cs_masks_find(out, cfg) ||
         cs_undistort_prepare(out, cfg->undistort_crop == CS_CROP_FULL)) {
         cs_scene_free(out);
         return -1;

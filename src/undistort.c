@@ -8,17 +8,32 @@
 
 #include "util.h"
 
-/* The map index of an earlier camera with the same lens and photo size as C, or -1. */
-static int shared_map(const cs_scene *s, int ci)
+/* An earlier camera than CI with a map, the same lens and photo size, or NULL. */
+static const cs_camera *same_lens_before(const cs_scene *s, int ci)
 {
     const cs_camera *c = &s->cams[ci];
     for (int i = 0; i < ci; i++) {
         const cs_camera *o = &s->cams[i];
         if (o->map >= 0 && o->photo_width == c->photo_width && o->photo_height == c->photo_height &&
             !memcmp(&o->lens, &c->lens, sizeof c->lens))
-            return o->map;
+            return o;
     }
-    return -1;
+    return NULL;
+}
+
+/* Whether pixel coordinates (X, Y) (centres at +0.5) lie on a W x H image. */
+static int inside(float x, float y, int w, int h) { return x >= 0 && x <= w && y >= 0 && y <= h; }
+
+/* The bilinear taps of pixel coordinates (X, Y) (centres at +0.5, clamped to the edge centres)
+   on a W x H grid: pixel indices X0..X1, Y0..Y1 and the weights TX, TY of X1, Y1. */
+static void bilinear_taps(float x, float y, int w, int h, int *x0, int *x1, int *y0, int *y1, float *tx, float *ty)
+{
+    float fx = x - 0.5f, fy = y - 0.5f;
+    fx = fx < 0 ? 0 : fx > w - 1 ? (float)(w - 1) : fx;
+    fy = fy < 0 ? 0 : fy > h - 1 ? (float)(h - 1) : fy;
+    *x0 = (int)fx, *y0 = (int)fy;
+    *x1 = *x0 + 1 < w ? *x0 + 1 : *x0, *y1 = *y0 + 1 < h ? *y0 + 1 : *y0;
+    *tx = fx - *x0, *ty = fy - *y0;
 }
 
 /* A new map of camera C (already given its ideal pinhole) in S; its index, or -1. */
@@ -37,10 +52,8 @@ static int add_map(cs_scene *s, const cs_camera *c)
 /* Whether some pixel of map M lands outside a W x H photo. */
 static int has_invalid(const cs_undistort_map *m, int w, int h)
 {
-    for (size_t p = 0; p < (size_t)m->width * m->height; p++) {
-        float x = m->xy[2 * p], y = m->xy[2 * p + 1];
-        if (!(x >= 0 && x <= w && y >= 0 && y <= h)) return 1;
-    }
+    for (size_t p = 0; p < (size_t)m->width * m->height; p++)
+        if (!inside(m->xy[2 * p], m->xy[2 * p + 1], w, h)) return 1;
     return 0;
 }
 
@@ -56,18 +69,15 @@ int cs_undistort_prepare(cs_scene *s, int crop_full)
             return cs_fail("%s: the %s camera model is not supported (supported: the pinholes, SIMPLE_RADIAL, RADIAL, "
                            "OPENCV, FULL_OPENCV, OPENCV_FISHEYE, SIMPLE_RADIAL_FISHEYE, RADIAL_FISHEYE)",
                            c->name, cs_lens_model_name(c->lens.model));
-        int shared = shared_map(s, i);
-        if (shared >= 0) {
-            const cs_camera *o = NULL;
-            for (int k = 0; k < i && !o; k++)
-                if (s->cams[k].map == shared) o = &s->cams[k];
+        const cs_camera *o = same_lens_before(s, i);
+        if (o) {
             c->fx = o->fx, c->fy = o->fy, c->cx = o->cx, c->cy = o->cy, c->width = o->width, c->height = o->height;
-            c->map = shared;
+            c->map = o->map;
             continue;
         }
         if (cs_lens_ideal(&c->lens, c->photo_width, c->photo_height, crop_full, &c->fx, &c->fy, &c->cx, &c->cy,
                           &c->width, &c->height))
-            return cs_fail("%s: cannot undistort its photo (see above)", c->name);
+            return cs_fail_prefix("%s: cannot undistort its photo", c->name);
         if ((c->map = add_map(s, c)) < 0) return -1;
         if (crop_full && has_invalid(&s->maps[c->map], c->photo_width, c->photo_height)) s->weighted = 1;
     }
@@ -78,11 +88,9 @@ int cs_undistort_prepare(cs_scene *s, int crop_full)
    between its pixel centres (the map is smooth), into *PX, *PY. */
 static void map_at(const cs_undistort_map *m, float x, float y, float *px, float *py)
 {
-    float fx = x - 0.5f, fy = y - 0.5f;
-    fx = fx < 0 ? 0 : fx > m->width - 1 ? (float)(m->width - 1) : fx;
-    fy = fy < 0 ? 0 : fy > m->height - 1 ? (float)(m->height - 1) : fy;
-    int x0 = (int)fx, y0 = (int)fy, x1 = x0 + 1 < m->width ? x0 + 1 : x0, y1 = y0 + 1 < m->height ? y0 + 1 : y0;
-    float tx = fx - x0, ty = fy - y0;
+    int x0, x1, y0, y1;
+    float tx, ty;
+    bilinear_taps(x, y, m->width, m->height, &x0, &x1, &y0, &y1, &tx, &ty);
     for (int c = 0; c < 2; c++) {
         float a = m->xy[((size_t)y0 * m->width + x0) * 2 + c], b = m->xy[((size_t)y0 * m->width + x1) * 2 + c];
         float d = m->xy[((size_t)y1 * m->width + x0) * 2 + c], e = m->xy[((size_t)y1 * m->width + x1) * 2 + c];
@@ -93,13 +101,10 @@ static void map_at(const cs_undistort_map *m, float x, float y, float *px, float
 /* Adds SRC bilinear at pixel coordinates (X, Y) (centres at +0.5) to ACC; 0 when outside. */
 static void sample_bilinear(const cs_image *src, float x, float y, float *acc)
 {
-    int W = src->width, H = src->height, ch = src->channels;
-    if (!(x >= 0 && x <= W && y >= 0 && y <= H)) return;
-    float fx = x - 0.5f, fy = y - 0.5f;
-    fx = fx < 0 ? 0 : fx > W - 1 ? (float)(W - 1) : fx;
-    fy = fy < 0 ? 0 : fy > H - 1 ? (float)(H - 1) : fy;
-    int x0 = (int)fx, y0 = (int)fy, x1 = x0 + 1 < W ? x0 + 1 : x0, y1 = y0 + 1 < H ? y0 + 1 : y0;
-    float tx = fx - x0, ty = fy - y0;
+    int W = src->width, H = src->height, ch = src->channels, x0, x1, y0, y1;
+    if (!inside(x, y, W, H)) return;
+    float tx, ty;
+    bilinear_taps(x, y, W, H, &x0, &x1, &y0, &y1, &tx, &ty);
     const uint8_t *a = src->px + ((size_t)y0 * W + x0) * ch, *b = src->px + ((size_t)y0 * W + x1) * ch;
     const uint8_t *d = src->px + ((size_t)y1 * W + x0) * ch, *e = src->px + ((size_t)y1 * W + x1) * ch;
     for (int c = 0; c < ch; c++) acc[c] += (a[c] + (b[c] - a[c]) * tx) * (1 - ty) + (d[c] + (e[c] - d[c]) * tx) * ty;
@@ -139,7 +144,7 @@ int cs_undistort_image(const cs_scene *s, const cs_camera *c, cs_image *img)
     double sx = (double)img->width / c->photo_width, sy = (double)img->height / c->photo_height;
     int k = (int)lround(sx > sy ? sx : sy);
     cs_image out;
-    int r = k <= 1 && sx == 1 && sy == 1 ? cs_image_remap(img, m->xy, m->width, m->height, &out, NULL)
+    int r = sx == 1 && sy == 1 ? cs_image_remap(img, m->xy, m->width, m->height, &out, NULL)
                                          : remap_supersampled(m, img, sx, sy, k < 1 ? 1 : k > 8 ? 8 : k, &out);
     if (r) return -1;
     cs_image_free(img);

@@ -207,6 +207,7 @@ int test_nerfstudio_lens_masks_points(void)
     } bad[] = {
         {"\"camera_model\": \"OPENCV\"", "\"camera_model\": \"EQUIRECTANGULAR\"", "EQUIRECTANGULAR"},
         {"\"k1\": -0.2", "\"k1\": -0.2, \"k4\": 0.01", "k4"},
+        {"\"k1\": -0.2", "\"k1\": -5", "does not undistort"},
         {"\"ply_file_path\": \"points.ply\"", "\"ply_file_path\": \"nowhere.ply\"", "nowhere.ply"},
         {"masks/v_03.png", "masks/v_missing.png", "v_missing.png"},
         {"\"camera_model\": \"OPENCV\", \"k1\": -0.2", "\"camera_model\": \"OPENCV_FISHEYE\", \"k1\": -0.2", "OPENCV_FISHEYE"},

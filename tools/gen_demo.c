@@ -197,7 +197,7 @@ static view view_of(int i)
 static int held_out(const options *o, int i) { return o->format == FMT_BLENDER ? i % 3 == 2 : i % 8 == 0; }
 
 /* Renders view I into IMG (2x2 samples a pixel, sRGB) and, with the distractor, MASK (0 where
-   it shows); adds surface points of the view to PTS. */
+   it shows); adds surface points of the view to PTS (when not NULL). */
 static void render_view(const options *o, int i, cs_image *img, unsigned char *mask, points *pts)
 {
     view vw = view_of(i);
@@ -233,7 +233,7 @@ static void render_view(const options *o, int i, cs_image *img, unsigned char *m
                 px[k] = (unsigned char)(g > 255 ? 255 : g);
             }
             if (mask) mask[(size_t)y * o->W + x] = dis ? 0 : 255;
-            if (x % 6 == 3 && y % 6 == 3 && !dis && isfinite(pt.x) && pts->n < MAX_POINTS) {
+            if (pts && x % 6 == 3 && y % 6 == 3 && !dis && isfinite(pt.x) && pts->n < MAX_POINTS) {
                 pts->xyz[pts->n][0] = (float)pt.x, pts->xyz[pts->n][1] = (float)pt.y, pts->xyz[pts->n][2] = (float)pt.z;
                 memcpy(pts->rgb[pts->n++], px, 3);
             }
@@ -432,11 +432,10 @@ static int write_blender(const options *o)
     for (int s = 0; s < 2; s++) put(&js[s], "{\n  \"camera_angle_x\": %.10f,\n  \"frames\": [", FOVX);
     int count[2] = {0, 0}, r = 0;
     cs_image img = {o->W, o->H, 3, malloc((size_t)o->W * o->H * 3)};
-    points *pts = calloc(1, sizeof *pts);
-    if (!img.px || !pts) r = cs_fail("out of memory");
+    if (!img.px) r = cs_fail("out of memory");
     for (int i = 0; !r && i < VIEWS; i++) {
         int s = held_out(o, i), idx = count[s]++;
-        render_view(o, i, &img, NULL, pts);
+        render_view(o, i, &img, NULL, NULL);
         snprintf(p, sizeof p, "%s/%s/r_%d.png", o->out, s ? "test" : "train", idx);
         r = cs_image_save_png(p, &img);
         view v = view_of(i);
@@ -446,7 +445,6 @@ static int write_blender(const options *o)
             s ? "test" : "train", idx, m);
     }
     cs_image_free(&img);
-    free(pts);
     for (int s = 0; s < 2; s++) {
         put(&js[s], "\n  ]\n}\n");
         if (!r) r = save_text(o, s ? "transforms_test.json" : "transforms_train.json", &js[s]);
