@@ -1,7 +1,7 @@
 # clsplat: Gaussian Splatting trainer in C11 + OpenCL.  Targets: all, test, demo, check-real,
 # check-structure, check-slurm, check-oclgrind, check-interop, sanitize, fuzz (FUZZ_SECONDS), install (PREFIX, DESTDIR), clean.  `make demo` and `make test` install missing Debian packages when run as root.
 CC ?= cc
-PKGS := OpenCL libpng jansson libjpeg zlib
+PKGS := OpenCL libpng jansson libjpeg zlib libexif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 OPT ?= -O2

@@ -13,7 +13,8 @@ typedef struct {
     char path[4096];      /* file to decode */
     char mask_path[4096]; /* its mask ("" none): 0 = left out of the loss, 255 = kept */
     int width, height;    /* training resolution (of the ideal pinhole, for a distorted photo) */
-    int file_width, file_height; /* size of the file on disk */
+    int file_width, file_height; /* size of the file's pixels, upright when orientation > 1 */
+    int orientation;      /* EXIF orientation applied when decoding (0, 1: the stored pixels) */
     double fx, fy, cx, cy; /* pixels at training resolution; pixel (i,j) centre is at (i+0.5, j+0.5) */
     double R[9], t[3];    /* world-to-camera, row-major, x right / y down / z forward */
     int is_test;

@@ -26,6 +26,7 @@ typedef struct {
     bool white_background;
     int image_residency;   /* CS_RES_* */
     int host_cache_mb;
+    int decode_threads;    /* image decoding threads (0: the cores but one, at most 8) */
     int undistort_crop;    /* CS_CROP_*: distorted photos to the largest valid rectangle or the whole view */
     char masks[256];       /* mask folder inside data.path ("" none) */
     bool alpha_as_mask;    /* transparent pixels of the photos are left out of the loss */

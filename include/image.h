@@ -21,8 +21,18 @@ typedef struct {
 /* Decodes a PNG or JPEG (chosen by content). -1 with a message naming the file, also for a
  * truncated or corrupt file (libjpeg's warnings count as errors) and sizes over the limits. */
 int cs_image_load(const char *path, cs_image *out);
-/* Reads only the size. */
+/* Reads only the size (of the pixels as stored). */
 int cs_image_size(const char *path, int *w, int *h);
+/* The stored size and the EXIF orientation (1-8: 1 upright, 2-4 mirrored or turned half
+ * round, 5-8 with width and height swapped on display; 1 for PNG and JPEG without the tag). */
+int cs_image_probe(const char *path, int *w, int *h, int *orientation);
+/* Which orientation makes a photo stored WxH with EXIF ORIENTATION the expected WANT_W x
+ * WANT_H (each side within TOL pixels): 1 (the stored pixels, as COLMAP and graphdeco's
+ * loader read them) when they fit, ORIENTATION when only the displayed pixels fit (the
+ * reconstruction saw the photo upright), 0 when neither does. */
+int cs_image_fit_orientation(int w, int h, int orientation, int want_w, int want_h, int tol);
+/* Turns IMG into the pixels shown for EXIF ORIENTATION (1 or out of range: unchanged). */
+int cs_image_orient(cs_image *img, int orientation);
 /* Writes an 8-bit RGB or RGBA PNG atomically. */
 int cs_image_save_png(const char *path, const cs_image *img);
 /* Encodes an 8-bit RGB or RGBA PNG with zlib compression LEVEL (0-9) into a new buffer *OUT

@@ -4,8 +4,11 @@
  *           masks: cs_scene_gt_channels), in one buffer.
  *   host:   decoded images kept in RAM; each iteration's view is uploaded into one of two
  *           device slots on a second queue while the previous iteration computes.
- *   lazy:   decoded from disk when needed, through a host cache bounded by
- *           data.host_cache_mb (least recently used out first), then as host.
+ *   lazy:   decoded from disk through a host cache bounded by data.host_cache_mb (least
+ *           recently used out first), then as host. The trainer names the views it will
+ *           need (want), and data.decode_threads workers decode them ahead (decode_ahead.h),
+ *           at most two views a thread held decoded beyond the cache.
+ * Device and host residency decode every view at start on the same workers.
  * The trainer calls get() for the iteration's view, release() once the last kernel reading
  * it is enqueued, and prefetch() with the next iteration's view. Evaluation views come from
  * disk through slot 0 (or, under device residency, one temporary image buffer). */
@@ -16,6 +19,7 @@
 
 #include "cl_mem.h"
 #include "cl_runtime.h"
+#include "decode_ahead.h"
 #include "image.h"
 #include "scene.h"
 
@@ -38,11 +42,18 @@ typedef struct {
     cs_image staging[2];       /* lazy views not kept in the cache, until their upload is done */
     int cur;                   /* slot of the current iteration */
     int prefetch_hits, prefetch_misses;
+    int decode_threads, depth;  /* lazy: views decoded ahead at most */
+    cs_decode_ahead *ahead;    /* lazy */
 } cs_image_store;
 
-/* Loads (device, host) or indexes (lazy) the training views. -1 with a message. */
+/* Loads (device, host) or indexes (lazy) the training views, decoding on DECODE_THREADS
+ * threads (0: cs_decode_threads' choice). -1 with a message. */
 int cs_images_init(cs_image_store *st, cs_cl *cl, const cs_scene *scene, int residency, const int *train, int n_train,
-                   int host_cache_mb);
+                   int host_cache_mb, int decode_threads);
+/* How many iterations ahead the trainer names its views (0: it need not). */
+int cs_images_lookahead(const cs_image_store *st);
+/* Training view VI will be needed soon: decoded ahead unless cached (lazy; no-op otherwise). */
+void cs_images_want(cs_image_store *st, int vi);
 /* Device bytes the store holds for RESIDENCY (for the memory plan). */
 size_t cs_images_device_bytes(const cs_scene *scene, int residency, const int *train, int n_train);
 /* Makes training view VI available to kernels enqueued next on the main queue. */

@@ -329,7 +329,7 @@ int cs_evaluate_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, co
     cs_evaluator ev;
     memset(&ev, 0, sizeof ev);
     int rc = -1;
-    if (cs_images_init(&images, cl, scene, CS_RES_LAZY, sp.train, sp.n_train, 0) == 0 &&
+    if (cs_images_init(&images, cl, scene, CS_RES_LAZY, sp.train, sp.n_train, 0, 1) == 0 &&
         viewer_open(&w, cl, cfg, s, scene) == 0) {
         if (cs_evaluator_open(&ev, cl, scene, &w.r, &w.loss, &images, NULL, out_dir, 1) == 0 &&
             cs_evaluator_use_lpips(&ev, &w.k, cfg->eval.lpips_weights) == 0) {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stddef.h>
 #include <jpeglib.h>
+#include <libexif/exif-data.h>
 #include <png.h>
 #include <setjmp.h>
 #include <math.h>
@@ -212,7 +213,25 @@ static void jpg_on_message(j_common_ptr cinfo, int level)
     longjmp(ctx->jb, 1);
 }
 
-static int load_jpeg(const char *path, FILE *f, cs_image *out, int header_only, int *pw, int *ph)
+/* The EXIF orientation tag (1-8) of the APP1 markers libjpeg kept, 1 when absent or invalid. */
+static int exif_orientation(j_decompress_ptr cinfo)
+{
+    int o = 1;
+    for (jpeg_saved_marker_ptr m = cinfo->marker_list; m && o == 1; m = m->next) {
+        if (m->marker != JPEG_APP0 + 1 || m->data_length < 6 || memcmp(m->data, "Exif\0\0", 6) != 0) continue;
+        ExifData *ed = exif_data_new_from_data(m->data, m->data_length);
+        if (!ed) continue;
+        ExifEntry *e = exif_content_get_entry(ed->ifd[EXIF_IFD_0], EXIF_TAG_ORIENTATION);
+        if (e && e->format == EXIF_FORMAT_SHORT && e->components == 1 && e->size >= 2) {
+            int v = exif_get_short(e->data, exif_data_get_byte_order(ed));
+            if (v >= 1 && v <= 8) o = v;
+        }
+        exif_data_unref(ed);
+    }
+    return o;
+}
+
+static int load_jpeg(const char *path, FILE *f, cs_image *out, int header_only, int *pw, int *ph, int *orient)
 {
     struct jpeg_decompress_struct cinfo;
     jpg_err_ctx ctx;
@@ -229,7 +248,9 @@ static int load_jpeg(const char *path, FILE *f, cs_image *out, int header_only, 
     }
     jpeg_create_decompress(&cinfo);
     jpeg_stdio_src(&cinfo, f);
+    if (orient) jpeg_save_markers(&cinfo, JPEG_APP0 + 1, 0xffff);
     jpeg_read_header(&cinfo, TRUE);
+    if (orient) *orient = exif_orientation(&cinfo);
     if (check_size(path, (long)cinfo.image_width, (long)cinfo.image_height)) {
         jpeg_destroy_decompress(&cinfo);
         return -1;
@@ -260,8 +281,9 @@ static int load_jpeg(const char *path, FILE *f, cs_image *out, int header_only, 
 
 /* ---- dispatch ------------------------------------------------------------------------- */
 
-static int load_any(const char *path, cs_image *out, int header_only, int *w, int *h)
+static int load_any(const char *path, cs_image *out, int header_only, int *w, int *h, int *orient)
 {
+    if (orient) *orient = 1;
     FILE *f = fopen(path, "rb");
     if (!f) return cs_fail("cannot open image %s: %s", path, strerror(errno));
     unsigned char sig[8] = {0};
@@ -271,7 +293,7 @@ static int load_any(const char *path, cs_image *out, int header_only, int *w, in
     if (n == 8 && png_sig_cmp(sig, 0, 8) == 0)
         r = load_png(path, f, out, header_only, w, h);
     else if (n >= 3 && sig[0] == 0xFF && sig[1] == 0xD8 && sig[2] == 0xFF)
-        r = load_jpeg(path, f, out, header_only, w, h);
+        r = load_jpeg(path, f, out, header_only, w, h, orient);
     else
         r = cs_fail("%s: not a PNG or JPEG file", path);
     fclose(f);
@@ -281,10 +303,48 @@ static int load_any(const char *path, cs_image *out, int header_only, int *w, in
 int cs_image_load(const char *path, cs_image *out)
 {
     memset(out, 0, sizeof *out);
-    return load_any(path, out, 0, NULL, NULL);
+    return load_any(path, out, 0, NULL, NULL, NULL);
 }
 
-int cs_image_size(const char *path, int *w, int *h) { return load_any(path, NULL, 1, w, h); }
+int cs_image_size(const char *path, int *w, int *h) { return load_any(path, NULL, 1, w, h, NULL); }
+
+int cs_image_probe(const char *path, int *w, int *h, int *orientation)
+{
+    return load_any(path, NULL, 1, w, h, orientation);
+}
+
+int cs_image_fit_orientation(int w, int h, int orientation, int want_w, int want_h, int tol)
+{
+    if (abs(w - want_w) <= tol && abs(h - want_h) <= tol) return 1;
+    if (orientation >= 5 && abs(h - want_w) <= tol && abs(w - want_h) <= tol) return orientation;
+    return 0;
+}
+
+int cs_image_orient(cs_image *img, int orientation)
+{
+    if (orientation <= 1 || orientation > 8) return 0;
+    int w = img->width, h = img->height, c = img->channels, swap = orientation >= 5;
+    int ow = swap ? h : w, oh = swap ? w : h;
+    uint8_t *px = malloc((size_t)w * h * c);
+    if (!px) return cs_fail("out of host memory turning a %dx%d image upright", w, h);
+    for (int y = 0; y < oh; y++)
+        for (int x = 0; x < ow; x++) {
+            int u, v; /* the stored pixel shown at (x, y) */
+            switch (orientation) {
+            case 2: u = w - 1 - x, v = y; break;
+            case 3: u = w - 1 - x, v = h - 1 - y; break;
+            case 4: u = x, v = h - 1 - y; break;
+            case 5: u = y, v = x; break;
+            case 6: u = y, v = h - 1 - x; break;
+            case 7: u = w - 1 - y, v = h - 1 - x; break;
+            default: u = w - 1 - y, v = x; break; /* 8 */
+            }
+            memcpy(px + ((size_t)y * ow + x) * c, img->px + ((size_t)v * w + u) * c, (size_t)c);
+        }
+    free(img->px);
+    img->px = px, img->width = ow, img->height = oh;
+    return 0;
+}
 
 int cs_image_composite(cs_image *img, const float bg[3])
 {

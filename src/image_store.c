@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "decode_ahead.h"
 #include "util.h"
 
 /* bytes of camera C's ground truth on the device */
@@ -31,35 +32,66 @@ static void wait_release(cl_event *e)
     }
 }
 
+/* Decodes every training view into the device buffer or host memory, DEPTH views ahead on
+   the decoding threads. */
+static int load_all(cs_image_store *st, int threads)
+{
+    const cs_scene *scene = st->scene;
+    int depth = 2 * threads;
+    cs_decode_ahead *d = cs_decode_ahead_open(scene, st->train, st->n_train, threads, depth);
+    if (!d) return -1;
+    for (int i = 0; i < depth && i < st->n_train; i++) cs_decode_ahead_want(d, i);
+    int r = 0;
+    for (int i = 0; i < st->n_train && !r; i++) {
+        if (i + depth < st->n_train) cs_decode_ahead_want(d, i + depth);
+        const cs_camera *c = &scene->cams[st->train[i]];
+        cs_image img;
+        r = cs_decode_ahead_take(d, i, &img);
+        if (r) break;
+        if (st->residency == CS_RES_DEVICE) {
+            r = cs_buf_write(st->cl, &st->images, st->img_off[i], cam_bytes(scene, c), img.px);
+            cs_image_free(&img);
+        } else {
+            st->host[i] = img;
+        }
+    }
+    cs_decode_ahead_close(d);
+    return r;
+}
+
 int cs_images_init(cs_image_store *st, cs_cl *cl, const cs_scene *scene, int residency, const int *train, int n_train,
-                   int host_cache_mb)
+                   int host_cache_mb, int decode_threads)
 {
     memset(st, 0, sizeof *st);
     st->cl = cl, st->scene = scene, st->residency = residency, st->train = train, st->n_train = n_train;
     st->slot_view[0] = st->slot_view[1] = -1;
     st->slot[0].cat = st->slot[1].cat = CS_MEM_IMAGES;
     st->cache_limit = (size_t)host_cache_mb << 20;
+    st->decode_threads = cs_decode_threads(decode_threads);
     size_t total = 0;
     st->img_off = calloc(n_train ? n_train : 1, sizeof(size_t));
     st->host = calloc(n_train ? n_train : 1, sizeof(cs_image));
     st->last_use = calloc(n_train ? n_train : 1, sizeof(uint64_t));
+    if (!st->img_off || !st->host || !st->last_use) return cs_fail("out of host memory for %d training views", n_train);
     for (int i = 0; i < n_train; i++) st->img_off[i] = total, total += cam_bytes(scene, &scene->cams[train[i]]);
     if (total > 0xffffffffu && residency == CS_RES_DEVICE) st->residency = residency = CS_RES_HOST; /* 32-bit offsets */
-    if (residency == CS_RES_LAZY) return 0;
-    if (residency == CS_RES_DEVICE && cs_buf_alloc(cl, &st->images, CS_MEM_IMAGES, total, "training images")) return -1;
-    for (int i = 0; i < n_train; i++) {
-        const cs_camera *c = &scene->cams[train[i]];
-        cs_image img;
-        if (cs_scene_read_image(scene, c, &img)) return -1;
-        if (residency == CS_RES_DEVICE) {
-            int r = cs_buf_write(cl, &st->images, st->img_off[i], cam_bytes(scene, c), img.px);
-            cs_image_free(&img);
-            if (r) return -1;
-        } else {
-            st->host[i] = img;
-        }
+    if (residency == CS_RES_LAZY) {
+        st->depth = 2 * st->decode_threads;
+        st->ahead = cs_decode_ahead_open(scene, train, n_train, st->decode_threads, st->depth);
+        return st->ahead ? 0 : -1;
     }
-    return 0;
+    if (residency == CS_RES_DEVICE && cs_buf_alloc(cl, &st->images, CS_MEM_IMAGES, total, "training images")) return -1;
+    return load_all(st, st->decode_threads);
+}
+
+int cs_images_lookahead(const cs_image_store *st)
+{
+    return st->residency == CS_RES_LAZY ? st->depth : 0;
+}
+
+void cs_images_want(cs_image_store *st, int vi)
+{
+    if (st->residency == CS_RES_LAZY && !st->host[vi].px) cs_decode_ahead_want(st->ahead, vi);
 }
 
 /* Lazy residency: the decoded pixels of training view VI, from the cache or from disk. If
@@ -70,7 +102,7 @@ static const unsigned char *lazy_pixels(cs_image_store *st, int vi, cs_image *st
     if (st->host[vi].px) return st->host[vi].px;
     const cs_camera *c = &st->scene->cams[st->train[vi]];
     cs_image img;
-    if (cs_scene_read_image(st->scene, c, &img)) return NULL;
+    if (cs_decode_ahead_take(st->ahead, vi, &img)) return NULL;
     size_t b = cam_bytes(st->scene, c);
     if (b > st->cache_limit) {
         cs_image_free(staging);
@@ -195,6 +227,7 @@ void cs_images_free(cs_image_store *st)
         cs_image_free(&st->staging[s]);
     }
     if (st->xq) clReleaseCommandQueue(st->xq);
+    cs_decode_ahead_close(st->ahead);
     cs_buf_free(st->cl, &st->images);
     for (int i = 0; st->host && i < st->n_train; i++) cs_image_free(&st->host[i]);
     free(st->host), free(st->img_off), free(st->last_use);

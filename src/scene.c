@@ -112,6 +112,10 @@ int cs_scene_read_image(const cs_scene *s, const cs_camera *cam, cs_image *out)
 {
     cs_image img;
     if (cs_image_load(cam->path, &img)) return -1;
+    if (cs_image_orient(&img, cam->orientation)) {
+        cs_image_free(&img);
+        return cs_fail_prefix("%s", cam->path);
+    }
     if (img.width != cam->file_width || img.height != cam->file_height) {
         int w = img.width, h = img.height;
         cs_image_free(&img);

@@ -219,18 +219,23 @@ int cs_read_nerfstudio(const cs_data_cfg *cfg, cs_scene *s)
         double m[16];
         if (read_matrix(fr, path, i, m)) goto done;
         cs_camera_from_gl_c2w(c, m);
-        if (cs_image_size(c->path, &c->file_width, &c->file_height)) goto done;
+        int orient;
+        if (cs_image_probe(c->path, &c->file_width, &c->file_height, &orient)) goto done;
         int ffx, ffy, fw, fh;
         c->fx = num_or(fr, root, "fl_x", 0, &ffx);
         c->fy = num_or(fr, root, "fl_y", c->fx, &ffy);
-        c->cx = num_or(fr, root, "cx", c->file_width / 2.0, NULL);
-        c->cy = num_or(fr, root, "cy", c->file_height / 2.0, NULL);
         double wd = num_or(fr, root, "w", c->file_width, &fw), hd = num_or(fr, root, "h", c->file_height, &fh);
         if (!(wd >= 1 && wd <= CS_IMAGE_MAX_SIDE && hd >= 1 && hd <= CS_IMAGE_MAX_SIDE)) {
             cs_fail("%s: frame %zu: size %gx%g is outside 1..%d", path, i, wd, hd, CS_IMAGE_MAX_SIDE);
             goto done;
         }
         int w = (int)wd, h = (int)hd;
+        if (fw && fh && cs_image_fit_orientation(c->file_width, c->file_height, orient, w, h, 0) >= 5) {
+            c->orientation = orient; /* the frame's size is the upright photo's */
+            c->file_width = w, c->file_height = h;
+        }
+        c->cx = num_or(fr, root, "cx", c->file_width / 2.0, NULL);
+        c->cy = num_or(fr, root, "cy", c->file_height / 2.0, NULL);
         if (!ffx || c->fx <= 0) {
             cs_fail("%s: frame %zu: missing positive 'fl_x'", path, i);
             goto done;

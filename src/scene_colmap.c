@@ -385,13 +385,19 @@ int cs_read_colmap(const cs_data_cfg *cfg, cs_scene *s)
         cs_camera *c = &s->cams[i];
         if (cs_path_join(c->path, sizeof c->path, dir, c->name)) return -1;
         if (!cs_file_exists(c->path)) return cs_fail("%s: image listed in images.%s is missing", c->path, bin ? "bin" : "txt");
-        int w, h;
-        if (cs_image_size(c->path, &w, &h)) return -1;
+        int w, h, o;
+        if (cs_image_probe(c->path, &w, &h, &o)) return -1;
         int ew = use_n ? (int)((c->file_width + res / 2) / res) : c->file_width;
         int eh = use_n ? (int)((c->file_height + res / 2) / res) : c->file_height;
-        if (use_n ? (abs(w - ew) > 1 || abs(h - eh) > 1) : (w != ew || h != eh))
-            return cs_fail("%s: image is %dx%d but its COLMAP camera is %dx%d%s", c->path, w, h, c->file_width,
-                           c->file_height, use_n ? " (downscaled folder)" : "");
+        c->orientation = cs_image_fit_orientation(w, h, o, ew, eh, use_n ? 1 : 0);
+        if (!c->orientation)
+            return cs_fail("%s: image is %dx%d%s but its COLMAP camera is %dx%d%s", c->path, w, h,
+                           o > 1 ? " (EXIF orientation set, also not upright)" : "", c->file_width, c->file_height,
+                           use_n ? " (downscaled folder)" : "");
+        if (c->orientation >= 5) {
+            int t = w;
+            w = h, h = t;
+        }
         if (use_n) {
             /* the folder already holds the downscaled images: use them as they are */
             double sx = (double)w / c->file_width, sy = (double)h / c->file_height;

@@ -131,7 +131,7 @@ static int trainer_open(trainer *t, cs_cl *cl, const cs_config *user, const cs_s
     cs_mem_plan_print(&t->plan, stdout);
     cl->mem.budget = t->plan.budget;
     if (cs_images_init(&t->images, cl, t->scene, t->plan.residency, t->split.train, t->split.n_train,
-                       cfg->data.host_cache_mb) ||
+                       cfg->data.host_cache_mb, cfg->data.decode_threads) ||
         cs_train_log_open(&t->log, t->out))
         return -1;
     cs_renderer_init(&t->r, cl, &t->k, (float)cfg->model.kernel_size);
@@ -216,6 +216,8 @@ static int step(trainer *t, int iter, const cs_step_plan *p, const cs_camera **c
         cs_images_release(&t->images) ||
         (iter < t->iterations && cs_images_prefetch(&t->images, cs_view_for_iteration(&t->order, iter + 1))))
         return cs_fail_prefix("iteration %d (view %s)", iter, c->name);
+    for (int k = 2; k <= cs_images_lookahead(&t->images) + 1 && iter + k <= t->iterations; k++)
+        cs_images_want(&t->images, cs_view_for_iteration(&t->order, iter + k));
     if ((p->step_before && cs_adam_step(t->cl, &t->k, &t->m, &t->lrs, p->position_lr)) ||
         densify_and_filter(t, iter, p, &v) ||
         (p->step_after && cs_adam_step(t->cl, &t->k, &t->m, &t->lrs, p->position_lr)) ||
@@ -412,6 +414,11 @@ static int finish(trainer *t, int start)
     if (t->dm.lib) cs_driver_mem_sample(&t->dm), printf(", %.1f MiB (driver, sampled)", t->dm.peak / 1048576.0);
     if (t->plan.residency != CS_RES_DEVICE)
         printf("; image uploads: %d prefetched, %d on demand", t->images.prefetch_hits, t->images.prefetch_misses);
+    if (t->images.ahead) {
+        int ahead, late;
+        cs_decode_ahead_counts(t->images.ahead, &ahead, &late);
+        printf("; decoded on %d threads: %d ahead, %d late", t->images.decode_threads, ahead, late);
+    }
     printf("\n");
     if (write_memory_json(t)) return -1;
     print_outputs(t);

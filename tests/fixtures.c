@@ -88,25 +88,43 @@ void write_colmap(const char *root, int binary, int model0, int bad_cam_ref, int
     }
 }
 
-
-int write_jpeg(const char *path, const cs_image *img)
+/* the EXIF APP1 marker is written by hand, not by libexif, so the reader is checked against the
+   standard's layout: "Exif\0\0", a TIFF header, IFD0 with the orientation only */
+int write_jpeg_exif(const char *path, const cs_image *img, int orientation, int be)
 {
-    struct jpeg_compress_struct ci;
-    struct jpeg_error_mgr err;
-    ci.err = jpeg_std_error(&err);
-    jpeg_create_compress(&ci);
+    unsigned char exif[6 + 26] = {'E', 'x', 'i', 'f', 0, 0};
+    unsigned char *t = exif + 6;
+    const unsigned char le_head[8] = {'I', 'I', 42, 0, 8, 0, 0, 0}, be_head[8] = {'M', 'M', 0, 42, 0, 0, 0, 8};
+    memcpy(t, be ? be_head : le_head, 8);
+    /* IFD0: one entry (tag 0x0112, type 3 SHORT, count 1, the value), then no next IFD */
+    const unsigned fields[][2] = {{1, 2}, {0x0112, 2}, {3, 2}, {1, 4}, {(unsigned)orientation, 2}, {0, 2}, {0, 4}};
+    unsigned char *at = t + 8;
+    for (size_t k = 0; k < sizeof fields / sizeof fields[0]; at += fields[k][1], k++)
+        for (unsigned b = 0; b < fields[k][1]; b++)
+            at[be ? fields[k][1] - 1 - b : b] = (unsigned char)(fields[k][0] >> (8 * b));
     FILE *f = fopen(path, "wb");
+    if (!f) return cs_fail("cannot create %s", path);
+    struct jpeg_compress_struct ci;
+    struct jpeg_error_mgr jerr;
+    ci.err = jpeg_std_error(&jerr);
+    jpeg_create_compress(&ci);
     jpeg_stdio_dest(&ci, f);
     ci.image_width = img->width, ci.image_height = img->height, ci.input_components = 3, ci.in_color_space = JCS_RGB;
     jpeg_set_defaults(&ci);
     jpeg_set_quality(&ci, 100, TRUE);
+    for (int k = 0; k < 3; k++) ci.comp_info[k].h_samp_factor = ci.comp_info[k].v_samp_factor = 1;
     jpeg_start_compress(&ci, TRUE);
+    if (orientation) jpeg_write_marker(&ci, JPEG_APP0 + 1, exif, sizeof exif);
     while (ci.next_scanline < ci.image_height) {
         JSAMPROW row = img->px + (size_t)ci.next_scanline * img->width * 3;
         jpeg_write_scanlines(&ci, &row, 1);
     }
     jpeg_finish_compress(&ci);
     jpeg_destroy_compress(&ci);
-    fclose(f);
-    return 0;
+    return fclose(f) == 0 ? 0 : cs_fail("writing %s failed", path);
+}
+
+int write_jpeg(const char *path, const cs_image *img)
+{
+    return write_jpeg_exif(path, img, 0, 0);
 }

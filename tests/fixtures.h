@@ -14,8 +14,10 @@ void fx_put(FILE *f, const void *v, size_t n);
 void fx_put_i32(FILE *f, int32_t v);
 void fx_put_u64(FILE *f, uint64_t v);
 void fx_put_f64(FILE *f, double v);
-/* IMG (RGB) as a quality-100 JPEG. */
+/* IMG (RGB) as a quality-100 JPEG without chroma subsampling. */
 int write_jpeg(const char *path, const cs_image *img);
+/* The same with an EXIF orientation tag (1-8; 0: no EXIF), in big-endian TIFF order when BE. */
+int write_jpeg_exif(const char *path, const cs_image *img, int orientation, int be);
 /* A black W x H RGB PNG. */
 void write_gray_png(const char *path, int w, int h);
 /* A 10-image COLMAP model (binary or text) with 2 cameras and 3 points under ROOT, and its

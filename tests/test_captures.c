@@ -6,9 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_run.h"
 #include "config.h"
+#include "decode_ahead.h"
+#include "fixtures.h"
 #include "image.h"
 #include "scene.h"
 #include "test.h"
@@ -219,5 +222,175 @@ int test_nerfstudio_lens_masks_points(void)
               cs_last_error());
     }
     free(keep);
+    return 0;
+}
+
+/* Pixels of A and B equal (size, channels and bytes). */
+static int same_image(const cs_image *a, const cs_image *b)
+{
+    return a->width == b->width && a->height == b->height && a->channels == b->channels &&
+           memcmp(a->px, b->px, (size_t)a->width * a->height * a->channels) == 0;
+}
+
+/* The lazy residency's decoding threads hand over exactly what a decode on the caller's thread
+   gives (undistorted, masked photos), in any order of taking, whether a view was decoded ahead,
+   is still queued or was never asked for; a worker's failure reaches the take of that view with
+   the file's name; closing with views still queued or decoded frees them (ASan / valgrind). */
+int test_decode_ahead(void)
+{
+    char data[700], cmd[1600];
+    snprintf(data, sizeof data, "%s/decode_ahead", test_tmpdir());
+    const char *g = getenv("CLSPLAT_GEN_DEMO");
+    snprintf(cmd, sizeof cmd, "%s %s 48 36 --format nerfstudio --lens OPENCV:-0.2,0.05,0.001,0.002 --distractor >/dev/null",
+             g ? g : "./build/gen_demo", data);
+    CHECK(system(cmd) == 0, "%s", cmd);
+    cs_config c;
+    cs_config_defaults(&c);
+    snprintf(c.data.path, sizeof c.data.path, "%s", data);
+    cs_scene s;
+    CHECK_OK(cs_scene_load(&c.data, &s));
+    int n = s.n_cams, *train = malloc(sizeof(int) * n), *order = malloc(sizeof(int) * n);
+    cs_image *direct = calloc(n, sizeof *direct);
+    CHECK(train && order && direct, "out of memory");
+    for (int i = 0; i < n; i++) {
+        train[i] = order[i] = i;
+        CHECK_OK(cs_scene_read_image(&s, &s.cams[i], &direct[i]));
+    }
+    uint64_t rng = test_seed();
+    for (int i = n - 1; i > 0; i--) { /* a fresh order of taking each run */
+        int j = (int)(test_rand(&rng) * (i + 1)), t = order[i];
+        order[i] = order[j], order[j] = t;
+    }
+    cs_decode_ahead *d = cs_decode_ahead_open(&s, train, n, 3, 4);
+    CHECK(d != NULL, "%s", cs_last_error());
+    int queued = 0;
+    for (int k = 0; k < 6; k++) queued += cs_decode_ahead_want(d, order[k]);
+    CHECK(queued == 4 && !cs_decode_ahead_want(d, order[0]), "%d of 6 wanted views queued with a depth of 4", queued);
+    usleep(200000); /* lets the workers start, so the first views are taken decoded */
+    for (int k = 0; k < n; k++) {
+        if (k + 4 < n && k % 3) cs_decode_ahead_want(d, order[k + 4]); /* some views never asked for */
+        cs_image img;
+        CHECK_OK(cs_decode_ahead_take(d, order[k], &img));
+        CHECK(same_image(&img, &direct[order[k]]), "view %d (taken %d-th) differs from a direct decode", order[k], k);
+        cs_image_free(&img);
+    }
+    int ahead, late;
+    cs_decode_ahead_counts(d, &ahead, &late);
+    CHECK(ahead > 0 && late > 0 && ahead + late == n, "%d views taken ahead and %d late of %d", ahead, late, n);
+    /* a file that fails to decode, on a worker and on the caller's thread */
+    const cs_camera *bad = &s.cams[order[1]];
+    CHECK_OK(cs_write_file_atomic(bad->path, "not an image", 12));
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 0) cs_decode_ahead_want(d, order[1]);
+        cs_image img = {0};
+        CHECK(cs_decode_ahead_take(d, order[1], &img) == -1 && strstr(cs_last_error(), bad->path) && !img.px,
+              "a corrupt image (%s) taken %s: %s", bad->path, pass ? "late" : "ahead", cs_last_error());
+    }
+    for (int k = 2; k < 6; k++) cs_decode_ahead_want(d, order[k]);
+    cs_decode_ahead_close(d); /* views queued and decoded, never taken */
+    for (int i = 0; i < n; i++) cs_image_free(&direct[i]);
+    free(direct), free(train), free(order);
+    cs_scene_free(&s);
+    return 0;
+}
+
+/* Mean absolute difference of two RGB images of one size (255 when the sizes differ). */
+static double mean_abs_diff(const cs_image *a, const cs_image *b)
+{
+    if (a->width != b->width || a->height != b->height || a->channels != b->channels) return 255;
+    size_t n = (size_t)a->width * a->height * a->channels;
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) sum += abs(a->px[i] - b->px[i]);
+    return sum / n;
+}
+
+/* EXIF orientation as the standard defines it (where the stored row 0 and column 0 are shown):
+   the display corner of the stored top-left and top-right pixels for each of 1-8. */
+static int check_orient_corners(void)
+{
+    static const struct { int o, tl_x, tl_y, tr_x, tr_y; } want[8] = { /* 1: left/right, 1: top/bottom */
+        {1, 0, 0, 1, 0}, {2, 1, 0, 0, 0}, {3, 1, 1, 0, 1}, {4, 0, 1, 1, 1},
+        {5, 0, 0, 0, 1}, {6, 1, 0, 1, 1}, {7, 1, 1, 1, 0}, {8, 0, 1, 0, 0}};
+    const int w = 5, h = 3;
+    for (int k = 0; k < 8; k++) {
+        cs_image img = {w, h, 3, calloc(w * h, 3)};
+        CHECK(img.px != NULL, "out of memory");
+        img.px[0] = 1, img.px[(w - 1) * 3] = 2; /* stored top-left 1, top-right 2 */
+        CHECK_OK(cs_image_orient(&img, want[k].o));
+        int ow = img.width, oh = img.height;
+        const unsigned char *tl = img.px + ((size_t)(want[k].tl_y * (oh - 1)) * ow + want[k].tl_x * (ow - 1)) * 3;
+        const unsigned char *tr = img.px + ((size_t)(want[k].tr_y * (oh - 1)) * ow + want[k].tr_x * (ow - 1)) * 3;
+        CHECK(ow == (want[k].o >= 5 ? h : w) && *tl == 1 && *tr == 2, "orientation %d: %dx%d, corners %d %d",
+              want[k].o, ow, oh, *tl, *tr);
+        cs_image_free(&img);
+    }
+    return 0;
+}
+
+/* Photos stored sideways with an EXIF orientation (phones): COLMAP reads the stored pixels, so
+   a photo whose stored size is its camera's is used as stored, and one whose upright size is
+   its camera's (the reconstruction saw it upright: 5-8 swap the sides) is turned upright when
+   decoded, for every orientation and either TIFF byte order; a photo that fits neither way is
+   refused with its orientation named. */
+int test_exif_orientation(void)
+{
+    CHECK_OK(check_orient_corners());
+    char data[700], cmd[1600], p[900], from[32], to[32];
+    snprintf(data, sizeof data, "%s/exif", test_tmpdir());
+    const char *g = getenv("CLSPLAT_GEN_DEMO");
+    snprintf(cmd, sizeof cmd, "%s %s 48 36 --format colmap >/dev/null", g ? g : "./build/gen_demo", data);
+    CHECK(system(cmd) == 0, "%s", cmd);
+    cs_config c;
+    cs_config_defaults(&c);
+    snprintf(c.data.path, sizeof c.data.path, "%s", data);
+    cs_scene s;
+    CHECK_OK(cs_scene_load(&c.data, &s));
+    enum { N = 5 };
+    static const int inverse[9] = {0, 1, 2, 3, 4, 5, 8, 7, 6};
+    uint64_t rng = test_seed();
+    int orient[N] = {5, 6, 7, 8, 2 + (int)(test_rand(&rng) * 3)};
+    cs_image upright[N], stored[N];
+    for (int v = 0; v < N; v++) {
+        CHECK_OK(cs_scene_read_image(&s, &s.cams[v], &upright[v]));
+        size_t bytes = (size_t)upright[v].width * upright[v].height * upright[v].channels;
+        stored[v] = upright[v];
+        stored[v].px = malloc(bytes);
+        CHECK(stored[v].px != NULL && upright[v].channels == 3, "out of memory");
+        memcpy(stored[v].px, upright[v].px, bytes);
+        CHECK_OK(cs_image_orient(&stored[v], inverse[orient[v]]));
+        snprintf(p, sizeof p, "%s/images/v_%02d.jpg", data, v);
+        CHECK_OK(write_jpeg_exif(p, &stored[v], orient[v], v & 1));
+        snprintf(p, sizeof p, "%s/sparse/0/images.txt", data);
+        snprintf(from, sizeof from, "v_%02d.png", v);
+        snprintf(to, sizeof to, "v_%02d.jpg", v);
+        CHECK_OK(edit_file(p, from, to));
+    }
+    cs_scene_free(&s);
+    CHECK_OK(cs_scene_load(&c.data, &s));
+    for (int v = 0; v < N; v++) {
+        cs_image img;
+        CHECK_OK(cs_scene_read_image(&s, &s.cams[v], &img));
+        double up = mean_abs_diff(&img, &upright[v]), st = mean_abs_diff(&img, &stored[v]);
+        printf("  orientation %d: %s, mean difference %.2f from upright, %.2f from stored\n", orient[v],
+               s.cams[v].orientation > 1 ? "turned upright" : "stored pixels", up, st);
+        if (orient[v] >= 5)
+            CHECK(s.cams[v].orientation == orient[v] && up < 1.5, "orientation %d applied as %d, %.2f from upright",
+                  orient[v], s.cams[v].orientation, up);
+        else
+            CHECK(s.cams[v].orientation <= 1 && st < 1.5 && up > 3, "orientation %d: used %d, %.2f from stored, %.2f "
+                  "from upright", orient[v], s.cams[v].orientation, st, up);
+        cs_image_free(&img);
+    }
+    cs_scene_free(&s);
+    /* sideways but of neither size */
+    cs_image small;
+    CHECK_OK(cs_image_resize_area(&stored[0], 30, 40, &small));
+    snprintf(p, sizeof p, "%s/images/v_00.jpg", data);
+    CHECK_OK(write_jpeg_exif(p, &small, 6, 0));
+    CHECK(cs_scene_load(&c.data, &s) == -1 && strstr(cs_last_error(), "EXIF orientation") &&
+              strstr(cs_last_error(), "v_00.jpg"), "a 30x40 photo with orientation 6 for a 48x36 camera: %s",
+          cs_last_error());
+    cs_image_free(&small);
+    for (int v = 0; v < N; v++) cs_image_free(&upright[v]), cs_image_free(&stored[v]);
     return 0;
 }

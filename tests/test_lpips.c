@@ -106,9 +106,26 @@ int test_lpips_reference(void)
                  cs_buf_alloc(&cl, &bb, CS_MEM_EVAL, (size_t)3 * w * h, "b") ||
                  cs_buf_write(&cl, &bf, 0, sizeof(float) * 3 * w * h, fa) ||
                  cs_buf_write(&cl, &bb, 0, (size_t)3 * w * h, b) || cs_lpips_render(&lp, &bf, &bb, 0, w, h, &from_float));
-        cs_buf_free(&cl, &bf), cs_buf_free(&cl, &bb);
-        free(fa);
         CHECK(fabs(from_float - dev) < 1e-6, "float render input %.7f, 8-bit %.7f", from_float, dev);
+        /* masked ground truth (RGB and a weight, 0 over a random block): the render counts as
+           the ground truth there, as if the pair were A with that block copied from B */
+        uint8_t *b4 = malloc((size_t)w * h * 4), *blend = malloc((size_t)w * h * 3);
+        int x0 = (int)(test_rand(&rs) * w / 2), y0 = (int)(test_rand(&rs) * h / 2);
+        for (int i = 0; i < w * h; i++) {
+            int in = i % w >= x0 && i % w < x0 + w / 3 && i / w >= y0 && i / w < y0 + h / 3;
+            for (int c = 0; c < 3; c++) b4[i * 4 + c] = b[i * 3 + c], blend[i * 3 + c] = in ? b[i * 3 + c] : a[i * 3 + c];
+            b4[i * 4 + 3] = in ? 0 : 255;
+        }
+        double masked, masked_ref = ref_lpips(lp.host, blend, b, w, h);
+        cs_buf b4b = {0};
+        lp.gt_channels = 4;
+        CHECK_OK(cs_buf_alloc(&cl, &b4b, CS_MEM_EVAL, (size_t)4 * w * h, "b4") ||
+                 cs_buf_write(&cl, &b4b, 0, (size_t)4 * w * h, b4) || cs_lpips_render(&lp, &bf, &b4b, 0, w, h, &masked));
+        lp.gt_channels = 3;
+        cs_buf_free(&cl, &b4b), cs_buf_free(&cl, &bf), cs_buf_free(&cl, &bb);
+        free(fa), free(b4), free(blend);
+        CHECK(fabs(masked - masked_ref) < 1e-5 && masked < dev, "masked block: device %.7f, reference %.7f (unmasked %.7f)",
+              masked, masked_ref, dev);
         free(a), free(b);
         CHECK(fabs(dev - ref) < 1e-5 && ref > 0.01, "%dx%d pair: device %.7f, reference %.7f", w, h, dev, ref);
         printf("  %dx%d random pair: LPIPS %.6f (reference %.6f)\n", w, h, dev, ref);

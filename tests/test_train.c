@@ -256,16 +256,17 @@ int test_step_on_densify(void)
 }
 
 /* device, host (two upload slots on a second queue) and lazy residency (no cache, and a
-   1 MiB cache smaller than the images, so views are evicted and decoded again) train the
-   same model: the same images reach the same kernels */
+   1 MiB cache smaller than the images, so views are evicted and decoded again; one and four
+   decoding threads) train the same model: the same images reach the same kernels */
 int test_image_residency(void)
 {
     char data[600], out[600], ply[800], first[800];
     snprintf(data, sizeof data, "%s/demo160", test_tmpdir());
     CHECK_OK(cli_demo_scene(data, 160, 120)); /* 40 views of 56 KiB: 2.2 MiB */
-    const char *names[4] = {"device", "host", "lazy_nocache", "lazy_1mb"};
-    int modes[4] = {CS_RES_DEVICE, CS_RES_HOST, CS_RES_LAZY, CS_RES_LAZY}, cache[4] = {2048, 2048, 0, 1};
-    for (int m = 0; m < 4; m++) {
+    const char *names[5] = {"device", "host", "lazy_nocache", "lazy_1mb", "lazy_4_threads"};
+    int modes[5] = {CS_RES_DEVICE, CS_RES_HOST, CS_RES_LAZY, CS_RES_LAZY, CS_RES_LAZY}, cache[5] = {2048, 2048, 0, 1, 0};
+    int threads[5] = {0, 0, 1, 0, 4};
+    for (int m = 0; m < 5; m++) {
         snprintf(out, sizeof out, "%s/residency_%s", test_tmpdir(), names[m]);
         cs_config c;
         base_config(&c, data, out);
@@ -277,6 +278,7 @@ int test_image_residency(void)
         c.densify.until = 35;
         c.data.image_residency = modes[m];
         c.data.host_cache_mb = cache[m];
+        c.data.decode_threads = threads[m];
         c.eval.test_iterations[0] = 20;
         c.eval.n_test_iterations = 1;
         CHECK_OK(train_on_test_device(&c, NULL));

@@ -92,6 +92,8 @@ static void image_seeds(const char *tmp)
     cs_image_save_png(p, &rgba), seed_file("image", p);
     snprintf(p, sizeof p, "%s/a.jpg", tmp);
     write_jpeg(p, &rgb), seed_file("image", p);
+    snprintf(p, sizeof p, "%s/b.jpg", tmp);
+    write_jpeg_exif(p, &rgb, 6, 1), seed_file("image", p);
 }
 
 static void config_seeds(void)
