@@ -15,7 +15,7 @@ LDLIBS += $(PKG_LIBS) -lm -ldl -lpthread $(EXTRA)
 BUILD ?= build
 
 CL_SOURCES := cl/layout.h cl/common.h cl/project_fwd.cl cl/project_bwd.cl cl/radix_sort.cl cl/bin.cl cl/rasterize_fwd.cl \
-              cl/rasterize_bwd.cl cl/ssim.cl cl/adam.cl cl/densify.cl cl/histo.cl cl/lpips.cl
+              cl/rasterize_bwd.cl cl/ssim.cl cl/adam.cl cl/densify.cl cl/mcmc.cl cl/histo.cl cl/lpips.cl
 LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c))
 LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/cl_sources.o
 TEST_SRC := $(wildcard tests/*.c)

@@ -54,6 +54,13 @@
 #define CS_RADIX_BITS 4
 #define CS_RADIX_BUCKETS (1 << CS_RADIX_BITS)
 
+/* ---- MCMC densification (cl/mcmc.cl) ---------------------------------------------------
+ * A row sampled k times becomes min(k + 1, CS_MCMC_NMAX) Gaussians (gsplat's n_max); sampling
+ * works in blocks of CS_SORT_BLOCK rows and scans the block totals in one work-group, so a
+ * budget holds at most CS_MCMC_MAX_ROWS rows. */
+#define CS_MCMC_NMAX 51
+#define CS_MCMC_MAX_ROWS (CS_SORT_BLOCK * 32768)
+
 /* ---- histograms for TensorBoard (cl/histo.cl) ------------------------------------------
  * CS_HISTO_GROUPS work-groups of CS_HISTO_WG items each reduce their share into a partial
  * row; the host adds the rows up (CS_HISTO_GROUPS x (4 + CS_HISTO_BUCKETS) words in all). */

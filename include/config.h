@@ -13,6 +13,7 @@ enum { CS_AA_CLASSIC = 0, CS_AA_MIP = 1 };
 enum { CS_DTYPE_FP32 = 0, CS_DTYPE_FP16 = 1 };
 enum { CS_RES_AUTO = 0, CS_RES_DEVICE, CS_RES_HOST, CS_RES_LAZY };
 enum { CS_CROP_VALID = 0, CS_CROP_FULL };
+enum { CS_STRATEGY_DEFAULT = 0, CS_STRATEGY_MCMC };
 /* device.tune: auto (the per-device tuning cache; measured and stored when missing), off (16x16
    tiles, 256-item groups), force (measured again); CACHED (internal): the cache or defaults */
 enum { CS_TUNE_AUTO = 0, CS_TUNE_OFF, CS_TUNE_FORCE, CS_TUNE_CACHED };
@@ -53,6 +54,11 @@ typedef struct {
     int random_init_points;
     bool deterministic;    /* per-pair gradient buffers instead of global atomics */
     bool step_on_densify;  /* Adam steps on densification iterations too (gsplat), before densifying */
+    bool init_random;      /* random initial points even when the dataset has a point cloud */
+    double init_opacity;   /* initial opacity (-1: the strategy's, 0.1 default, 0.5 mcmc) */
+    double init_scale;     /* multiplies the initial nearest-neighbour scale (-1: 1 default, 0.1 mcmc) */
+    double opacity_reg;    /* loss + this x mean opacity (-1: 0 default, 0.01 mcmc) */
+    double scale_reg;      /* loss + this x mean scale (-1: 0 default, 0.01 mcmc) */
 } cs_optim_cfg;
 
 typedef struct {
@@ -60,6 +66,9 @@ typedef struct {
     double grad_threshold, percent_dense;
     int opacity_reset_interval;
     double min_opacity, max_screen_size;
+    int strategy;          /* CS_STRATEGY_*: graphdeco's adaptive density control or MCMC */
+    int cap_max;           /* mcmc: the Gaussian budget (0: what memory.vram_budget_mb allows) */
+    double noise_lr;       /* mcmc: position noise, times the position learning rate */
 } cs_densify_cfg;
 
 typedef struct {
@@ -133,6 +142,8 @@ bool cs_config_is_key(const char *name);
  * densification window, interval and reset interval, evaluation, save and checkpoint marks.
  * optim.iterations_on_cpu is a count and stays. */
 void cs_config_scale_steps(cs_config *cfg);
+/* Resolves the settings whose default depends on densify.strategy (-1: the strategy's). */
+void cs_config_strategy_defaults(cs_config *cfg);
 /* Prints every key with its default, range and meaning (`clsplat config --list`). */
 void cs_config_list(FILE *out);
 /* Applies a JSON text (used by tests and by model folders' saved configs). */

@@ -1,6 +1,8 @@
 /* init: the initial Gaussians of a scene: one per sparse point (colour as the DC SH term) or,
- * without points, random points in [-1.3, 1.3]^3 (graphdeco's synthetic-scene rule); scales
- * from the mean squared distance to the 3 nearest neighbours, identity rotations, opacity 0.1. */
+ * without points, random points in [-1.3, 1.3]^3 (graphdeco's synthetic-scene rule), or with
+ * optim.init_random, random points in 3x the camera extent around the cameras; scales from the
+ * mean squared distance to the 3 nearest neighbours times optim.init_scale, identity
+ * rotations, opacity optim.init_opacity (0.1 graphdeco, 0.5 for MCMC). */
 #ifndef CS_INIT_H
 #define CS_INIT_H
 
@@ -8,8 +10,8 @@
 #include "dataset.h"
 #include "splats.h"
 
-/* Fills OUT for MODEL's SH degree and 3D filter; RANDOM_POINTS and SEED are used when the
- * scene has no points. -1 with a message (out of host memory). */
-int cs_init_splats(const cs_scene *scene, const cs_model_cfg *model, int random_points, int seed, cs_splats *out);
+/* Fills OUT for MODEL's SH degree and 3D filter by O (random points and seed; the init_*
+ * settings resolved, cs_config_strategy_defaults). -1 with a message (out of host memory). */
+int cs_init_splats(const cs_scene *scene, const cs_model_cfg *model, const cs_optim_cfg *o, cs_splats *out);
 
 #endif

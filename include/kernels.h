@@ -53,6 +53,15 @@ enum { CS_WG_PROJECT, CS_WG_PROJECT_BWD, CS_WG_BIN, CS_WG_ADAM, CS_WG_COUNT, CS_
     X(gather_rows, CS_WG_FIXED)                                                                         \
     X(densify_reset_opacity, CS_WG_FIXED)                                                               \
     X(filter3d_depth, CS_WG_FIXED)                                                                      \
+    X(mcmc_weights, CS_WG_FIXED)                                                                        \
+    X(mcmc_block_cdf, CS_WG_FIXED)                                                                      \
+    X(mcmc_sums_cdf, CS_WG_FIXED)                                                                       \
+    X(mcmc_sample, CS_WG_FIXED)                                                                         \
+    X(mcmc_update_sources, CS_WG_FIXED)                                                                 \
+    X(mcmc_copy_rows, CS_WG_FIXED)                                                                      \
+    X(mcmc_list_dead, CS_WG_FIXED)                                                                      \
+    X(mcmc_noise, CS_WG_FIXED)                                                                          \
+    X(regularize_grad, CS_WG_FIXED)                                                                     \
     X(filter3d_finish, CS_WG_FIXED)                                                                     \
     X(histo_range, CS_WG_FIXED)                                                                         \
     X(histo_count, CS_WG_FIXED)                                                                         \

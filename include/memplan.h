@@ -27,14 +27,18 @@ typedef struct {
     int residency;                /* CS_RES_DEVICE / HOST / LAZY (auto resolved) */
     char residency_why[256];      /* the choice and its reason, for the user */
     int max_gaussians;
+    int cap;                      /* densify.strategy mcmc: the Gaussian budget allocated at the start */
+    size_t peak_bytes;            /* mcmc: the planned peak (fixed + cap x (rows + scratch)) */
 } cs_mem_plan;
 
-/* Plans for the training views TRAIN of SCENE under MEM (budget, cap) and DATA's residency,
+/* Plans for the training views TRAIN of SCENE under MEM (budget, cap), DENS (the MCMC
+ * strategy's budget: every row and its scratch allocated for the cap, no spare) and DATA's residency,
  * with the kernels' options O, on a device of DEVICE_BYTES. Residency auto: device when the
  * decoded images take at most a third of the budget, else host when they take at most half of
  * the host memory available now (/proc/meminfo), else lazy. */
-void cs_mem_plan_make(const cs_memory_cfg *mem, const cs_data_cfg *data, const cs_kernel_opts *o, size_t device_bytes,
-                      const cs_scene *scene, const int *train, int n_train, cs_mem_plan *p);
+void cs_mem_plan_make(const cs_memory_cfg *mem, const cs_data_cfg *data, const cs_densify_cfg *dens,
+                      const cs_kernel_opts *o, size_t device_bytes, const cs_scene *scene, const int *train, int n_train,
+                      cs_mem_plan *p);
 /* Bytes of a run at GAUSSIANS under plan P: the fixed part, the rows with the model's x1.5
  * spare capacity, and the renderer's scratch (what max_gaussians is computed from). */
 size_t cs_mem_plan_bytes_at(const cs_mem_plan *p, int gaussians);

@@ -18,6 +18,7 @@ typedef struct {
     bool filter3d;          /* recompute the mip 3D filter */
     bool step_after;        /* Adam step after the densification work (graphdeco's order) */
     bool reset_opacity;     /* opacity <- min(opacity, 0.01), after the step */
+    bool mcmc;              /* densify means an MCMC refinement; position noise after the step */
     bool trim_pool;         /* release the scratch pools */
     bool log;               /* progress line and train_log.jsonl */
     bool histograms;        /* TensorBoard histograms (log.histogram_interval) */

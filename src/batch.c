@@ -123,12 +123,13 @@ static void survey_job(job_run *r, const cs_pack_device *d)
     if (sc.n_cams > 0 && cs_split_of(&sc, &sp) == 0) {
         const cs_camera *c = &sc.cams[sp.n_train ? sp.train[0] : 0];
         r->cost = (double)job_iterations(j, d) * c->width * c->height;
-        if (j->cfg.memory.max_gaussians > 0) {
+        int mcmc_cap = j->cfg.densify.strategy == CS_STRATEGY_MCMC && j->cfg.densify.cap_max > 0;
+        if (j->cfg.memory.max_gaussians > 0 || mcmc_cap) {
             cs_kernel_opts ko;
             cs_kernel_opts_of(&j->cfg, &ko);
             cs_mem_plan p;
-            cs_mem_plan_make(&j->cfg.memory, &j->cfg.data, &ko, d->mem, &sc, sp.train, sp.n_train, &p);
-            r->plan_bytes = cs_mem_plan_bytes_at(&p, p.max_gaussians);
+            cs_mem_plan_make(&j->cfg.memory, &j->cfg.data, &j->cfg.densify, &ko, d->mem, &sc, sp.train, sp.n_train, &p);
+            r->plan_bytes = p.cap ? p.peak_bytes : cs_mem_plan_bytes_at(&p, p.max_gaussians);
         }
         cs_split_free(&sp);
     }

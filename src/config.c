@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layout.h"
 #include "splats.h"
 #include "util.h"
 
@@ -61,7 +62,15 @@ static const key_desc KEYS[] = {
     {"optim.seed", T_INT, F(optim.seed), 0, 2147483647, NULL, 0, "view order, initialisation and split sampling"},
     {"optim.random_init_points", T_INT, F(optim.random_init_points), 1, 1e8, NULL, 0, "random initial points for scenes without a point cloud"},
     {"optim.deterministic", T_BOOL, F(optim.deterministic), 0, 0, NULL, 0, "no float atomics in the backward: the same seed on the same device gives the same bits (slower backward)"},
+    {"optim.init_random", T_BOOL, F(optim.init_random), 0, 0, NULL, 0, "start from optim.random_init_points random points even when the dataset has a point cloud (in a cube of 3x the camera extent around the cameras' centre; the MCMC paper trains real scenes from random points too)"},
+    {"optim.init_opacity", T_FLOAT, F(optim.init_opacity), -1, 0.99, NULL, 0, "initial opacity (-1: the strategy's: 0.1 default as graphdeco, 0.5 mcmc as gsplat)"},
+    {"optim.init_scale", T_FLOAT, F(optim.init_scale), -1, 100, NULL, 0, "multiplies the initial scale (the mean distance to 3 nearest neighbours; -1: 1 default, 0.1 mcmc as gsplat)"},
+    {"optim.opacity_reg", T_FLOAT, F(optim.opacity_reg), -1, 10, NULL, 0, "L1 regulariser: loss + this x the mean opacity (-1: 0 default, 0.01 mcmc as the paper)"},
+    {"optim.scale_reg", T_FLOAT, F(optim.scale_reg), -1, 10, NULL, 0, "L1 regulariser: loss + this x the mean scale (-1: 0 default, 0.01 mcmc as the paper)"},
     {"optim.step_on_densify", T_BOOL, F(optim.step_on_densify), 0, 0, NULL, 0, "Adam steps on densification iterations too, before densifying (gsplat); false skips it (graphdeco)"},
+    {"densify.strategy", T_ENUM, F(densify.strategy), 0, 0, "default|mcmc", 0, "default: graphdeco's adaptive density control (clone, split, prune, opacity resets); mcmc: 3DGS as Markov Chain Monte Carlo, a fixed budget (densify.cap_max) from the first iteration: dead Gaussians relocated onto live ones, 5% more each refinement until the cap, position noise, opacity and scale regularisers"},
+    {"densify.cap_max", T_INT, F(densify.cap_max), 0, CS_MCMC_MAX_ROWS, NULL, 0, "mcmc: the Gaussian budget, allocated once at the start (0: as many as memory.vram_budget_mb allows)"},
+    {"densify.noise_lr", T_FLOAT, F(densify.noise_lr), 0, 1e9, NULL, 0, "mcmc: position noise scale, times the position learning rate (the paper's and gsplat's 5e5)"},
     {"densify.from", T_INT, F(densify.from), 0, 1e8, NULL, 0, "densification starts after this iteration"},
     {"densify.until", T_INT, F(densify.until), 0, 1e8, NULL, 0, "densification stops at this iteration"},
     {"densify.interval", T_INT, F(densify.interval), 1, 1e8, NULL, 0, "densify every N iterations"},
@@ -133,6 +142,9 @@ void cs_config_defaults(cs_config *c)
     /* graphdeco passes 20, but densification_postfix zeroes max_radii2D before prune_points reads
        it, so its screen-size prune never fires (gsplat disables it by default too): 0 = off */
     c->densify.max_screen_size = 0;
+    c->densify.cap_max = 1000000;
+    c->densify.noise_lr = 5e5;
+    c->optim.init_opacity = c->optim.init_scale = c->optim.opacity_reg = c->optim.scale_reg = -1;
     c->memory.flush_interval = 50;
     c->eval.test_iterations[0] = 7000;
     c->eval.test_iterations[1] = 30000;
@@ -452,6 +464,16 @@ void cs_config_scale_steps(cs_config *c)
     scale_marks(c->output.checkpoint_iterations, c->output.n_checkpoint_iterations, s);
     if (c->output.checkpoint_interval > 0) c->output.checkpoint_interval = scaled(c->output.checkpoint_interval, s, 1);
     c->optim.steps_scale = 1.0;
+}
+
+void cs_config_strategy_defaults(cs_config *c)
+{
+    int mcmc = c->densify.strategy == CS_STRATEGY_MCMC;
+    cs_optim_cfg *o = &c->optim;
+    if (o->init_opacity < 0) o->init_opacity = mcmc ? 0.5 : 0.1;
+    if (o->init_scale < 0) o->init_scale = mcmc ? 0.1 : 1.0;
+    if (o->opacity_reg < 0) o->opacity_reg = mcmc ? 0.01 : 0.0;
+    if (o->scale_reg < 0) o->scale_reg = mcmc ? 0.01 : 0.0;
 }
 
 /* ---- the key table, for people ---------------------------------------------------------- */

@@ -1,5 +1,6 @@
 /* init: initial Gaussians (graphdeco create_from_pcd): colour -> SH DC, scale from the mean
- * squared distance to the 3 nearest neighbours (uniform grid, not O(N^2)), opacity 0.1. */
+ * squared distance to the 3 nearest neighbours (uniform grid, not O(N^2)), opacity 0.1; the
+ * MCMC strategy's opacity and scale factor as configured. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,17 +95,38 @@ static int knn3_mean_sq(const float *pts, int n, float *out)
     return 0;
 }
 
-int cs_init_splats(const cs_scene *scene, const cs_model_cfg *model, int random_points, int rng_seed, cs_splats *out)
+/* the random-points cube: graphdeco's [-1.3, 1.3]^3 for a scene without points, else 3x the
+   camera extent around the training cameras' centre (gsplat's init_extent) */
+static void random_cube(const cs_scene *scene, double centre[3], double *half)
 {
-    int random = scene->n_points == 0;
-    int n = random ? random_points : scene->n_points;
+    centre[0] = centre[1] = centre[2] = 0, *half = 1.3;
+    if (scene->n_points == 0) return;
+    int n = 0;
+    for (int i = 0; i < scene->n_cams; i++) {
+        if (scene->cams[i].is_test) continue;
+        double c[3];
+        cs_camera_center(&scene->cams[i], c);
+        for (int k = 0; k < 3; k++) centre[k] += c[k];
+        n++;
+    }
+    for (int k = 0; k < 3 && n; k++) centre[k] /= n;
+    *half = 3.0 * cs_scene_extent(scene);
+}
+
+int cs_init_splats(const cs_scene *scene, const cs_model_cfg *model, const cs_optim_cfg *o, cs_splats *out)
+{
+    int random = scene->n_points == 0 || o->init_random;
+    int n = random ? o->random_init_points : scene->n_points;
     if (cs_splats_alloc(out, n, model->sh_degree, model->filter_3d)) return -1;
     int K = CS_SH_COEFFS(model->sh_degree);
-    uint64_t seed = (uint64_t)rng_seed * 7919u + 17u;
+    uint64_t seed = (uint64_t)o->seed * 7919u + 17u;
+    double centre[3], half;
+    random_cube(scene, centre, &half);
+    double opacity = o->init_opacity > 0 ? o->init_opacity : 0.1;
     for (int i = 0; i < n; i++) {
         for (int k = 0; k < 3; k++) {
             if (random) {
-                out->means[i * 3 + k] = (float)(cs_rand_uniform(seed, (uint64_t)i * 6 + k) * 2.6 - 1.3);
+                out->means[i * 3 + k] = (float)(centre[k] + (cs_rand_uniform(seed, (uint64_t)i * 6 + k) * 2 - 1) * half);
                 /* graphdeco: colours random / 255 taken as SH values */
                 out->sh[(size_t)i * K * 3 + k] = (float)(cs_rand_uniform(seed, (uint64_t)i * 6 + 3 + k) / 255.0);
             } else {
@@ -113,7 +135,7 @@ int cs_init_splats(const cs_scene *scene, const cs_model_cfg *model, int random_
             }
         }
         out->quats[i * 4] = 1.f;
-        out->logit_opacity[i] = (float)log(0.1 / 0.9);
+        out->logit_opacity[i] = (float)log(opacity / (1 - opacity));
     }
     float *d2 = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
     if (!d2 || knn3_mean_sq(out->means, n, d2)) {
@@ -122,7 +144,8 @@ int cs_init_splats(const cs_scene *scene, const cs_model_cfg *model, int random_
         return d2 ? -1 : cs_fail("out of host memory");
     }
     for (int i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++) out->log_scales[i * 3 + k] = (float)log(sqrt(d2[i]));
+        for (int k = 0; k < 3; k++)
+            out->log_scales[i * 3 + k] = (float)log(sqrt(d2[i]) * (o->init_scale > 0 ? o->init_scale : 1.0));
     free(d2);
     return 0;
 }

@@ -1,11 +1,14 @@
 /* memplan: the memory plan of a training run, from the owners' footprints. */
 #include "memplan.h"
 
+#include <string.h>
+
 #include "util.h"
 
 #include "image_store.h"
 #include "loss.h"
 #include "lpips.h"
+#include "mcmc.h"
 #include "render.h"
 
 /* a Gaussian's rows with the model's x1.5 spare capacity, and its scratch */
@@ -51,9 +54,24 @@ size_t cs_mem_plan_bytes_at(const cs_mem_plan *p, int gaussians)
     return p->fixed_bytes + (size_t)(gaussians > 0 ? gaussians : 0) * per_gaussian(p);
 }
 
-void cs_mem_plan_make(const cs_memory_cfg *mem, const cs_data_cfg *data, const cs_kernel_opts *o, size_t device_bytes,
-                      const cs_scene *scene, const int *train, int n_train, cs_mem_plan *p)
+/* MCMC: the rows are allocated for the cap once, with the sampling scratch and no spare; the
+   cap is densify.cap_max (0: what fits), and the plan's peak is the run's */
+static void plan_mcmc(const cs_densify_cfg *dens, const cs_memory_cfg *mem, cs_mem_plan *p)
 {
+    size_t row = p->bytes_per_gaussian + p->scratch_per_gaussian + cs_mcmc_bytes_per_row();
+    long fit = p->budget > p->fixed_bytes ? (long)((p->budget - p->fixed_bytes) / row) : 0;
+    if (fit > CS_MCMC_MAX_ROWS) fit = CS_MCMC_MAX_ROWS;
+    if (mem->max_gaussians > 0 && mem->max_gaussians < fit) fit = mem->max_gaussians;
+    p->max_gaussians = (int)fit;
+    p->cap = dens->cap_max > 0 ? dens->cap_max : p->max_gaussians;
+    p->peak_bytes = p->fixed_bytes + (size_t)p->cap * row;
+}
+
+void cs_mem_plan_make(const cs_memory_cfg *mem, const cs_data_cfg *data, const cs_densify_cfg *dens,
+                      const cs_kernel_opts *o, size_t device_bytes, const cs_scene *scene, const int *train, int n_train,
+                      cs_mem_plan *p)
+{
+    memset(p, 0, sizeof *p);
     p->budget = mem->vram_budget_mb > 0 ? (size_t)(mem->vram_budget_mb * 1048576.0) : (size_t)(device_bytes * 0.97);
     p->rows = cs_model_row_bytes(&o->layout);
     p->bytes_per_gaussian = cs_row_bytes_total(&p->rows);
@@ -78,6 +96,7 @@ void cs_mem_plan_make(const cs_memory_cfg *mem, const cs_data_cfg *data, const c
     long fit = p->budget > p->fixed_bytes ? (long)((p->budget - p->fixed_bytes) / per_gaussian(p)) : 0;
     p->max_gaussians = fit > 2000000000L ? 2000000000 : (int)fit;
     if (mem->max_gaussians > 0 && mem->max_gaussians < p->max_gaussians) p->max_gaussians = mem->max_gaussians;
+    if (dens->strategy == CS_STRATEGY_MCMC) plan_mcmc(dens, mem, p);
 }
 
 void cs_mem_plan_print(const cs_mem_plan *p, FILE *out)
@@ -90,11 +109,19 @@ void cs_mem_plan_print(const cs_mem_plan *p, FILE *out)
             p->rows.densify, p->scratch_per_gaussian, p->fixed_bytes / 1048576.0, res_names[p->residency],
             p->image_bytes / 1048576.0, p->max_gaussians);
     fprintf(out, "images: %.1f MiB decoded; residency %s\n", p->image_bytes / 1048576.0, p->residency_why);
+    if (p->cap)
+        fprintf(out, "mcmc: %d Gaussians allocated at the start (%s), planned peak %.1f MiB\n", p->cap,
+                p->cap == p->max_gaussians ? "what the budget holds" : "densify.cap_max", p->peak_bytes / 1048576.0);
 }
 
 json_t *cs_mem_plan_json(const cs_mem_plan *p)
 {
-    return json_pack("{s:I,s:I,s:i,s:I}", "bytes_per_gaussian", (json_int_t)p->bytes_per_gaussian, "fixed_bytes",
-                     (json_int_t)p->fixed_bytes, "max_gaussians", p->max_gaussians, "budget_bytes",
-                     (json_int_t)p->budget);
+    json_t *o = json_pack("{s:I,s:I,s:i,s:I}", "bytes_per_gaussian", (json_int_t)p->bytes_per_gaussian, "fixed_bytes",
+                          (json_int_t)p->fixed_bytes, "max_gaussians", p->max_gaussians, "budget_bytes",
+                          (json_int_t)p->budget);
+    if (p->cap) {
+        json_object_set_new(o, "mcmc_cap", json_integer(p->cap));
+        json_object_set_new(o, "peak_bytes", json_integer((json_int_t)p->peak_bytes));
+    }
+    return o;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "densify.h"
+#include "mcmc.h"
 #include "driver_mem.h"
 #include "evaluator.h"
 #include "image_store.h"
@@ -51,6 +52,7 @@ typedef struct {
     cs_renderer r;
     cs_loss loss;
     cs_densifier d;
+    cs_mcmc mc;                 /* densify.strategy mcmc */
     cs_mem_plan plan;
     cs_adam_lrs lrs;
     /* outputs */
@@ -114,6 +116,7 @@ static int trainer_open(trainer *t, cs_cl *cl, const cs_config *user, const cs_s
     t->cl = cl, t->user = user, t->scene = scene;
     t->run = *user;
     cs_config_scale_steps(&t->run);
+    cs_config_strategy_defaults(&t->run);
     const cs_config *cfg = t->cfg = &t->run;
     snprintf(t->out, sizeof t->out, "%s", cfg->output.dir);
     t->iterations = cs_schedule_iterations(cfg, cl->is_cpu);
@@ -126,7 +129,7 @@ static int trainer_open(trainer *t, cs_cl *cl, const cs_config *user, const cs_s
     int stale = cs_remove_stale_temps(t->out);
     if (stale) printf("removed %d temporary files that an earlier, killed run left in %s\n", stale, t->out);
     if (write_run_files(t) || open_kernels(t, ko)) return -1;
-    cs_mem_plan_make(&cfg->memory, &cfg->data, ko, cl->global_mem, t->scene, t->split.train, t->split.n_train,
+    cs_mem_plan_make(&cfg->memory, &cfg->data, &cfg->densify, ko, cl->global_mem, t->scene, t->split.train, t->split.n_train,
                      &t->plan);
     cs_mem_plan_print(&t->plan, stdout);
     cl->mem.budget = t->plan.budget;
@@ -159,10 +162,10 @@ static int start_fresh(trainer *t, const cs_kernel_opts *ko)
     const cs_config *cfg = t->cfg;
     cs_splats init;
     char p[1200];
-    if (cs_init_splats(t->scene, &cfg->model, cfg->optim.random_init_points, cfg->optim.seed, &init)) return -1;
+    if (cs_init_splats(t->scene, &cfg->model, &cfg->optim, &init)) return -1;
     printf("initialised %d Gaussians from %s\n", init.n, t->scene->n_points ? "the dataset's points" : "random points");
     int r = cs_path_join(p, sizeof p, t->out, "input.ply") || cs_ply_write(p, &init, 0) ||
-            cs_model_create(t->cl, &t->m, &init, &ko->layout, init.n);
+            cs_model_create(t->cl, &t->m, &init, &ko->layout, init.n > t->plan.cap ? init.n : t->plan.cap);
     cs_splats_free(&init);
     if (r) return -1;
     if (cfg->model.filter_3d && cs_filter3d_compute(t->cl, &t->k, &t->d, &t->m)) return -1;
@@ -187,9 +190,14 @@ static int densify_and_filter(trainer *t, int iter, const cs_step_plan *p, const
     cs_cl *cl = t->cl;
     if (p->densify_stats && cs_densify_stats(cl, &t->k, &t->m, &t->r, v->width, v->height)) return -1;
     unsigned seed = cs_hash_u32((uint32_t)t->cfg->optim.seed * 2654435761u ^ (uint32_t)iter);
-    if (p->densify && cs_densify_step(cl, &t->k, &t->d, &t->m, &t->cfg->densify, t->extent, p->densify_check_size,
-                                      t->plan.max_gaussians, seed))
+    if (p->densify && p->mcmc) {
+        int relocated, added;
+        if (cs_mcmc_refine(cl, &t->k, &t->mc, &t->m, t->plan.cap, t->cfg->densify.min_opacity, seed, &relocated, &added))
+            return -1;
+    } else if (p->densify && cs_densify_step(cl, &t->k, &t->d, &t->m, &t->cfg->densify, t->extent,
+                                             p->densify_check_size, t->plan.max_gaussians, seed)) {
         return -1;
+    }
     return p->filter3d ? cs_filter3d_compute(cl, &t->k, &t->d, &t->m) : 0;
 }
 
@@ -218,10 +226,14 @@ static int step(trainer *t, int iter, const cs_step_plan *p, const cs_camera **c
         return cs_fail_prefix("iteration %d (view %s)", iter, c->name);
     for (int k = 2; k <= cs_images_lookahead(&t->images) + 1 && iter + k <= t->iterations; k++)
         cs_images_want(&t->images, cs_view_for_iteration(&t->order, iter + k));
-    if ((p->step_before && cs_adam_step(t->cl, &t->k, &t->m, &t->lrs, p->position_lr)) ||
+    const cs_optim_cfg *o = &t->cfg->optim;
+    unsigned noise_seed = cs_hash_u32((uint32_t)o->seed * 0x9e3779b1u ^ (uint32_t)iter ^ 0x4e4f4953u);
+    if (cs_regularize(t->cl, &t->k, &t->m, o->opacity_reg, o->scale_reg) ||
+        (p->step_before && cs_adam_step(t->cl, &t->k, &t->m, &t->lrs, p->position_lr)) ||
         densify_and_filter(t, iter, p, &v) ||
         (p->step_after && cs_adam_step(t->cl, &t->k, &t->m, &t->lrs, p->position_lr)) ||
-        (p->reset_opacity && cs_densify_reset_opacity(t->cl, &t->k, &t->m)))
+        (p->reset_opacity && cs_densify_reset_opacity(t->cl, &t->k, &t->m)) ||
+        (p->mcmc && cs_mcmc_noise(t->cl, &t->k, &t->m, p->position_lr * t->cfg->densify.noise_lr, noise_seed)))
         return -1;
     if (p->trim_pool) trim_pools(t);
     return 0;
@@ -430,6 +442,7 @@ static void trainer_close(trainer *t)
     cs_renderer_free(&t->r);
     cs_loss_free(&t->loss);
     cs_densifier_free(t->cl, &t->d);
+    cs_mcmc_free(t->cl, &t->mc);
     cs_model_free(t->cl, &t->m);
     cs_images_free(&t->images);
     cs_kernels_release(&t->k);
@@ -442,6 +455,22 @@ static void trainer_close(trainer *t)
 }
 
 /* ---- the loop ---------------------------------------------------------------------------- */
+
+/* MCMC: every row and the sampling scratch allocated for the cap now, nothing later. */
+static int setup_mcmc(trainer *t)
+{
+    const cs_mem_plan *p = &t->plan;
+    if (p->cap > p->max_gaussians)
+        return cs_fail("densify.cap_max %d does not fit: it plans %.1f MiB and the budget is %.1f MiB, which holds %d "
+                       "Gaussians (memory.vram_budget_mb, or densify.cap_max 0 for what fits)",
+                       p->cap, p->peak_bytes / 1048576.0, p->budget / 1048576.0, p->max_gaussians);
+    if (t->m.n > p->cap)
+        return cs_fail("the model starts with %d Gaussians, more than densify.cap_max %d (raise the cap, or start from "
+                       "fewer random points: optim.init_random, optim.random_init_points)",
+                       t->m.n, p->cap);
+    t->m.max_rows = p->cap;
+    return cs_model_reserve(t->cl, &t->m, p->cap) || cs_mcmc_init(t->cl, &t->mc, p->cap) ? -1 : 0;
+}
 
 int cs_train(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_train_opts *opt)
 {
@@ -457,7 +486,8 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_tr
         goto done;
     }
     if (opt && opt->resume ? resume(t, opt->resume, &ko, &start) : start_fresh(t, &ko)) goto done;
-    t->m.max_rows = t->plan.max_gaussians; /* spare capacity never past the plan */
+    if (t->plan.cap ? setup_mcmc(t) : 0) goto done;
+    if (!t->plan.cap) t->m.max_rows = t->plan.max_gaussians; /* spare capacity never past the plan */
     t->t_start = t->t_last = cs_now();
     t->it_last = start;
     cs_progress_start(&t->bar, start, t->iterations);

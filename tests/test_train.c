@@ -13,6 +13,7 @@
 #include "evaluator.h"
 #include "lpips.h"
 #include "init.h"
+#include "mcmc.h"
 #include "trainer.h"
 #include "util.h"
 
@@ -175,14 +176,15 @@ static int files_equal(const char *a, const char *b)
 
 /* Checkpoint at 100, then (a) resuming to 100 reproduces the saved model bit for bit and
  * (b) 100 + resume + 100 equals 200 straight, on every device (optim.deterministic: no
- * float atomics, fixed-order sums). */
-int test_resume_identical(void)
+ * float atomics, fixed-order sums); with either densification strategy (MCMC's draws and noise
+ * are functions of the seed and the iteration). */
+static int resume_identical(const char *tag, int strategy)
 {
     char data[600], a[600], b[600], b0[600], ck[800], pa[800], pb[800];
     snprintf(data, sizeof data, "%s/demo40", test_tmpdir());
-    snprintf(a, sizeof a, "%s/resume_a", test_tmpdir());
-    snprintf(b, sizeof b, "%s/resume_b", test_tmpdir());
-    snprintf(b0, sizeof b0, "%s/resume_b0", test_tmpdir());
+    snprintf(a, sizeof a, "%s/resume%s_a", test_tmpdir(), tag);
+    snprintf(b, sizeof b, "%s/resume%s_b", test_tmpdir(), tag);
+    snprintf(b0, sizeof b0, "%s/resume%s_b0", test_tmpdir(), tag);
     CHECK_OK(cli_demo_scene(data, 40, 30));
     cs_config c;
     base_config(&c, data, a);
@@ -197,6 +199,9 @@ int test_resume_identical(void)
     c.output.save_iterations[0] = 100;
     c.output.n_save_iterations = 1;
     c.data.eval = false;
+    c.densify.strategy = strategy;
+    c.densify.cap_max = 2000; /* mcmc: reached by 160 from 1500 rows */
+    c.densify.interval = strategy == CS_STRATEGY_MCMC ? 20 : 50;
     CHECK_OK(train_on_test_device(&c, NULL));
     snprintf(ck, sizeof ck, "%s/checkpoints/chkpnt_100.bin", a);
     /* (a) exact restore */
@@ -213,6 +218,69 @@ int test_resume_identical(void)
     snprintf(pa, sizeof pa, "%s/point_cloud/iteration_200/point_cloud.ply", a);
     snprintf(pb, sizeof pb, "%s/point_cloud/iteration_200/point_cloud.ply", b);
     CHECK(files_equal(pa, pb), "200 straight and 100 + resume + 100 differ (%s vs %s)", pa, pb);
+    return 0;
+}
+
+int test_resume_identical(void) { return resume_identical("", CS_STRATEGY_DEFAULT); }
+int test_resume_identical_mcmc(void) { return resume_identical("_mcmc", CS_STRATEGY_MCMC); }
+
+/* MCMC on the demo scene: from 1000 random points the count rises by 5% a refinement to the
+ * cap and never past it at any logged iteration; the arrays are allocated once for the cap
+ * (the parameter arrays hold exactly cap rows from the start) and the accounted peak stays
+ * under the plan's. Test PSNR is printed beside the default strategy's at the same count. */
+int test_mcmc_train(void)
+{
+    char data[600], out[600], p[800];
+    snprintf(data, sizeof data, "%s/demo80", test_tmpdir());
+    CHECK_OK(cli_demo_scene(data, 80, 60));
+    const int cap = 1400;
+    double psnr[2];
+    for (int strat = 0; strat < 2; strat++) {
+        snprintf(out, sizeof out, "%s/mcmc_train_%d", test_tmpdir(), strat);
+        cs_config c;
+        base_config(&c, data, out);
+        c.optim.iterations = 300;
+        c.optim.random_init_points = 1000;
+        c.densify.from = 50;
+        c.densify.interval = 20;
+        c.densify.until = 250;
+        c.densify.strategy = strat ? CS_STRATEGY_MCMC : CS_STRATEGY_DEFAULT;
+        c.densify.cap_max = cap;
+        c.memory.max_gaussians = strat ? 0 : cap;
+        c.eval.test_iterations[0] = 300;
+        c.eval.n_test_iterations = 1;
+        CHECK_OK(train_on_test_device(&c, NULL));
+        psnr[strat] = test_psnr(out, 0);
+        if (!strat) continue;
+        long most = (long)log_max(out, "gaussians");
+        snprintf(p, sizeof p, "%s/memory.json", out);
+        json_t *mj = json_load_file(p, 0, NULL);
+        CHECK(mj != NULL, "%s unreadable", p);
+        json_t *plan = json_object_get(mj, "plan");
+        long planned = (long)json_integer_value(json_object_get(plan, "peak_bytes"));
+        long measured = (long)json_integer_value(json_object_get(json_object_get(mj, "peak_bytes"), "total"));
+        json_t *pk = json_object_get(mj, "peak_bytes");
+        long params = (long)json_integer_value(json_object_get(pk, "params"));
+        long rows_bytes = params + (long)json_integer_value(json_object_get(pk, "grads")) +
+                          (long)json_integer_value(json_object_get(pk, "optimizer")) +
+                          (long)json_integer_value(json_object_get(pk, "densify"));
+        long plan_rows = (long)cap * (long)(json_integer_value(json_object_get(plan, "bytes_per_gaussian")) +
+                                             (long)cs_mcmc_bytes_per_row());
+        long plan_cap = (long)json_integer_value(json_object_get(plan, "mcmc_cap"));
+        json_decref(mj);
+        printf("  mcmc: at most %ld Gaussians logged (cap %d); parameter arrays %ld rows; model and sampling rows "
+               "%ld bytes at their peak, planned %ld; accounted peak %.2f MiB, planned %.2f MiB\n", most, cap,
+               params / 236, rows_bytes, plan_rows, measured / 1048576.0, planned / 1048576.0);
+        CHECK(most == cap && plan_cap == cap, "logged Gaussian counts peaked at %ld with a cap of %d (plan %ld)", most,
+              cap, plan_cap);
+        CHECK(params == (long)cap * 236, "parameter arrays peaked at %ld rows, not the cap %d", params / 236, cap);
+        CHECK(labs(rows_bytes - plan_rows) < plan_rows / 100, "model and sampling rows peaked at %ld bytes, planned %ld",
+              rows_bytes, plan_rows);
+        CHECK(measured <= planned, "accounted peak %ld bytes over the plan's %ld", measured, planned);
+    }
+    printf("  test PSNR at 300 iterations with at most %d Gaussians: default %.2f dB, mcmc %.2f dB\n", cap, psnr[0],
+           psnr[1]);
+    CHECK(psnr[1] > 14 && psnr[1] > psnr[0] - 3, "mcmc PSNR %.2f (default %.2f)", psnr[1], psnr[0]);
     return 0;
 }
 
@@ -336,7 +404,7 @@ int test_eval_memory_flat(void)
     cs_scene scene;
     CHECK_OK(cs_scene_load(&c.data, &scene));
     cs_splats s;
-    CHECK_OK(cs_init_splats(&scene, &c.model, c.optim.random_init_points, c.optim.seed, &s));
+    CHECK_OK(cs_init_splats(&scene, &c.model, &c.optim, &s));
     cs_cl cl;
     CHECK_OK(test_open_cl(&cl));
     size_t peak[3];

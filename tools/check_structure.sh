@@ -18,7 +18,7 @@ LAYERS='
 1 runtime cl_runtime cl_mem cl_program driver_mem
 2 data camera lens dataset masks undistort readers scene_colmap scene_blender scene image decode_ahead image_store ply ply_compressed spz splat32 splat_file orbit init joblist
 3 model kernels tuning model outputs run_dir
-4 stages sort render loss optim densify histo lpips
+4 stages sort render loss optim densify mcmc histo lpips
 5 pass pass tune schedule memplan train_log tb_log evaluator image_metrics progress job_dir batch_pack batch_report batch_progress
 6 programs trainer bench batch cli main
 '
