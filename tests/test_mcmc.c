@@ -13,6 +13,8 @@
 
 #include "cli_run.h"
 #include "config.h"
+#include "init.h"
+#include "scene.h"
 #include "kernels.h"
 #include "mcmc.h"
 #include "model.h"
@@ -292,5 +294,53 @@ int test_regularizer_gradients(void)
     cs_splats_free(&s);
     cs_model_free(&d.cl, &m);
     close_dev(&d);
+    return 0;
+}
+
+/* optim.init_random on a COLMAP scene: random points in 3x the camera extent around the
+   cameras instead of the sparse points; the MCMC initial opacity and scale factor */
+int test_init_random(void)
+{
+    char data[700], cmd[1600];
+    snprintf(data, sizeof data, "%s/init_random", test_tmpdir());
+    const char *g = getenv("CLSPLAT_GEN_DEMO");
+    snprintf(cmd, sizeof cmd, "%s %s 48 36 --format colmap >/dev/null", g ? g : "./build/gen_demo", data);
+    CHECK(system(cmd) == 0, "%s", cmd);
+    cs_config c;
+    cs_config_defaults(&c);
+    snprintf(c.data.path, sizeof c.data.path, "%s", data);
+    cs_scene sc;
+    CHECK_OK(cs_scene_load(&c.data, &sc));
+    CHECK(sc.n_points > 0, "the COLMAP demo has no points");
+    c.densify.strategy = CS_STRATEGY_MCMC;
+    cs_config_strategy_defaults(&c);
+    c.optim.init_random = true;
+    c.optim.random_init_points = 2000;
+    cs_splats a, b;
+    CHECK_OK(cs_init_splats(&sc, &c.model, &c.optim, &a));
+    c.optim.init_scale = 1.0;
+    CHECK_OK(cs_init_splats(&sc, &c.model, &c.optim, &b));
+    double centre[3] = {0, 0, 0}, cam[3], ext = cs_scene_extent(&sc), far = 0;
+    int nc = 0;
+    for (int i = 0; i < sc.n_cams; i++)
+        if (!sc.cams[i].is_test) {
+            cs_camera_center(&sc.cams[i], cam);
+            for (int k = 0; k < 3; k++) centre[k] += cam[k];
+            nc++;
+        }
+    for (int i = 0; i < a.n; i++)
+        for (int k = 0; k < 3; k++) {
+            double d = fabs(a.means[i * 3 + k] - centre[k] / nc);
+            far = fmax(far, d);
+            CHECK(d <= 3 * ext + 1e-3, "point %d is %.3f from the cameras' centre, past 3x the extent %.3f", i, d, ext);
+        }
+    CHECK(a.n == 2000 && far > 2.5 * ext, "%d points reaching %.3f (extent %.3f)", a.n, far, ext);
+    for (int i = 0; i < a.n; i++) {
+        CHECK(fabs(sigmoid(a.logit_opacity[i]) - 0.5) < 1e-6, "initial opacity %g", sigmoid(a.logit_opacity[i]));
+        CHECK(fabs(a.log_scales[i * 3] - b.log_scales[i * 3] - log(0.1)) < 1e-5, "scale factor %g",
+              exp(a.log_scales[i * 3] - b.log_scales[i * 3]));
+    }
+    cs_splats_free(&a), cs_splats_free(&b);
+    cs_scene_free(&sc);
     return 0;
 }

@@ -33,7 +33,8 @@ part() { # NAME COMMAND...
 }
 for t in test_scan_and_sort test_raster_forward_random test_raster_forward_edge_cases test_mip_kernel_size \
          test_ssim_loss test_adam_fp32 test_adam_fp16_moments test_grad_classic test_grad_mip test_grad_fp16_sh test_grad_deterministic \
-         test_grad_cas_atomics test_histo_kernels test_lpips_reference; do
+         test_grad_cas_atomics test_histo_kernels test_lpips_reference test_mcmc_refine test_mcmc_noise \
+         test_regularizer_gradients; do
     part "$t" "$BUILD/run_tests" "$t"
 done
 "$BUILD/gen_demo" "$T/scene" 24 18 >/dev/null
@@ -47,5 +48,7 @@ part train_mip "$BUILD/clsplat" $TRAIN -o "$T/mip" --set data.eval=true --set mo
 # shellcheck disable=SC2086
 part train_fp16_det "$BUILD/clsplat" $TRAIN -o "$T/fp16" --set memory.sh_dtype=fp16 \
   --set memory.optimizer_dtype=fp16 --set optim.deterministic=true
+part train_mcmc "$BUILD/clsplat" $TRAIN -o "$T/mcmc" -c configs/mcmc.json --set densify.cap_max=150 \
+  --set densify.from=2 --set densify.interval=3 --set model.filter_3d=true --set model.antialias=mip
 [ "$fail" = 0 ] && echo "check-oclgrind: ok (logs in $T)" || echo "check-oclgrind: FAILED (logs in $T)" >&2
 exit $fail
