@@ -15,6 +15,7 @@ typedef struct {
     int width, height;    /* training resolution (of the ideal pinhole, for a distorted photo) */
     int file_width, file_height; /* size of the file's pixels, upright when orientation > 1 */
     int orientation;      /* EXIF orientation applied when decoding (0, 1: the stored pixels) */
+    int exif_orientation; /* the file's EXIF orientation tag (0, 1: none or upright) */
     double fx, fy, cx, cy; /* pixels at training resolution; pixel (i,j) centre is at (i+0.5, j+0.5) */
     double R[9], t[3];    /* world-to-camera, row-major, x right / y down / z forward */
     int is_test;

@@ -93,6 +93,14 @@ void cs_scene_describe(const cs_scene *s, FILE *out)
                 nd, s->n_cams, cs_lens_model_name(c->lens.model), c->photo_width, c->photo_height, c->width, c->height,
                 c->fx, s->n_maps, s->n_maps == 1 ? "" : "s", cs_undistort_bytes(s) / 1048576.0);
     }
+    int turned = 0, tagged = 0;
+    for (int i = 0; i < s->n_cams; i++) {
+        turned += s->cams[i].orientation > 1;
+        tagged += s->cams[i].exif_orientation > 1 && s->cams[i].orientation <= 1;
+    }
+    if (turned || tagged)
+        fprintf(out, "EXIF orientation: %d photos turned upright (their camera has the upright size), %d tagged photos "
+                     "used as stored (their camera has the stored size, as COLMAP reads them)\n", turned, tagged);
     if (s->weighted)
         fprintf(out, "masks: %d of %d views have a mask file%s%s; the ground truth carries a weight (4 bytes a pixel)\n",
                 nm, s->n_cams, s->alpha_as_mask ? ", the photos' alpha is a mask" : "",

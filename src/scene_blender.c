@@ -221,6 +221,7 @@ int cs_read_nerfstudio(const cs_data_cfg *cfg, cs_scene *s)
         cs_camera_from_gl_c2w(c, m);
         int orient;
         if (cs_image_probe(c->path, &c->file_width, &c->file_height, &orient)) goto done;
+        c->exif_orientation = orient;
         int ffx, ffy, fw, fh;
         c->fx = num_or(fr, root, "fl_x", 0, &ffx);
         c->fy = num_or(fr, root, "fl_y", c->fx, &ffy);

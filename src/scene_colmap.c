@@ -389,6 +389,7 @@ int cs_read_colmap(const cs_data_cfg *cfg, cs_scene *s)
         if (cs_image_probe(c->path, &w, &h, &o)) return -1;
         int ew = use_n ? (int)((c->file_width + res / 2) / res) : c->file_width;
         int eh = use_n ? (int)((c->file_height + res / 2) / res) : c->file_height;
+        c->exif_orientation = o;
         c->orientation = cs_image_fit_orientation(w, h, o, ew, eh, use_n ? 1 : 0);
         if (!c->orientation)
             return cs_fail("%s: image is %dx%d%s but its COLMAP camera is %dx%d%s", c->path, w, h,

@@ -381,6 +381,15 @@ int test_exif_orientation(void)
                   "from upright", orient[v], s.cams[v].orientation, st, up);
         cs_image_free(&img);
     }
+    char *said = NULL;
+    size_t said_n = 0;
+    FILE *mf = open_memstream(&said, &said_n);
+    CHECK(mf != NULL, "open_memstream");
+    cs_scene_describe(&s, mf);
+    fclose(mf);
+    CHECK(strstr(said, "4 photos turned upright") && strstr(said, "1 tagged photos used as stored"), "scene summary: %s",
+          said);
+    free(said);
     cs_scene_free(&s);
     /* sideways but of neither size */
     cs_image small;
