@@ -51,6 +51,7 @@ typedef struct cs_cl {
     size_t max_wg;
     int is_cpu;
     cs_atomic_path atomics;
+    int atomics_forced;     /* device.float_atomics chose it: a failed self-test is an error */
     /* 1: fma contraction and native_exp in the rasterizer (FAST_MATH in cl/common.h); on for
        NVIDIA, whose native_exp is ex2.approx (2 ulp); tests cover both settings */
     int fast_math;
@@ -69,6 +70,8 @@ typedef struct {
     int no_cache;
     int profiling;
     const char *cache_dir;     /* or NULL for the default */
+    int atomics;               /* 0: chosen by the device; 1 + cs_atomic_path: forced (refused when absent) */
+    int fast_math;             /* 0: chosen by the vendor; 1 off, 2 on */
 } cs_cl_options;
 
 /* A device as listed, without opening it. */

@@ -14,6 +14,7 @@ enum { CS_DTYPE_FP32 = 0, CS_DTYPE_FP16 = 1 };
 enum { CS_RES_AUTO = 0, CS_RES_DEVICE, CS_RES_HOST, CS_RES_LAZY };
 enum { CS_CROP_VALID = 0, CS_CROP_FULL };
 enum { CS_STRATEGY_DEFAULT = 0, CS_STRATEGY_MCMC };
+enum { CS_PATH_AUTO = 0, CS_PATH_OFF = 1, CS_PATH_ON = 2 };
 /* device.tune: auto (the per-device tuning cache; measured and stored when missing), off (16x16
    tiles, 256-item groups), force (measured again); CACHED (internal): the cache or defaults */
 enum { CS_TUNE_AUTO = 0, CS_TUNE_OFF, CS_TUNE_FORCE, CS_TUNE_CACHED };
@@ -102,6 +103,8 @@ typedef struct {
 typedef struct {
     char id[128];
     int tune;              /* CS_TUNE_* */
+    int float_atomics;     /* CS_PATH_AUTO or 1 + cs_atomic_path (cas, ext, ptx): forces that path */
+    int fast_math;         /* CS_PATH_AUTO, CS_PATH_OFF, CS_PATH_ON */
 } cs_device_cfg;
 
 typedef struct {

@@ -93,31 +93,49 @@ static int enumerate(dev_entry **out, int *n)
     return 0;
 }
 
-static cs_atomic_path pick_atomics(cl_device_id dev, const char *vendor)
+/* The float-atomics paths the device has, as bits 1 << cs_atomic_path: the CAS loop always,
+   NVIDIA's PTX red.global.add.f32 on NVIDIA, cl_ext_float_atomics with global fp32 add. */
+static unsigned atomics_available(cl_device_id dev, const char *vendor)
 {
-    if (strstr(vendor, "NVIDIA")) return CS_ATOMIC_PTX;
+    unsigned bits = 1u << CS_ATOMIC_CAS;
+    if (strstr(vendor, "NVIDIA")) bits |= 1u << CS_ATOMIC_PTX;
     size_t sz = 0;
     clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, 0, NULL, &sz);
     char *ext = malloc(sz + 1);
-    int has = 0;
     if (ext && clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, sz, ext, NULL) == CL_SUCCESS) {
         ext[sz] = '\0';
-        if (strstr(ext, "cl_ext_float_atomics")) {
-            cl_bitfield caps = 0;
-            if (clGetDeviceInfo(dev, CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT, sizeof caps, &caps, NULL) ==
-                    CL_SUCCESS &&
-                (caps & CL_DEVICE_GLOBAL_FP_ATOMIC_ADD_EXT))
-                has = 1;
-        }
+        cl_bitfield caps = 0;
+        if (strstr(ext, "cl_ext_float_atomics") &&
+            clGetDeviceInfo(dev, CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT, sizeof caps, &caps, NULL) == CL_SUCCESS &&
+            (caps & CL_DEVICE_GLOBAL_FP_ATOMIC_ADD_EXT))
+            bits |= 1u << CS_ATOMIC_EXT;
     }
     free(ext);
-    return has ? CS_ATOMIC_EXT : CS_ATOMIC_CAS;
+    return bits;
+}
+
+/* the preferred path of those available: PTX, then the extension, then the CAS loop */
+static cs_atomic_path pick_atomics(unsigned bits)
+{
+    return bits & (1u << CS_ATOMIC_PTX) ? CS_ATOMIC_PTX : bits & (1u << CS_ATOMIC_EXT) ? CS_ATOMIC_EXT : CS_ATOMIC_CAS;
+}
+
+/* "cas, ext, ptx" for the paths in BITS */
+static void atomics_names(unsigned bits, char *out, size_t n)
+{
+    out[0] = '\0';
+    for (int p = 0; p < 3; p++)
+        if (bits & (1u << p)) {
+            size_t used = strlen(out);
+            snprintf(out + used, n - used, "%s%s", used ? ", " : "", cs_atomic_path_names[p]);
+        }
 }
 
 /* fma contraction and native_exp per pixel: on for NVIDIA; CLSPLAT_FAST_MATH=0|1 overrides
    (A/B runs) */
-static int pick_fast_math(const char *vendor)
+static int pick_fast_math(const char *vendor, int forced)
 {
+    if (forced) return forced == 2;
     const char *fm = getenv("CLSPLAT_FAST_MATH");
     if (fm && (fm[0] == '0' || fm[0] == '1')) return fm[0] == '1';
     return strstr(vendor, "NVIDIA") != NULL;
@@ -170,8 +188,11 @@ int cs_cl_list(FILE *out)
                 (list[i].type & CL_DEVICE_TYPE_GPU) ? "GPU" : (list[i].type & CL_DEVICE_TYPE_CPU) ? "CPU" : "other");
         fprintf(out, "     global memory: %.0f MiB, max allocation: %.0f MiB, local memory: %.0f KiB\n",
                 gmem / 1048576.0, amem / 1048576.0, lmem / 1024.0);
-        fprintf(out, "     float atomics: %s, fast math: %s\n", cs_atomic_path_names[pick_atomics(list[i].device, vendor)],
-                pick_fast_math(vendor) ? "on" : "off");
+        unsigned bits = atomics_available(list[i].device, vendor);
+        char names[64];
+        atomics_names(bits, names, sizeof names);
+        fprintf(out, "     float atomics: %s (available: %s; device.float_atomics forces one), fast math: %s\n",
+                cs_atomic_path_names[pick_atomics(bits)], names, pick_fast_math(vendor, 0) ? "on" : "off");
     }
     free(list);
     return 0;
@@ -244,8 +265,18 @@ int cs_cl_open(cs_cl *cl, const cs_cl_options *opt)
     CS_CHECK(clGetDeviceInfo(cl->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof cl->max_alloc, &cl->max_alloc, NULL));
     CS_CHECK(clGetDeviceInfo(cl->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof cl->local_mem, &cl->local_mem, NULL));
     CS_CHECK(clGetDeviceInfo(cl->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof cl->max_wg, &cl->max_wg, NULL));
-    cl->atomics = pick_atomics(cl->device, cl->vendor);
-    cl->fast_math = pick_fast_math(cl->vendor);
+    unsigned bits = atomics_available(cl->device, cl->vendor);
+    int forced = opt ? opt->atomics : 0;
+    if (forced > 0 && !(bits & (1u << (forced - 1)))) {
+        char names[64];
+        atomics_names(bits, names, sizeof names);
+        static const char *const keys[3] = {"cas", "ext", "ptx"};
+        return cs_fail("device.float_atomics %s: %s (%s) does not have the %s path (it has: %s)", keys[forced - 1],
+                       cl->name, cl->vendor, cs_atomic_path_names[forced - 1], names);
+    }
+    cl->atomics = forced > 0 ? (cs_atomic_path)(forced - 1) : pick_atomics(bits);
+    cl->atomics_forced = forced > 0;
+    cl->fast_math = pick_fast_math(cl->vendor, opt ? opt->fast_math : 0);
     cl_int err;
     cl->ctx = clCreateContext(NULL, 1, &cl->device, NULL, NULL, &err);
     if (!cl->ctx) return cs_fail("clCreateContext failed for %s: %s", cl->name, cs_cl_strerror(err));

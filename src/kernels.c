@@ -53,6 +53,9 @@ int cs_kernels_build(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
     int w = atomics_work(cl, k->prog);
     if (w < 0) return -1;
     if (w == 0) return 0;
+    if (cl->atomics_forced)
+        return cs_fail("device.float_atomics %s: its self-test gave a wrong sum on %s", cs_atomic_path_names[cl->atomics],
+                       cl->name);
     fprintf(stderr, "warning: the %s float-atomics path gave a wrong sum on %s; using the compare-and-swap loop\n",
             cs_atomic_path_names[cl->atomics], cl->name);
     cs_kernels_release(k);

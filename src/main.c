@@ -78,7 +78,8 @@ static int model_config(const cs_args *a, cs_config *cfg)
 
 static int open_device(const cs_args *a, const cs_config *cfg, cs_cl *cl, int profiling)
 {
-    cs_cl_options o = {cfg->device.id, a->kernel_dir, a->no_cache, profiling, NULL};
+    cs_cl_options o = {cfg->device.id, a->kernel_dir, a->no_cache, profiling, NULL, cfg->device.float_atomics,
+                       cfg->device.fast_math};
     if (cs_cl_open(cl, &o)) return -1;
     /* metrics prints one JSON object on stdout: the device line goes to stderr there */
     fprintf(a->command == CS_CMD_METRICS ? stderr : stdout, "device %d:%d: %s (%s, %s, %.0f MiB)\n",

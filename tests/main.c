@@ -58,7 +58,7 @@ int test_open_cl(cs_cl *cl)
     char cache[600];
     snprintf(cache, sizeof cache, "%s/kcache", g_tmp);
     const char *dev = getenv("CLSPLAT_TEST_DEVICE");
-    cs_cl_options o = {dev, NULL, 0, 0, cache};
+    cs_cl_options o = {dev, NULL, 0, 0, cache, 0, 0};
     return cs_cl_open(cl, &o);
 }
 

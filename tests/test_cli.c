@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cl_runtime.h"
 #include "cli_run.h"
 #include "config.h"
 #include "progress.h"
@@ -240,5 +241,38 @@ int test_cli_precedence(void)
     CHECK_OK(cs_cli_apply(&a, &c));
     cs_cli_free(&a);
     CHECK(c.optim.iterations_on_cpu == 1000 && c.data.resolution == 4, "file values");
+    return 0;
+}
+
+/* device.float_atomics and device.fast_math force each path: the CAS loop and fast math run
+   anywhere; a path the device lacks is refused with what it has (auto takes the best of ptx >
+   ext > cas, so whatever ranks above auto's choice is absent) */
+int test_device_paths(void)
+{
+    char data[600], out[600], log[700];
+    snprintf(data, sizeof data, "%s/cli_scene", test_tmpdir());
+    CHECK_OK(cli_demo_scene(data, 40, 30));
+    snprintf(out, sizeof out, "%s/paths", test_tmpdir());
+    snprintf(log, sizeof log, "%s/paths.log", test_tmpdir());
+    CHECK(cli_run("", log, "train -s %s -o %s --force --iterations 2 " TINY, data, out) == 0, "auto paths: see %s", log);
+    static const char *const keys[3] = {"cas", "ext", "ptx"};
+    int auto_path = -1;
+    for (int p = 0; p < 3; p++) {
+        char want[96];
+        snprintf(want, sizeof want, "float atomics: %s,", cs_atomic_path_names[p]);
+        if (contains(log, want)) auto_path = p;
+    }
+    CHECK(auto_path >= 0, "no float-atomics path in %s", log);
+    CHECK(cli_run("", log, "train -s %s -o %s --force --iterations 2 --set device.float_atomics=cas "
+                           "--set device.fast_math=on " TINY, data, out) == 0 &&
+              contains(log, "float atomics: cas-loop, fast math: on"), "forced cas + fast math: see %s", log);
+    for (int p = auto_path + 1; p < 3; p++) {
+        CHECK(cli_run("", log, "train -s %s -o %s --force --iterations 2 --set device.float_atomics=%s " TINY, data, out,
+                      keys[p]) == 1 && contains(log, "does not have the"),
+              "device.float_atomics=%s on a device whose best path is %s: see %s", keys[p],
+              cs_atomic_path_names[auto_path], log);
+    }
+    printf("  auto path %s; cas + fast math forced; %d faster paths refused as absent\n",
+           cs_atomic_path_names[auto_path], 2 - auto_path);
     return 0;
 }
