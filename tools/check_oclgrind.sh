@@ -8,6 +8,9 @@
 # split, prune, compaction, opacity reset) and histograms: mip with the 3D filter and an
 # evaluation with a TensorBoard image, and classic with fp16 SH, 16-bit Adam moments and the
 # deterministic backward. Prints seconds per part.
+# --uninitialized is not used: oclgrind 21.10 reports values written by a kernel into a buffer
+# that clEnqueueFillBuffer zeroed (as clsplat zeroes every buffer) as uninitialized when the next
+# kernel reads them; tools/oclgrind_repro/fill_then_write.c reproduces it outside clsplat.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
