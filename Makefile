@@ -21,7 +21,7 @@ LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/cl_sourc
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC))
 
-.PHONY: all deps test demo check-real check-structure check-slurm check-oclgrind check-interop sanitize fuzz fuzz-deps install uninstall clean
+.PHONY: all deps test demo check-real check-structure check-slurm check-oclgrind check-interop check-rusticl sanitize fuzz fuzz-deps install uninstall clean
 all: $(BUILD)/clsplat $(BUILD)/gen_demo $(BUILD)/psnr_dirs
 
 deps:
@@ -71,6 +71,12 @@ check-oclgrind: deps
 	@sh tools/install-deps.sh oclgrind
 	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo
 	sh tools/check_oclgrind.sh $(BUILD)
+
+# the whole test suite on Mesa's rusticl (llvmpipe), a second OpenCL implementation (tools/check_rusticl.sh)
+check-rusticl: deps
+	@sh tools/install-deps.sh rusticl
+	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo
+	sh tools/check_rusticl.sh $(BUILD)
 
 # Layers, include and call graphs without circles, a header per module, functions <= ~100 lines.
 check-structure: $(BUILD)/libclsplat.a $(BUILD)/obj/main.o

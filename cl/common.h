@@ -9,6 +9,10 @@
  *   ATOMIC_PATH    0: compare-and-swap loop, 1: cl_ext_float_atomics, 2: NVIDIA PTX red
  *   FAST_MATH      1: fma contraction and native_exp per pixel (see below)
  *   TILE           tile side in pixels (16 or 8; src/tune.c measures which)
+ *   TILE_ROWS      rows of work-items a tile's group has (a power of two <= TILE): each
+ *                  work-item covers TILE / TILE_ROWS pixels of its column, rows ly, ly +
+ *                  TILE_ROWS, ... (TILE_ROWS = TILE: one pixel each; fewer rows fit devices
+ *                  whose groups are smaller than a tile, llvmpipe's 32; src/kernels.c picks)
  * Row layouts (geo, v_2d) and the rasterizer thresholds are in layout.h, prepended before
  * this file; sh is (N, K, 3). */
 /* FAST_MATH 0: exact IEEE arithmetic as written, no contraction into fma, so every device
@@ -51,6 +55,11 @@
 #ifndef TILE
 #define TILE 16
 #endif
+#ifndef TILE_ROWS
+#define TILE_ROWS TILE
+#endif
+#define PIX_PER_ITEM (TILE / TILE_ROWS) /* pixels of a tile each work-item blends */
+#define TILE_ITEMS (TILE * TILE_ROWS)   /* work-items of a rasterizer group */
 
 #ifndef RADIUS_SIGMA
 #define RADIUS_SIGMA 3.f /* graphdeco's: the tile rectangle spans this many standard deviations */
@@ -68,7 +77,7 @@
 #else
 #define PAIR_GAUSSIAN(pair_gid, v) (v)
 #endif
-#define BATCH (TILE * TILE)
+#define BATCH TILE_ITEMS /* Gaussians staged in local memory at a time: one a work-item */
 
 #if SH_HALF
 typedef half sh_t;

@@ -12,8 +12,10 @@
  * reduce-scatter (shfl.sync, only in warps where some lane contributes, found with vote.sync)
  * and red.global.add.f32 from the lanes holding the sums: the local compare-and-swap loop
  * serialises 256 work-items on one address. Every lane runs every iteration so the warp stays
- * converged. Assumes 32-lane warps and TILE * TILE a multiple of 32 (tiles of 8 or 16). */
-#if ATOMIC_PATH == 2 && !DETERMINISTIC
+ * converged. Assumes 32-lane warps and groups of a multiple of 32 work-items.
+ * A work-item covering several pixels (PIX_PER_ITEM > 1, common.h) replays each of them and
+ * adds their gradients in registers before the accumulation. */
+#if ATOMIC_PATH == 2 && !DETERMINISTIC && TILE_ITEMS % 32 == 0
 #define DIRECT_GLOBAL 1
 inline float shfl_xor(float v, int mask)
 {
@@ -91,8 +93,8 @@ inline void acc_batch_end(__local uint *l_gid, int lid, int cnt, __local const u
 #elif DETERMINISTIC
 /* fixed-order sums over the tile's pixels into the pair's own row */
 #define ACC_LOCAL                                                                                  \
-    __local float l_red[CS_V2D_W * TILE * TILE]; /* [value][pixel] of one staged Gaussian */       \
-    __local float l_row[CS_V2D_W * TILE];        /* [value][row] */
+    __local float l_red[CS_V2D_W * TILE_ITEMS]; /* [value][work-item] of one staged Gaussian */    \
+    __local float l_row[CS_V2D_W * TILE_ROWS];  /* [value][row of work-items] */
 #define ACC l_red, l_row
 inline void acc_stage(__local float *l_red, __local float *l_row, int lid, uint g)
 {
@@ -104,19 +106,19 @@ inline void acc_batch_begin(__local float *l_red, __local float *l_row, int lid)
 inline void acc_add(__local float *l_red, __local float *l_row, int lid, int j, int has, float g9[CS_V2D_W],
                     __global float *v_out, __local const uint *l_pair)
 {
-    for (int k = 0; k < CS_V2D_W; k++) l_red[k * TILE * TILE + lid] = has ? g9[k] : 0.f;
+    for (int k = 0; k < CS_V2D_W; k++) l_red[k * TILE_ITEMS + lid] = has ? g9[k] : 0.f;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int t = lid; t < CS_V2D_W * TILE; t += TILE * TILE) {
-        __local const float *row = l_red + t * TILE; /* value t / TILE, row t % TILE */
+    for (int t = lid; t < CS_V2D_W * TILE_ROWS; t += TILE_ITEMS) {
+        __local const float *row = l_red + t * TILE; /* value t / TILE_ROWS, row t % TILE_ROWS */
         float s = 0.f;
         for (int x = 0; x < TILE; x++) s += row[x];
         l_row[t] = s;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid < CS_V2D_W) {
+    for (int k = lid; k < CS_V2D_W; k += TILE_ITEMS) {
         float s = 0.f;
-        for (int y = 0; y < TILE; y++) s += l_row[lid * TILE + y];
-        v_out[(size_t)l_pair[j] * CS_V2D_W + lid] = s;
+        for (int y = 0; y < TILE_ROWS; y++) s += l_row[k * TILE_ROWS + y];
+        v_out[(size_t)l_pair[j] * CS_V2D_W + k] = s;
     }
 }
 inline void acc_batch_end(__local float *l_red, __local float *l_row, int lid, int cnt, __local const uint *l_pair,
@@ -161,13 +163,53 @@ inline void acc_batch_end(__local float *l_acc, int lid, int cnt, __local const 
 inline void acc_finish(int lid, int total, uint2 range, __global const uint *sorted_pairs, __global float *v_out)
 {
 #if DETERMINISTIC
-    for (uint q = (uint)total + (uint)lid; q < range.y - range.x; q += TILE * TILE) {
+    for (uint q = (uint)total + (uint)lid; q < range.y - range.x; q += TILE_ITEMS) {
         __global float *dst = v_out + (size_t)sorted_pairs[range.x + q] * CS_V2D_W;
         for (int k = 0; k < CS_V2D_W; k++) dst[k] = 0.f;
     }
 #else
     (void)lid, (void)total, (void)range, (void)sorted_pairs, (void)v_out;
 #endif
+}
+
+/* The gradient of staged Gaussian J (offset d from the pixel, conic and opacity co, colour
+ * from l_rgb, read only when it touches the pixel) at one pixel whose replay state is passed
+ * by pointer (T, accum, last colour and alpha advance), into g9 (accumulated when ADD). 0 when
+ * the Gaussian does not touch the pixel. */
+inline int pixel_grad(float2 d, float4 co, __local const float *l_rgb, int j, float3 dpix, float bg_dot,
+                      float T_final, float *T, float3 *accum, float3 *last_color, float *last_alpha,
+                      float g9[CS_V2D_W], int add)
+{
+    float power = -0.5f * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
+    float G = PIX_EXP(power);
+    float raw = co.w * G;
+    float alpha = min(CS_ALPHA_MAX, raw);
+    if (!(power <= 0.f && alpha >= CS_ALPHA_MIN)) return 0;
+    *T = *T / (1.f - alpha);
+    float3 c = (float3)(l_rgb[j * 3], l_rgb[j * 3 + 1], l_rgb[j * 3 + 2]);
+    float w = alpha * *T;
+    *accum = *last_alpha * *last_color + (1.f - *last_alpha) * *accum;
+    *last_color = c;
+    float dL_dalpha = dot(c - *accum, dpix) * *T;
+    *last_alpha = alpha;
+    dL_dalpha += (-T_final / (1.f - alpha)) * bg_dot;
+    float dL_dG = raw < CS_ALPHA_MAX ? co.w * dL_dalpha : 0.f;
+    float dL_do = raw < CS_ALPHA_MAX ? G * dL_dalpha : 0.f;
+    float gdx = G * d.x, gdy = G * d.y;
+    float dG_ddx = -gdx * co.x - gdy * co.y;
+    float dG_ddy = -gdy * co.z - gdx * co.y;
+    float v[CS_V2D_W];
+    v[CS_V2D_MEAN] = dL_dG * dG_ddx;
+    v[CS_V2D_MEAN + 1] = dL_dG * dG_ddy;
+    v[CS_V2D_CONIC] = -0.5f * gdx * d.x * dL_dG;
+    v[CS_V2D_CONIC + 1] = -gdx * d.y * dL_dG;
+    v[CS_V2D_CONIC + 2] = -0.5f * gdy * d.y * dL_dG;
+    v[CS_V2D_OPACITY] = dL_do;
+    v[CS_V2D_RGB] = w * dpix.x;
+    v[CS_V2D_RGB + 1] = w * dpix.y;
+    v[CS_V2D_RGB + 2] = w * dpix.z;
+    for (int k = 0; k < CS_V2D_W; k++) g9[k] = add ? g9[k] + v[k] : v[k];
+    return 1;
 }
 
 __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *sorted_pairs,
@@ -188,25 +230,36 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
     ACC_LOCAL
     int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TILE + lx;
     int tx = get_group_id(0), ty = get_group_id(1);
-    int px = tx * TILE + lx, py = ty * TILE + ly;
-    int inside = px < W && py < H;
-    float2 pf = (float2)((float)px, (float)py);
+    int px = tx * TILE + lx;
     uint2 range = (uint2)(ranges[2 * (ty * tiles_x + tx)], ranges[2 * (ty * tiles_x + tx) + 1]);
-    size_t pix = (size_t)py * W + px, hw = (size_t)W * H;
-    float T_final = inside ? final_T[pix] : 0.f;
-    float T = T_final;
-    uint last = inside ? n_contrib[pix] : 0u;
+    size_t hw = (size_t)W * H;
+    /* this work-item's pixels: the replay state of each */
+    float2 pf[PIX_PER_ITEM];
+    float T_final[PIX_PER_ITEM], T[PIX_PER_ITEM], last_alpha[PIX_PER_ITEM], bg_dot[PIX_PER_ITEM];
+    float3 dpix[PIX_PER_ITEM], accum[PIX_PER_ITEM], last_color[PIX_PER_ITEM];
+    uint last[PIX_PER_ITEM], item_last = 0u;
+    for (int q = 0; q < PIX_PER_ITEM; q++) {
+        int py = ty * TILE + ly + q * TILE_ROWS;
+        int inside = px < W && py < H;
+        size_t pix = (size_t)py * W + px;
+        pf[q] = (float2)((float)px, (float)py);
+        T_final[q] = inside ? final_T[pix] : 0.f;
+        T[q] = T_final[q];
+        last[q] = inside ? n_contrib[pix] : 0u;
+        item_last = max(item_last, last[q]);
+        dpix[q] = inside ? (float3)(v_img[pix], v_img[hw + pix], v_img[2 * hw + pix]) : (float3)(0.f);
+        bg_dot[q] = dot(bg.xyz, dpix[q]);
+        accum[q] = (float3)(0.f);
+        last_color[q] = (float3)(0.f);
+        last_alpha[q] = 0.f;
+    }
     /* pairs after the tile's last contributor touched no pixel: the replay starts there */
     if (lid == 0) l_last = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (last) atomic_max(&l_last, last);
+    if (item_last) atomic_max(&l_last, item_last);
     barrier(CLK_LOCAL_MEM_FENCE);
     int total = (int)min(range.y - range.x, l_last);
     int rounds = (total + BATCH - 1) / BATCH;
-    float3 dpix = inside ? (float3)(v_img[pix], v_img[hw + pix], v_img[2 * hw + pix]) : (float3)(0.f);
-    float bg_dot = dot(bg.xyz, dpix);
-    float3 accum = (float3)(0.f), last_color = (float3)(0.f);
-    float last_alpha = 0.f;
     uint contributor = (uint)total;
     int todo = total;
     for (int r = 0; r < rounds; r++, todo -= BATCH) {
@@ -230,39 +283,10 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
             contributor--;
             float g9[CS_V2D_W];
             int has = 0;
-            if (inside && contributor < last) {
-                float2 d = l_xy[j] - pf;
-                float4 co = l_co[j];
-                float power = -0.5f * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
-                float G = PIX_EXP(power);
-                float raw = co.w * G;
-                float alpha = min(CS_ALPHA_MAX, raw);
-                if (power <= 0.f && alpha >= CS_ALPHA_MIN) {
-                    has = 1;
-                    T = T / (1.f - alpha);
-                    float3 c = (float3)(l_rgb[j * 3], l_rgb[j * 3 + 1], l_rgb[j * 3 + 2]);
-                    float w = alpha * T;
-                    accum = last_alpha * last_color + (1.f - last_alpha) * accum;
-                    last_color = c;
-                    float dL_dalpha = dot(c - accum, dpix) * T;
-                    last_alpha = alpha;
-                    dL_dalpha += (-T_final / (1.f - alpha)) * bg_dot;
-                    float dL_dG = raw < CS_ALPHA_MAX ? co.w * dL_dalpha : 0.f;
-                    float dL_do = raw < CS_ALPHA_MAX ? G * dL_dalpha : 0.f;
-                    float gdx = G * d.x, gdy = G * d.y;
-                    float dG_ddx = -gdx * co.x - gdy * co.y;
-                    float dG_ddy = -gdy * co.z - gdx * co.y;
-                    g9[CS_V2D_MEAN] = dL_dG * dG_ddx;
-                    g9[CS_V2D_MEAN + 1] = dL_dG * dG_ddy;
-                    g9[CS_V2D_CONIC] = -0.5f * gdx * d.x * dL_dG;
-                    g9[CS_V2D_CONIC + 1] = -gdx * d.y * dL_dG;
-                    g9[CS_V2D_CONIC + 2] = -0.5f * gdy * d.y * dL_dG;
-                    g9[CS_V2D_OPACITY] = dL_do;
-                    g9[CS_V2D_RGB] = w * dpix.x;
-                    g9[CS_V2D_RGB + 1] = w * dpix.y;
-                    g9[CS_V2D_RGB + 2] = w * dpix.z;
-                }
-            }
+            for (int q = 0; q < PIX_PER_ITEM; q++)
+                if (contributor < last[q])
+                    has |= pixel_grad(l_xy[j] - pf[q], l_co[j], l_rgb, j, dpix[q], bg_dot[q], T_final[q], &T[q],
+                                      &accum[q], &last_color[q], &last_alpha[q], g9, has);
             acc_add(ACC, lid, j, has, g9, v_out, l_pair);
         }
         barrier(CLK_LOCAL_MEM_FENCE);

@@ -2,7 +2,9 @@
  * Gaussians are staged through local memory in batches of TILE*TILE; skip power > 0, alpha =
  * min(CS_ALPHA_MAX, o * exp(power)), skip alpha < CS_ALPHA_MIN, stop before transmittance drops
  * below CS_T_MIN (layout.h says why each is what it is).
- * Saves the final transmittance and the last contributor for the backward. */
+ * Saves the final transmittance and the last contributor for the backward. A work-item blends
+ * PIX_PER_ITEM pixels of its tile column (common.h), one unless the device's groups are
+ * smaller than a tile. */
 
 __kernel void rasterize_fwd(__global const uint *ranges,        /* (tiles, 2): start, end */
                             __global const uint *sorted_pairs,  /* (M) Gaussian or pair index */
@@ -22,20 +24,30 @@ __kernel void rasterize_fwd(__global const uint *ranges,        /* (tiles, 2): s
     __local int l_done;
     int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TILE + lx;
     int tx = get_group_id(0), ty = get_group_id(1);
-    int px = tx * TILE + lx, py = ty * TILE + ly;
-    int inside = px < W && py < H;
-    float2 pf = (float2)((float)px, (float)py);
+    int px = tx * TILE + lx;
     uint2 range = (uint2)(ranges[2 * (ty * tiles_x + tx)], ranges[2 * (ty * tiles_x + tx) + 1]);
     int todo = (int)(range.y - range.x);
     int rounds = (todo + BATCH - 1) / BATCH;
-    int done = !inside;
-    float T = 1.f;
-    float3 C = (float3)(0.f);
-    uint contributor = 0, last = 0;
+    /* this work-item's pixels: T, colour, last contributor, done; `live` counts those not done */
+    float2 pf[PIX_PER_ITEM];
+    float T[PIX_PER_ITEM];
+    float3 C[PIX_PER_ITEM];
+    uint last[PIX_PER_ITEM];
+    int done[PIX_PER_ITEM];
+    int live = 0;
+    for (int q = 0; q < PIX_PER_ITEM; q++) {
+        int py = ty * TILE + ly + q * TILE_ROWS;
+        done[q] = !(px < W && py < H);
+        live += !done[q];
+        pf[q] = (float2)((float)px, (float)py);
+        T[q] = 1.f;
+        C[q] = (float3)(0.f);
+        last[q] = 0;
+    }
     for (int r = 0; r < rounds; r++, todo -= BATCH) {
         if (lid == 0) l_done = 0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (!done) atomic_inc(&l_done);
+        if (live) atomic_inc(&l_done);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (l_done == 0) break;
         uint idx = range.x + (uint)(r * BATCH + lid);
@@ -49,40 +61,57 @@ __kernel void rasterize_fwd(__global const uint *ranges,        /* (tiles, 2): s
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         int cnt = min(BATCH, todo);
-        /* two Gaussians a step: their alphas do not depend on each other, so computing both
-           before blending overlaps two exp latencies (heavy tiles run alone at the end) */
-        for (int j = 0; !done && j < cnt; j += 2) {
-            float a[2];
-            for (int u = 0; u < 2; u++) {
-                int jj = min(j + u, cnt - 1);
-                float2 d = l_xy[jj] - pf;
-                float4 co = l_co[jj];
-                float power = -0.5f * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
-                a[u] = power > 0.f ? 0.f : min(CS_ALPHA_MAX, co.w * PIX_EXP(power)); /* 0: skipped below */
-            }
-            for (int u = 0; u < 2 && !done && j + u < cnt; u++) {
-                contributor++;
-                float alpha = a[u];
-                if (alpha < CS_ALPHA_MIN) continue;
-                float test_T = T * (1.f - alpha);
-                if (test_T < CS_T_MIN) {
-                    done = 1;
-                    continue;
+        /* each pixel of the work-item through the staged batch in turn */
+        for (int q = 0; q < PIX_PER_ITEM; q++) {
+            if (done[q]) continue;
+            float Tq = T[q];
+            float3 Cq = C[q];
+            uint contributor = (uint)(r * BATCH), lastq = last[q];
+            int dq = 0;
+            /* two Gaussians a step: their alphas do not depend on each other, so computing both
+               before blending overlaps two exp latencies (heavy tiles run alone at the end) */
+            for (int j = 0; !dq && j < cnt; j += 2) {
+                float a[2];
+                for (int u = 0; u < 2; u++) {
+                    int jj = min(j + u, cnt - 1);
+                    float2 d = l_xy[jj] - pf[q];
+                    float4 co = l_co[jj];
+                    float power = -0.5f * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
+                    a[u] = power > 0.f ? 0.f : min(CS_ALPHA_MAX, co.w * PIX_EXP(power)); /* 0: skipped below */
                 }
-                int jj = j + u;
-                C += (float3)(l_rgb[jj * 3], l_rgb[jj * 3 + 1], l_rgb[jj * 3 + 2]) * alpha * T;
-                T = test_T;
-                last = contributor;
+                for (int u = 0; u < 2 && !dq && j + u < cnt; u++) {
+                    contributor++;
+                    float alpha = a[u];
+                    if (alpha < CS_ALPHA_MIN) continue;
+                    float test_T = Tq * (1.f - alpha);
+                    if (test_T < CS_T_MIN) {
+                        dq = 1;
+                        continue;
+                    }
+                    int jj = j + u;
+                    Cq += (float3)(l_rgb[jj * 3], l_rgb[jj * 3 + 1], l_rgb[jj * 3 + 2]) * alpha * Tq;
+                    Tq = test_T;
+                    lastq = contributor; /* 1-based position in the tile's list */
+                }
             }
+            T[q] = Tq;
+            C[q] = Cq;
+            last[q] = lastq;
+            done[q] = dq;
+            live -= dq;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (inside) {
-        size_t pix = (size_t)py * W + px, hw = (size_t)W * H;
-        final_T[pix] = T;
-        n_contrib[pix] = last;
-        out_img[pix] = C.x + T * bg.x;
-        out_img[hw + pix] = C.y + T * bg.y;
-        out_img[2 * hw + pix] = C.z + T * bg.z;
+    size_t hw = (size_t)W * H;
+    for (int q = 0; q < PIX_PER_ITEM; q++) {
+        int py = ty * TILE + ly + q * TILE_ROWS;
+        if (px < W && py < H) {
+            size_t pix = (size_t)py * W + px;
+            final_T[pix] = T[q];
+            n_contrib[pix] = last[q];
+            out_img[pix] = C[q].x + T[q] * bg.x;
+            out_img[hw + pix] = C[q].y + T[q] * bg.y;
+            out_img[2 * hw + pix] = C[q].z + T[q] * bg.z;
+        }
     }
 }

@@ -105,6 +105,7 @@ typedef struct {
     int tune;              /* CS_TUNE_* */
     int float_atomics;     /* CS_PATH_AUTO or 1 + cs_atomic_path (cas, ext, ptx): forces that path */
     int fast_math;         /* CS_PATH_AUTO, CS_PATH_OFF, CS_PATH_ON */
+    int pixels_per_item;   /* rasterizer pixels a work-item (0: auto, see kernels.h) */
 } cs_device_cfg;
 
 typedef struct {

@@ -15,10 +15,12 @@ typedef struct {
     int antialias;          /* CS_AA_* */
     int deterministic;      /* fixed-order backward sums (optim.deterministic) */
     int tile;               /* rasterizer tile side in pixels (8 or 16; 0 = 16) */
+    int pixels;             /* pixels of a tile column a rasterizer work-item covers: a power of two
+                               <= tile; 0 = the fewest the device's group limits allow (1 mostly) */
 } cs_kernel_opts;
 
 /* Groups of 1D kernels that share a work-group size (tune.c measures each group).
- * CS_WG_TILE: one work-item per pixel of a rasterizer tile (checked against the tile size);
+ * CS_WG_TILE: tile * tile / pixels work-items a rasterizer group (checked against the device);
  * CS_WG_FIXED: a size set by the kernel's own algorithm (sort, SSIM, densification). */
 enum { CS_WG_PROJECT, CS_WG_PROJECT_BWD, CS_WG_BIN, CS_WG_ADAM, CS_WG_COUNT, CS_WG_TILE = -1, CS_WG_FIXED = -2 };
 
@@ -75,9 +77,10 @@ extern const char *const cs_wg_names[CS_WG_COUNT];
 #define CS_WG_DEFAULT 256
 
 typedef struct {
-    cs_kernel_opts opts;    /* opts.tile resolved */
+    cs_kernel_opts opts;    /* opts.tile and opts.pixels resolved */
     size_t wg[CS_WG_COUNT];     /* work-group size of each group */
     size_t wg_max[CS_WG_COUNT]; /* the largest the device allows for every kernel of the group */
+    size_t tile_fit;            /* when a build's tile group did not fit: the work-items that would */
     cl_program prog;
 #define CS_KERNEL_FIELD(name, group) cl_kernel name;
     CS_KERNEL_LIST(CS_KERNEL_FIELD)
@@ -86,8 +89,10 @@ typedef struct {
 
 /* The options (and model layout) a configuration asks for. */
 void cs_kernel_opts_of(const cs_config *cfg, cs_kernel_opts *o);
-/* Builds the program; work-group sizes start at CS_WG_DEFAULT (or the device's limit). -1
- * with a message, also when the device cannot run OPTS->tile squared work-items a group. */
+/* Builds the program; work-group sizes start at CS_WG_DEFAULT (or the device's limit). With
+ * OPTS->pixels 0 the rasterizer's work-items cover one pixel each, or as many as the device's
+ * group limits need (rebuilt with fewer work-items a group). -1 with a message, also when
+ * the device cannot run the tile at the pixels asked for. */
 int cs_kernels_build(cs_cl *cl, const cs_kernel_opts *opts, cs_kernels *k);
 /* Sets the work-group size of every group: powers of two up to wg_max; -1 with a message. */
 int cs_kernels_set_wg(cs_kernels *k, const size_t wg[CS_WG_COUNT]);

@@ -84,6 +84,9 @@ static void print_table(cs_cl *cl, const cs_kernel_opts *ko, const cs_renderer *
         printf("\n");
     }
     printf("  %-16s %9.3f ms\n  %-16s %9.3f ms\n", "sum of stages", sum, "wall (host)", wall);
+    if (sum < 1e-3 && wall > 0)
+        printf("  (the device's profiling events report no kernel times, as Mesa 22.3's rusticl: only the wall time "
+               "is measured)\n");
 }
 
 /* What each kernel costs the device besides its buffers: private (per work-item stack and

@@ -98,6 +98,7 @@ static const key_desc KEYS[] = {
     {"device.id", T_STRING, F(device.id), 0, 0, NULL, 0, "P:D, a name substring, or empty for the best device"},
     {"device.float_atomics", T_ENUM, F(device.float_atomics), 0, 0, "auto|cas|ext|ptx", 0, "float atomic adds of the backward: auto (NVIDIA: ptx red.global.add.f32; a device with cl_ext_float_atomics global fp32 add: ext; else cas, a compare-and-swap loop; a path whose self-test fails falls back to cas); cas, ext or ptx force that path, and a device without it is refused"},
     {"device.fast_math", T_ENUM, F(device.fast_math), 0, 0, "auto|off|on", 0, "fma contraction and native_exp in the per-pixel kernels: auto (on for NVIDIA), off, on"},
+    {"device.pixels_per_item", T_INT, F(device.pixels_per_item), 0, 16, NULL, 0, "pixels of its tile each rasterizer work-item blends: 0 auto (1, or as many as a device whose work-groups are smaller than a tile needs: llvmpipe's 32 items take 8 of a 16x16 tile), or 1, 2, 4, 8, 16 (at most the tile side) to force one"},
     {"device.tune", T_ENUM, F(device.tune), 0, 0, "auto|off|force", 0, "tile and work-group sizes: auto (measured once per device and stored), off (16x16, 256), force (measure again)"},
     {"log.interval", T_INT, F(log.interval), 1, 1e8, NULL, 0, "progress, train_log.jsonl and TensorBoard scalar interval"},
     {"log.tensorboard", T_BOOL, F(log.tensorboard), 0, 0, NULL, 0, "write TensorBoard event files (OUT/events.out.tfevents.*): scalars, evaluation images, histograms"},

@@ -42,13 +42,39 @@ void cs_kernel_opts_of(const cs_config *cfg, cs_kernel_opts *o)
     o->antialias = cfg->model.antialias;
     o->deterministic = cfg->optim.deterministic;
     o->tile = 0;
+    o->pixels = cfg->device.pixels_per_item;
 }
 
 static int build_once(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k);
 
+/* Builds with the pixels a rasterizer work-item covers resolved: asked for, or 1 and then,
+   while the tile's group does not fit the device, the pixels that fit its limit. */
+static int build_fitting(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
+{
+    cs_kernel_opts b = *o;
+    if (!b.tile) b.tile = 16;
+    if (b.tile != 8 && b.tile != 16) return cs_fail("tile size %d: must be 8 or 16", b.tile);
+    if (b.pixels < 0 || b.pixels > b.tile || (b.pixels & (b.pixels - 1)))
+        return cs_fail("device.pixels_per_item %d: must be 0 (auto) or a power of two up to the tile side %d", b.pixels,
+                       b.tile);
+    int fit = !b.pixels;
+    if (fit) b.pixels = 1;
+    for (;;) {
+        int r = build_once(cl, &b, k);
+        if (r <= 0) return r;
+        /* r == 1: the group does not fit (message set); k->tile_fit: the work-items that would */
+        size_t items = k->tile_fit;
+        cs_kernels_release(k);
+        if (!fit || b.pixels >= b.tile) return -1;
+        int p = b.pixels * 2;
+        while (p < b.tile && (size_t)b.tile * (size_t)(b.tile / p) > items) p *= 2;
+        b.pixels = p;
+    }
+}
+
 int cs_kernels_build(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
 {
-    if (build_once(cl, o, k)) return -1;
+    if (build_fitting(cl, o, k)) return -1;
     if (cl->atomics == CS_ATOMIC_CAS) return 0;
     int w = atomics_work(cl, k->prog);
     if (w < 0) return -1;
@@ -58,9 +84,10 @@ int cs_kernels_build(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
                        cl->name);
     fprintf(stderr, "warning: the %s float-atomics path gave a wrong sum on %s; using the compare-and-swap loop\n",
             cs_atomic_path_names[cl->atomics], cl->name);
+    cs_kernel_opts b = k->opts;
     cs_kernels_release(k);
     cl->atomics = CS_ATOMIC_CAS;
-    return build_once(cl, o, k);
+    return build_once(cl, &b, k) ? -1 : 0;
 }
 
 /* The largest work-group K may run with on this device. */
@@ -75,14 +102,15 @@ static int kernel_limit(cs_cl *cl, cl_kernel k, const char *name, size_t *wg, cl
     return 0;
 }
 
-/* Work-group limits of each group and the tile check. */
+/* Work-group limits of each group and the tile check: 1 (message set, k->tile_fit the
+   work-items a group the device allows) when the tile's group does not fit. */
 static int limits(cs_cl *cl, cs_kernels *k)
 {
 #define ROW(name, group) {k->name, #name, group},
     struct { cl_kernel kern; const char *name; int group; } all[] = {CS_KERNEL_LIST(ROW)};
 #undef ROW
     for (int g = 0; g < CS_WG_COUNT; g++) k->wg_max[g] = (size_t)1 << 30;
-    size_t per_tile = (size_t)k->opts.tile * k->opts.tile;
+    size_t per_tile = (size_t)k->opts.tile * (size_t)(k->opts.tile / k->opts.pixels);
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         size_t wg;
         cl_ulong local;
@@ -91,10 +119,14 @@ static int limits(cs_cl *cl, cs_kernels *k)
         if (all[i].group >= 0) {
             if (wg < k->wg_max[all[i].group]) k->wg_max[all[i].group] = wg;
         } else if (wg < per_tile || local > cl->local_mem) {
-            return cs_fail("kernel %s with %dx%d tiles needs %zu work-items and %llu bytes of local memory a group; "
-                           "%s allows %zu and %llu (try another tile size, see device.tune)",
-                           all[i].name, k->opts.tile, k->opts.tile, per_tile, (unsigned long long)local, cl->name, wg,
-                           (unsigned long long)cl->local_mem);
+            /* local memory scales with the group (one staged Gaussian a work-item) */
+            k->tile_fit = local > cl->local_mem ? per_tile * cl->local_mem / local : per_tile;
+            if (wg < k->tile_fit) k->tile_fit = wg;
+            cs_fail("kernel %s with %dx%d tiles, %d pixel%s a work-item, needs %zu work-items and %llu bytes of local "
+                    "memory a group; %s allows %zu and %llu (try another tile size or device.pixels_per_item)",
+                    all[i].name, k->opts.tile, k->opts.tile, k->opts.pixels, k->opts.pixels > 1 ? "s" : "", per_tile,
+                    (unsigned long long)local, cl->name, wg, (unsigned long long)cl->local_mem);
+            return 1;
         }
     }
     for (int g = 0; g < CS_WG_COUNT; g++) {
@@ -121,14 +153,12 @@ static int build_once(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
 {
     memset(k, 0, sizeof *k);
     k->opts = *o;
-    if (!k->opts.tile) k->opts.tile = 16;
-    if (k->opts.tile != 8 && k->opts.tile != 16) return cs_fail("tile size %d: must be 8 or 16", k->opts.tile);
     char opts[1024];
     /* CLSPLAT_CL_OPTS: extra build options for A/B measurements of kernel variants */
     const char *extra = getenv("CLSPLAT_CL_OPTS");
-    snprintf(opts, sizeof opts, "-DSH_DEGREE=%d -DSH_HALF=%d -DANTIALIAS=%d -DFILTER_3D=%d -DDETERMINISTIC=%d -DOPT_HALF=%d -DTILE=%d %s",
-             o->layout.sh_degree, o->layout.sh_half, o->antialias, o->layout.filter_3d, o->deterministic, o->layout.opt_half, k->opts.tile,
-             extra ? extra : "");
+    snprintf(opts, sizeof opts, "-DSH_DEGREE=%d -DSH_HALF=%d -DANTIALIAS=%d -DFILTER_3D=%d -DDETERMINISTIC=%d -DOPT_HALF=%d -DTILE=%d -DTILE_ROWS=%d %s",
+             o->layout.sh_degree, o->layout.sh_half, o->antialias, o->layout.filter_3d, o->deterministic, o->layout.opt_half, o->tile,
+             o->tile / o->pixels, extra ? extra : "");
     if (cs_cl_build(cl, opts, &k->prog)) return -1;
 #define CREATE(name, group) if (cs_cl_kernel(cl, k->prog, #name, &k->name)) return -1;
     CS_KERNEL_LIST(CREATE)

@@ -104,12 +104,12 @@ static int bits_for(unsigned v)
     return b;
 }
 
-/* the 2D launch of the per-pixel kernels: one work-group per tile, one work-item per pixel */
+/* the 2D launch of the per-pixel kernels: one work-group per tile, tile / pixels rows of work-items */
 static void tile_launch(const cs_renderer *r, size_t gt[2], size_t lt[2])
 {
-    size_t T = (size_t)r->k->opts.tile;
-    gt[0] = (size_t)r->tiles_x * T, gt[1] = (size_t)r->tiles_y * T;
-    lt[0] = lt[1] = T;
+    size_t T = (size_t)r->k->opts.tile, rows = T / (size_t)r->k->opts.pixels;
+    gt[0] = (size_t)r->tiles_x * T, gt[1] = (size_t)r->tiles_y * rows;
+    lt[0] = T, lt[1] = rows;
 }
 
 /* per-view buffers that do not depend on the pair count */

@@ -148,6 +148,12 @@ static int measure(cs_cl *cl, const cs_kernel_opts *o, cs_tuning *t, cs_kernels 
             break;
         }
         t->tile_ms[i] = pass_total(med);
+        if (t->tile_ms[i] < 1e-3) { /* a training pass under a microsecond: placeholder timestamps */
+            rc = cs_fail("%s reports no kernel times through profiling events (a training pass took %.6f ms; Mesa "
+                         "22.3's rusticl returns placeholders, tools/rusticl_repro/profiling.c): nothing to choose "
+                         "sizes by", cl->name, t->tile_ms[i]);
+            break;
+        }
     }
     if (!rc) {
         best = pick(t->tile_ms, CS_TUNE_TILES, 0);

@@ -21,9 +21,9 @@ int cs_tuning_path(cs_cl *cl, const cs_kernel_opts *o, char *out, size_t n)
     }
     if (cs_cl_sources_hash(cl, &src)) return -1;
     char id[1400];
-    snprintf(id, sizeof id, "%d|%s|%s|%s|%s|%s|%d|%d|%016llx|%d %d %d %d %d %d", CS_TUNING_FORMAT, cl->name, cl->vendor, cl->driver,
+    snprintf(id, sizeof id, "%d|%s|%s|%s|%s|%s|%d|%d|%016llx|%d %d %d %d %d %d %d", CS_TUNING_FORMAT, cl->name, cl->vendor, cl->driver,
              cl->platform_version, cl->device_version, (int)cl->atomics, cl->fast_math, (unsigned long long)src,
-             o->layout.sh_degree, o->layout.sh_half, o->antialias, o->layout.filter_3d, o->deterministic, o->layout.opt_half);
+             o->layout.sh_degree, o->layout.sh_half, o->antialias, o->layout.filter_3d, o->deterministic, o->layout.opt_half, o->pixels);
     snprintf(out, n, "%s/tune-%016llx.json", cl->cache_dir, (unsigned long long)cs_hash64(id, strlen(id), CS_HASH_SEED));
     return 0;
 }

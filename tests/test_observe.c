@@ -100,7 +100,7 @@ static int histo_check(cs_cl *cl, int sh_half)
 {
     uint64_t rs = test_seed() ^ (0x415 + (unsigned)sh_half);
     const int N = 20000 + (int)(test_rand(&rs) * 5000);
-    cs_kernel_opts ko = {{3, sh_half, 0, 0}, 0, 0, 0};
+    cs_kernel_opts ko = {{3, sh_half, 0, 0}, 0, 0, 0, 0};
     cs_kernels k;
     CHECK_OK(cs_kernels_build(cl, &ko, &k));
     cs_splats s;
@@ -300,7 +300,9 @@ int test_metrics_cli(void)
     snprintf(args, sizeof args, "%s %s --set eval.lpips_weights=%s", rgba, a, test_lpips_weights());
     CHECK(metrics_run(dir, args, out, sizeof out) == 0, "metrics failed: %s", out);
     j = json_loads(out, 0, &err);
-    CHECK(j && json_number_value(json_object_get(j, "lpips")) == 0 && json_number_value(json_object_get(j, "ssim")) > 0.9999,
+    /* not bit-exact zero where the device contracts into fma (NVIDIA): 3.5e-14 measured on the H100 */
+    CHECK(j && fabs(json_number_value(json_object_get(j, "lpips"))) < 1e-9 &&
+              json_number_value(json_object_get(j, "ssim")) > 0.9999,
           "RGBA copy: %s", out);
     json_decref(j);
     /* errors: different sizes, a missing file, one image, weights that are not weights */

@@ -90,6 +90,7 @@ typedef struct {
 
 static int g_fast_math; /* 1: build with FAST_MATH whatever the device */
 static int g_tile;      /* rasterizer tile side (0 = 16) */
+static int g_pixels;    /* pixels a rasterizer work-item (0 = auto) */
 static size_t g_wg;     /* work-group size of every per-Gaussian kernel group (0 = default) */
 
 static int dev_open(dev_ctx *d, int deg, int sh_half, int aa, int filter, int det, int atomics)
@@ -98,7 +99,7 @@ static int dev_open(dev_ctx *d, int deg, int sh_half, int aa, int filter, int de
     if (test_open_cl(&d->cl)) return -1;
     if (atomics >= 0) d->cl.atomics = (cs_atomic_path)atomics;
     if (g_fast_math) d->cl.fast_math = 1;
-    cs_kernel_opts o = {{deg, sh_half, filter, 0}, aa, det, g_tile};
+    cs_kernel_opts o = {{deg, sh_half, filter, 0}, aa, det, g_tile, g_pixels};
     size_t wg[CS_WG_COUNT];
     int e = cs_kernels_build(&d->cl, &o, &d->k);
     for (int g = 0; g < CS_WG_COUNT; g++) wg[g] = g_wg && g_wg < d->k.wg_max[g] ? g_wg : d->k.wg[g];
@@ -651,6 +652,83 @@ int test_raster_tile8_groups64(void)
     g_tile = 0;
     g_wg = 0;
     CHECK(fails == 0, "%d 8x8-tile checks failed (seed %llu)", fails, (unsigned long long)test_seed());
+    return 0;
+}
+
+/* The pixels a work-item covers that auto picks for TILE: 0 on failure. */
+static int auto_pixels(int tile)
+{
+    g_tile = tile;
+    g_pixels = 0;
+    dev_ctx d;
+    int p = dev_open(&d, 3, 0, 1, 1, 0, -1) == 0 ? d.k.opts.pixels : 0;
+    if (p) dev_close(&d);
+    return p;
+}
+
+/* Rasterizer groups smaller than a tile (device.pixels_per_item): work-items covering 2, 8 and
+ * 16 pixels of a 16x16 tile and 8 of an 8x8 one (8 work-items, fewer than the 9 gradient
+ * values a staged Gaussian sums), each through the forward against the reference and the
+ * backward against the reference and finite differences, in the device's, the CAS-loop and
+ * the deterministic accumulation paths; the pixels asked for must be the pixels built. Auto picks
+ * the fewest pixels whose group the device runs: a case below that must be refused, naming
+ * the device's limit (PoCL runs them all; llvmpipe's 32-item groups need 8 of a 16x16 tile). */
+int test_raster_pixels_per_item(void)
+{
+    /* tile, pixels, atomics (-1: the device's), deterministic; on NVIDIA the first runs the warp
+       path (128 items), the third the local CAS path (16 items, not a whole warp) */
+    static const int CASES[][4] = {{16, 2, -1, 0}, {16, 8, CS_ATOMIC_CAS, 0}, {16, 16, -1, 0}, {8, 8, -1, 1}};
+    uint64_t rs = test_seed() ^ 0x9e1;
+    int fails = 0, ran = 0, fit[17] = {0};
+    fit[16] = auto_pixels(16), fit[8] = auto_pixels(8);
+    CHECK(fit[16] >= 1 && fit[8] >= 1, "no pixels per work-item fit: %s", cs_last_error());
+    printf("  auto: %d pixels a work-item with 16x16 tiles, %d with 8x8\n", fit[16], fit[8]);
+    for (size_t c = 0; c < sizeof CASES / sizeof CASES[0]; c++) {
+        g_tile = CASES[c][0];
+        g_pixels = CASES[c][1];
+        char what[96];
+        snprintf(what, sizeof what, "%dx%d tiles, %d pixels a work-item", g_tile, g_tile, g_pixels);
+        dev_ctx d;
+        int rc = dev_open(&d, 3, 0, 1, 1, 0, -1);
+        if (g_pixels < fit[g_tile]) {
+            if (rc == 0) dev_close(&d);
+            CHECK(rc != 0 && strstr(cs_last_error(), "allows"), "%s: below auto's %d but not refused with the limit (%s)",
+                  what, fit[g_tile], rc ? cs_last_error() : "built");
+            continue;
+        }
+        ran++;
+        if (rc == 0) {
+            CHECK(d.k.opts.tile == g_tile && d.k.opts.pixels == g_pixels, "%s: built %dx%d, %d", what, d.k.opts.tile,
+                  d.k.opts.tile, d.k.opts.pixels);
+            fails += forward_scenes(&d, &rs, 37, 30, 45, 1, 1, what);
+            dev_close(&d);
+        } else {
+            fprintf(stderr, "  %s: %s\n", what, cs_last_error());
+            fails++;
+        }
+        fails += grad_check(0, 0, 0, CASES[c][3], CASES[c][2], what) != 0;
+    }
+    g_tile = g_pixels = 0;
+    CHECK(ran >= 3, "only %d of the cases run on this device", ran);
+    CHECK(fails == 0, "%d checks with several pixels a work-item failed (seed %llu)", fails,
+          (unsigned long long)test_seed());
+    return 0;
+}
+
+/* pixels asked for that are not a power of two up to the tile side are refused by name */
+int test_raster_pixels_refused(void)
+{
+    static const int BAD[][2] = {{16, 3}, {8, 16}, {16, -1}, {16, 32}};
+    for (size_t c = 0; c < sizeof BAD / sizeof BAD[0]; c++) {
+        g_tile = BAD[c][0];
+        g_pixels = BAD[c][1];
+        dev_ctx d;
+        int rc = dev_open(&d, 1, 0, 0, 0, 0, -1);
+        if (rc == 0) dev_close(&d);
+        g_tile = g_pixels = 0;
+        CHECK(rc != 0, "tile %d with %d pixels a work-item was accepted", BAD[c][0], BAD[c][1]);
+        CHECK(strstr(cs_last_error(), "pixels_per_item") != NULL, "message does not name the key: %s", cs_last_error());
+    }
     return 0;
 }
 

@@ -50,7 +50,7 @@ int test_tune(void)
     cs_cl cl;
     CHECK_OK(test_open_cl(&cl));
     snprintf(cl.cache_dir, sizeof cl.cache_dir, "%s/tune_test", test_tmpdir());
-    cs_kernel_opts o = {{1, 0, 0, 0}, 0, 0, 0};
+    cs_kernel_opts o = {{1, 0, 0, 0}, 0, 0, 0, 0};
     cs_kernels k;
     cs_tuning t, t2;
     /* nothing cached: measured, stored, and the measurement's buffers gone from the peak */
@@ -97,18 +97,27 @@ int test_tune(void)
     CHECK_OK(cs_kernels_build_tuned(&cl, &o, CS_TUNE_AUTO, &k, &t2));
     if (check_measured(&t2, &k)) return 1;
     cs_kernels_release(&k);
-    /* a device that runs at most 64 work-items a group: 16x16 tiles cannot run, the plain
-       build says why, the tuner falls back to 8x8 and keeps every group within the limit */
+    /* a device that runs at most 64 work-items a group: 16x16 tiles with a pixel a work-item
+       cannot run and the build says why; auto covers 4 pixels a work-item there; the tuner
+       measures both tiles and keeps every group within the limit */
     size_t saved = cl.max_wg;
     cl.max_wg = 64;
     cs_kernel_opts o16 = o;
     o16.tile = 16;
+    o16.pixels = 1;
     CHECK(cs_kernels_build(&cl, &o16, &k) == -1 && strstr(cs_last_error(), "rasterize") &&
-              strstr(cs_last_error(), "16x16"),
-          "16x16 tiles on a 64-item device: %s", cs_last_error());
+              strstr(cs_last_error(), "16x16") && strstr(cs_last_error(), "pixels_per_item"),
+          "16x16 tiles, 1 pixel a work-item, on a 64-item device: %s", cs_last_error());
+    cs_kernels_release(&k);
+    o16.pixels = 0;
+    CHECK_OK(cs_kernels_build(&cl, &o16, &k));
+    CHECK(k.opts.pixels == 4, "auto on a 64-item device: %d pixels a work-item", k.opts.pixels);
     cs_kernels_release(&k);
     CHECK_OK(cs_kernels_build_tuned(&cl, &o, CS_TUNE_FORCE, &k, &t2));
-    CHECK(t2.tile_ms[0] < 0 && t2.tile == 8, "tile %d (16x16 pass %.3f ms)", t2.tile, t2.tile_ms[0]);
+    CHECK(t2.tile_ms[0] > 0 && t2.tile_ms[1] > 0, "a tile not measured: 16x16 %.3f ms, 8x8 %.3f ms", t2.tile_ms[0],
+          t2.tile_ms[1]);
+    CHECK(k.opts.tile == t2.tile && k.opts.tile * (k.opts.tile / k.opts.pixels) <= 64, "tile %d with %d pixels",
+          k.opts.tile, k.opts.pixels);
     for (int g = 0; g < CS_WG_COUNT; g++) CHECK(k.wg[g] <= 64, "%s: %zu work-items", cs_wg_names[g], k.wg[g]);
     if (check_measured(&t2, &k)) return 1;
     cs_kernels_release(&k);

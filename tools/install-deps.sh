@@ -1,13 +1,14 @@
 #!/bin/sh
 # Installs clsplat's Debian build and run dependencies when missing (as root), or names them.
 #   usage: tools/install-deps.sh [EXTRA...]   (extra groups: clang, for make fuzz; oclgrind, for make check-oclgrind;
-#   interop, for make check-interop)
+#   interop, for make check-interop; rusticl, for make check-rusticl)
 PKGS="build-essential pkg-config ocl-icd-opencl-dev opencl-headers clinfo libpng-dev libjansson-dev libjpeg-dev libexif-dev zlib1g-dev pocl-opencl-icd python3-protobuf protobuf-compiler python3-crc32c"
 for extra in "$@"; do
     case $extra in
     clang) PKGS="clang" ;; # libFuzzer and the sanitizers' runtimes come with it
     oclgrind) PKGS="oclgrind" ;; # make check-oclgrind
     interop) PKGS="nodejs chromium" ;; # make check-interop (npm: with nodejs, or its own package)
+    rusticl) PKGS="mesa-opencl-icd" ;; # make check-rusticl (Mesa's rusticl, llvmpipe device)
     *) echo "install-deps: unknown group $extra" >&2; exit 2 ;;
     esac
 done
