@@ -10,7 +10,9 @@
 # deterministic backward. Prints seconds per part.
 # --uninitialized is not used: oclgrind 21.10 reports values written by a kernel into a buffer
 # that clEnqueueFillBuffer zeroed (as clsplat zeroes every buffer) as uninitialized when the next
-# kernel reads them; tools/oclgrind_repro/fill_then_write.c reproduces it outside clsplat.
+# kernel reads them; tools/oclgrind_repro/fill_then_write.c reproduces it outside clsplat. Tried
+# without the zero fill instead: the reports are then reads of memory clsplat zeroes on purpose
+# (Adam moments, radix counters), and oclgrind itself crashes (SIGSEGV) in the rasterizer tests.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -40,6 +42,13 @@ for t in test_scan_and_sort test_raster_forward_random test_raster_forward_edge_
          test_regularizer_gradients; do
     part "$t" "$BUILD/run_tests" "$t"
 done
+# the rasterizer with 8 pixels a work-item (llvmpipe's path: 32-item groups) and 16 (16 items)
+for px in 8 16; do
+    export CLSPLAT_TEST_PIXELS=$px
+    part "test_grad_classic_pixels$px" "$BUILD/run_tests" test_grad_classic
+    part "test_raster_forward_edge_cases_pixels$px" "$BUILD/run_tests" test_raster_forward_edge_cases
+done
+unset CLSPLAT_TEST_PIXELS
 "$BUILD/gen_demo" "$T/scene" 24 18 >/dev/null
 TRAIN="train -s $T/scene --iterations 10 --set device.tune=off --set optim.random_init_points=120 \
   --set densify.from=2 --set densify.interval=3 --set densify.until=9 --set densify.opacity_reset_interval=7 \
