@@ -14,6 +14,7 @@ typedef struct {
     double rgb[3];
     int rx0, ry0, rx1, ry1;
     int ambiguous;
+    int edge; /* some pixel decides this Gaussian's part on a threshold float may cross either way */
     int id;
     /* intermediates kept for the backward */
     double pc[3], s2raw[3], s2[3], c3, c2, sig;
@@ -202,20 +203,23 @@ static void raster(const cs_splats *s, const cs_view *v, const ref_opts *o, ref_
                     for (int j = 0; j < namb; j++) {
                         double dx = ambs[j]->x - px, dy = ambs[j]->y - py;
                         double pw = -0.5 * (ambs[j]->ca * dx * dx + ambs[j]->cc * dy * dy) - ambs[j]->cb * dx * dy;
-                        if (ambs[j]->op * exp(pw) >= 0.5 / 255) a = 1;
+                        if (ambs[j]->op * exp(pw) >= 0.5 / 255) a = 1, ambs[j]->edge = 1;
                     }
                     for (int j = 0; j < n; j++) {
                         ref_g *g = list[j];
                         double dx = g->x - px, dy = g->y - py;
                         double power = -0.5 * (g->ca * dx * dx + g->cc * dy * dy) - g->cb * dx * dy;
-                        if (fabs(power) < 1e-5) a = 1;
+                        if (fabs(power) < 1e-5) a = 1, g->edge = 1;
                         if (power > 0) continue;
                         double raw = g->op * exp(power);
                         if (fabs(raw - CS_ALPHA_MAX) < 1e-5 || fabs(raw - CS_ALPHA_MIN) < 1e-5) a = 1;
+                        /* the float power's rounding is ~1e-6 of it, a few units: 2e-4 of raw is ample */
+                        if (fabs(raw / CS_ALPHA_MAX - 1) < 2e-4 || fabs(raw / CS_ALPHA_MIN - 1) < 2e-4) g->edge = 1;
                         double alpha = raw < CS_ALPHA_MAX ? raw : CS_ALPHA_MAX;
                         if (alpha < CS_ALPHA_MIN) continue;
                         double tt = T * (1 - alpha);
                         if (fabs(tt - CS_T_MIN) < 1e-7) a = 1;
+                        if (fabs(tt / CS_T_MIN - 1) < 2e-4) g->edge = 1;
                         if (tt < CS_T_MIN) break;
                         for (int c = 0; c < 3; c++) C[c] += g->rgb[c] * alpha * T;
                         cg[nc] = g, calpha[nc] = alpha, cT[nc] = T, craw[nc] = raw, nc++;
@@ -385,7 +389,7 @@ static void project_bwd(const cs_splats *s, int i, const cs_view *v, const ref_o
 }
 
 void ref_backward(const cs_splats *s, const cs_view *v, const ref_opts *o, const double *v_img, double *grad_geo,
-                  double *grad_sh)
+                  double *grad_sh, unsigned char *edge)
 {
     int T = TILE_OF(o), tx = (v->width + T - 1) / T, ty = (v->height + T - 1) / T, K = CS_SH_COEFFS(s->sh_degree);
     size_t np = s->n ? (size_t)s->n : 1;
@@ -397,5 +401,7 @@ void ref_backward(const cs_splats *s, const cs_view *v, const ref_opts *o, const
     memset(grad_sh, 0, sizeof(double) * K * 3 * s->n);
     for (int i = 0; i < s->n; i++)
         if (gs[i].visible) project_bwd(s, i, v, o, &gs[i], g2d + (size_t)i * 9, grad_geo + (size_t)i * CS_GEO_W, grad_sh + (size_t)i * K * 3);
+    if (edge)
+        for (int i = 0; i < s->n; i++) edge[i] = (unsigned char)gs[i].edge;
     free(gs), free(g2d);
 }

@@ -24,8 +24,11 @@ typedef struct {
 void ref_render(const cs_splats *s, const cs_view *v, const ref_opts *o, double *img, unsigned char *ambiguous);
 
 /* Gradients of sum(v_img * image): grad_geo (N, 11) = means, log-scales, quaternion, logit
-   opacity; grad_sh (N, K, 3). */
+   opacity; grad_sh (N, K, 3). edge (N) or NULL: 1 for the Gaussians whose gradient sits on a
+   discontinuity that float rounding may put on either side (at some pixel the alpha is at the
+   1/255 cut or the clamp, the transmittance at the stop, or the tile rectangle on a rounding
+   edge): a float implementation may rightly give another value there. */
 void ref_backward(const cs_splats *s, const cs_view *v, const ref_opts *o, const double *v_img, double *grad_geo,
-                  double *grad_sh);
+                  double *grad_sh, unsigned char *edge);
 
 #endif

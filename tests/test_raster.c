@@ -352,6 +352,7 @@ static float *param_ptr(cs_splats *s, int group, int i, int k)
 typedef struct {
     double sum_err, sum_ref, worst, wa, wb;
     int n, wi, wk;
+    int edge; /* elements left out: their Gaussian sits on a float-rounding discontinuity */
 } grad_cmp;
 
 static void grad_cmp_add(grad_cmp *c, double a, double ref, int i, int k)
@@ -366,10 +367,11 @@ static void grad_cmp_add(grad_cmp *c, double a, double ref, int i, int k)
 static int grad_cmp_report(const grad_cmp *c, const char *what, double bound)
 {
     double rel = c->sum_err / (c->sum_ref + 1e-12);
-    if (rel < bound && c->n > 0) return 0;
-    fprintf(stderr, "  %s: relative error of sums %.3g (bound %.0e) over %d elements; worst at Gaussian %d element %d: "
-            "%.6g vs %.6g (seed %llu)\n",
-            what, rel, bound, c->n, c->wi, c->wk, c->wa, c->wb, (unsigned long long)test_seed());
+    /* a test that left many elements out could hardly fail */
+    if (rel < bound && c->n > 0 && 4 * c->edge <= c->n + c->edge) return 0;
+    fprintf(stderr, "  %s: relative error of sums %.3g (bound %.0e) over %d elements (%d on a rounding edge left out); "
+            "worst at Gaussian %d element %d: %.6g vs %.6g (seed %llu)\n",
+            what, rel, bound, c->n, c->edge, c->wi, c->wk, c->wa, c->wb, (unsigned long long)test_seed());
     return 1;
 }
 
@@ -454,7 +456,8 @@ static int grad_check(int aa, int filter, int sh_half, int det, int atomics, con
     const char *gname[5] = {"means", "log_scales", "quats", "logit_opacity", "sh"};
     int gw[5] = {3, 3, 4, 1, 48}, goff[5] = {CS_GEO_MEAN, CS_GEO_LOG_SCALE, CS_GEO_QUAT, CS_GEO_LOGIT_OPACITY, 0};
     double *rgeo = malloc(sizeof(double) * s.n * CS_GEO_W), *rsh = malloc(sizeof(double) * s.n * 48);
-    ref_backward(&s, &v, &o, w, rgeo, rsh);
+    unsigned char *edge = malloc((size_t)s.n);
+    ref_backward(&s, &v, &o, w, rgeo, rsh, edge);
     int fails = rc;
     for (int gidx = 0; gidx < 5 && !rc; gidx++) {
         grad_cmp fdc = {0}, clc = {0};
@@ -463,7 +466,8 @@ static int grad_check(int aa, int filter, int sh_half, int det, int atomics, con
             for (int k = 0; k < gw[gidx]; k++) {
                 double ref = gidx == 4 ? rsh[i * 48 + k] : rgeo[i * CS_GEO_W + goff[gidx] + k];
                 double cl = gidx == 4 ? vsh[i * 48 + k] : vgeo[i * CS_GEO_W + goff[gidx] + k];
-                grad_cmp_add(&clc, cl, ref, i, k);
+                if (edge[i]) clc.edge++;
+                else grad_cmp_add(&clc, cl, ref, i, k);
                 if (gidx == 4 && sh_half) continue; /* perturbations are below half precision */
                 double fd;
                 if (fd_smooth(&s, &v, &o, w, img, gidx, i, k, gidx == 2, &fd)) grad_cmp_add(&fdc, ref, fd, i, k);
@@ -477,7 +481,7 @@ static int grad_check(int aa, int filter, int sh_half, int det, int atomics, con
                  gname[gidx], skipped);
         fails += grad_cmp_report(&fdc, tag, 1e-3);
     }
-    free(rgeo), free(rsh);
+    free(rgeo), free(rsh), free(edge);
     free(w), free(img), free(wf), free(vgeo), free(vsh);
     cs_splats_free(&s);
     dev_close(&d);
@@ -551,21 +555,23 @@ static int many_batches(int det)
     cs_model_free(&d.cl, &m);
     /* every parameter against the reference backward, a random subset against FD */
     double *rgeo = malloc(sizeof(double) * s.n * CS_GEO_W), *rsh = malloc(sizeof(double) * s.n * 12);
-    ref_backward(&s, &v, &o, w, rgeo, rsh);
+    unsigned char *edge = malloc((size_t)s.n);
+    ref_backward(&s, &v, &o, w, rgeo, rsh, edge);
     grad_cmp clc[5] = {{0}}, fdc = {0};
     int goff[4] = {0, 3, 6, 10}, gw[5] = {3, 3, 4, 1, 12};
     for (int i = 0; i < s.n; i++)
         for (int g = 0; g < 5; g++)
             for (int k = 0; k < gw[g]; k++)
-                grad_cmp_add(&clc[g], g == 4 ? vsh[i * 12 + k] : vgeo[i * CS_GEO_W + goff[g] + k],
-                             g == 4 ? rsh[i * 12 + k] : rgeo[i * CS_GEO_W + goff[g] + k], i, k);
+                if (edge[i]) clc[g].edge++;
+                else grad_cmp_add(&clc[g], g == 4 ? vsh[i * 12 + k] : vgeo[i * CS_GEO_W + goff[g] + k],
+                                  g == 4 ? rsh[i * 12 + k] : rgeo[i * CS_GEO_W + goff[g] + k], i, k);
     for (int t = 0; t < 400 && fdc.n < 40 && !det; t++) {
         int i = (int)(test_rand(&rs) * s.n), g = (int)(test_rand(&rs) * 5);
         int k = (int)(test_rand(&rs) * gw[g]);
         double fd, ref = g == 4 ? rsh[i * 12 + k] : rgeo[i * CS_GEO_W + goff[g] + k];
         if (fd_smooth(&s, &v, &o, w, img, g, i, k, 0, &fd) && fd != 0) grad_cmp_add(&fdc, ref, fd, i, k);
     }
-    free(w), free(img), free(wf), free(vgeo), free(vsh), free(rgeo), free(rsh);
+    free(w), free(img), free(wf), free(vgeo), free(vsh), free(rgeo), free(rsh), free(edge);
     cs_splats_free(&s);
     dev_close(&d);
     const char *gname[5] = {"means", "log_scales", "quats", "logit_opacity", "sh"};
