@@ -55,6 +55,11 @@ typedef struct cs_cl {
     /* 1: fma contraction and native_exp in the rasterizer (FAST_MATH in cl/common.h); on for
        NVIDIA, whose native_exp is ex2.approx (2 ulp); tests cover both settings */
     int fast_math;
+    /* 1: the device stops loops after 65535 iterations a work-item (loop_probe.h; Mesa 22.3's
+       llvmpipe): the backward takes the deterministic path, LPIPS the tiled convolution.
+       CLSPLAT_ASSUME_LOOP_LIMIT=1 sets it on any device (tests) */
+    int loop_limited;
+    int loop_limit_told;    /* the warning about it was printed */
     /* program build (cl_program.c) */
     const char *kernel_dir; /* NULL: embedded sources */
     int use_cache;
@@ -85,7 +90,8 @@ typedef struct {
 /* Every OpenCL device into a malloc'd array (the caller frees it). -1 with a message when
  * there is no platform or no device. */
 int cs_cl_devices(cs_cl_device_desc **out, int *n);
-/* Prints every platform and device (id P:D, name, vendor, version, memory, atomics path). */
+/* Prints every platform and device (id P:D, name, vendor, version, memory, atomics path,
+ * whether loops run to their end). */
 int cs_cl_list(FILE *out);
 /* Chooses and opens a device. -1 with a message. */
 int cs_cl_open(cs_cl *cl, const cs_cl_options *opt);

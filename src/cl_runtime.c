@@ -7,6 +7,7 @@
 #include <string.h>
 #include <CL/cl_ext.h>
 
+#include "loop_probe.h"
 #include "util.h"
 
 /* cl_ext_float_atomics names, for headers older than the extension */
@@ -168,6 +169,25 @@ int cs_cl_devices(cs_cl_device_desc **out, int *n)
     return 0;
 }
 
+static const char *const LOOP_LIMITED_PATHS =
+    "stopped after 65535 iterations (Mesa llvmpipe's loop limiter): the backward runs the deterministic path, LPIPS "
+    "the tiled convolution; rasterizing a tile of more than about 60000 Gaussians is wrong there";
+
+/* Whether DEV runs loops to their end, by the probe in a context of its own */
+static void print_loops(FILE *out, cl_device_id dev)
+{
+    cl_int e;
+    int limited = 0;
+    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &e);
+    cl_command_queue q = ctx ? clCreateCommandQueue(ctx, dev, 0, &e) : NULL;
+    if (!q || cs_loop_probe(ctx, dev, q, &limited))
+        fprintf(out, "     loops: not probed (%s)\n", q ? cs_last_error() : cs_cl_strerror(e));
+    else
+        fprintf(out, "     loops: %s\n", limited ? LOOP_LIMITED_PATHS : "run to their end");
+    if (q) clReleaseCommandQueue(q);
+    if (ctx) clReleaseContext(ctx);
+}
+
 int cs_cl_list(FILE *out)
 {
     dev_entry *list;
@@ -193,6 +213,7 @@ int cs_cl_list(FILE *out)
         atomics_names(bits, names, sizeof names);
         fprintf(out, "     float atomics: %s (available: %s; device.float_atomics forces one), fast math: %s\n",
                 cs_atomic_path_names[pick_atomics(bits)], names, pick_fast_math(vendor, 0) ? "on" : "off");
+        print_loops(out, list[i].device);
     }
     free(list);
     return 0;
@@ -286,6 +307,13 @@ int cs_cl_open(cs_cl *cl, const cs_cl_options *opt)
         clReleaseContext(cl->ctx);
         return cs_fail("clCreateCommandQueue failed for %s: %s", cl->name, cs_cl_strerror(err));
     }
+    /* 4 bytes for a moment, released before any of the engine's memory exists */
+    if (cs_loop_probe(cl->ctx, cl->device, cl->queue, &cl->loop_limited)) {
+        cs_cl_close(cl);
+        return -1;
+    }
+    const char *ll = getenv("CLSPLAT_ASSUME_LOOP_LIMIT");
+    if (ll && !strcmp(ll, "1")) cl->loop_limited = 1;
     cl->kernel_dir = opt ? opt->kernel_dir : NULL;
     cl->use_cache = !(opt && opt->no_cache);
     if (opt && opt->cache_dir)

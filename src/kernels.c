@@ -74,6 +74,17 @@ static int build_fitting(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
 
 int cs_kernels_build(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
 {
+    cs_kernel_opts lo = *o;
+    if (cl->loop_limited && !lo.deterministic) {
+        /* the other paths loop over compare-and-swap retries for every staged Gaussian */
+        lo.deterministic = 1;
+        if (!cl->loop_limit_told)
+            fprintf(stderr, "warning: %s stops loops after 65535 iterations a work-item (Mesa llvmpipe's loop limiter, "
+                            "tools/rusticl_repro/loop_limit.c): the backward runs the deterministic path\n",
+                    cl->name);
+        cl->loop_limit_told = 1;
+    }
+    o = &lo;
     if (build_fitting(cl, o, k)) return -1;
     if (cl->atomics == CS_ATOMIC_CAS) return 0;
     int w = atomics_work(cl, k->prog);

@@ -52,7 +52,9 @@ int cs_lpips_load(cs_lpips *lp, cs_cl *cl, const cs_kernels *k, const char *path
     lp->cl = cl, lp->k = k, lp->gt_channels = 3;
     /* CLSPLAT_LPIPS_CONV=tiled|direct overrides the choice (tests and measurements) */
     const char *v = getenv("CLSPLAT_LPIPS_CONV");
-    lp->direct = v && *v ? !strcmp(v, "direct") : cl->is_cpu;
+    /* direct on CPUs, but not where loops stop early (its work-items loop over every input
+       channel and tap) */
+    lp->direct = v && *v ? !strcmp(v, "direct") : cl->is_cpu && !cl->loop_limited;
     snprintf(lp->path, sizeof lp->path, "%s", path);
     size_t n;
     char *d = cs_read_file(path, &n);

@@ -99,10 +99,12 @@ static int open_kernels(trainer *t, cs_kernel_opts *ko)
     double tb = cs_now();
     cs_tuning tun;
     if (cs_kernels_build_tuned(t->cl, ko, t->cfg->device.tune, &t->k, &tun)) return -1;
-    printf("kernels: %s in %.1f s (float atomics: %s, fast math: %s, rasterizer: %d pixel%s a work-item)\n",
+    *ko = t->k.opts; /* as built: the memory plan sizes what these kernels use */
+    printf("kernels: %s in %.1f s (float atomics: %s, fast math: %s, rasterizer: %d pixel%s a work-item%s)\n",
            t->cl->last_build_cached ? "loaded from cache" : "built", cs_now() - tb,
            cs_atomic_path_names[t->cl->atomics], t->cl->fast_math ? "on" : "off", t->k.opts.pixels,
-           t->k.opts.pixels > 1 ? "s" : "");
+           t->k.opts.pixels > 1 ? "s" : "",
+           t->k.opts.deterministic && !t->cfg->optim.deterministic ? ", deterministic backward: loops are limited" : "");
     cs_tuning_summary(&tun, stdout);
     if (cs_driver_mem_open(&t->dm, t->cl) == 0)
         printf("driver memory: NVML, %.1f MiB in use now\n", cs_driver_mem_sample(&t->dm) / 1048576.0);

@@ -13,6 +13,8 @@
 #include "config.h"
 #include "image.h"
 #include "kernels.h"
+#include "loop_probe.h"
+#include "lpips.h"
 #include "scene.h"
 #include "ply.h"
 #include "splats.h"
@@ -528,5 +530,67 @@ int test_nerfstudio_and_images_n(void)
     CHECK(strstr(s.cams[0].path, "images_2/") && s.cams[0].width == 16 && s.cams[0].fx == 15, "images_2: %s %d", s.cams[0].path,
           s.cams[0].width);
     cs_scene_free(&s);
+    return 0;
+}
+
+/* A long loop run by one work-item without clsplat's probe: its own recurrence, 150000 steps.
+   1 when the device stopped it early, 0 when it ran to the end, -1 on an OpenCL error. */
+static int long_loop_stops(cs_cl *cl)
+{
+    static const char *src = "__kernel void xs(__global uint *o, uint n)\n"
+                              "{ uint x = 2463534242u; for (uint i = 0u; i < n; i++) { x ^= x << 13; x ^= x >> 17; x ^= x << 5; }"
+                              " o[0] = x; }\n";
+    cl_uint n = 150000u, want = 2463534242u, got = 0;
+    for (cl_uint i = 0; i < n; i++) want ^= want << 13, want ^= want >> 17, want ^= want << 5;
+    cl_int e;
+    cl_program pr = clCreateProgramWithSource(cl->ctx, 1, &src, NULL, &e);
+    if (!pr || clBuildProgram(pr, 1, &cl->device, "", NULL, NULL) != CL_SUCCESS) return -1;
+    cl_kernel k = clCreateKernel(pr, "xs", &e);
+    cs_buf b;
+    size_t g = 1;
+    int rc = !k || cs_buf_alloc(cl, &b, CS_MEM_OTHER, 4, "long loop") ? -1 : 0;
+    if (!rc) {
+        rc = cs_cl_run(cl, k, -1, 1, &g, NULL, CS_ARG(b.mem), CS_ARG(n)) || cs_buf_read(cl, &b, 0, 4, &got) ? -1 : 0;
+        cs_buf_free(cl, &b);
+    }
+    if (k) clReleaseKernel(k);
+    clReleaseProgram(pr);
+    return rc ? -1 : got != want;
+}
+
+/* The loop probe agrees with a long loop of the test's own on this device (PoCL: loops run to
+   their end; Mesa 22.3's llvmpipe: they stop, tools/rusticl_repro/loop_limit.c); a device
+   marked loop-limited (CLSPLAT_ASSUME_LOOP_LIMIT=1) gets the deterministic backward when the
+   atomic one is asked for, and LPIPS the tiled convolution. */
+int test_loop_probe(void)
+{
+    CHECK(cs_loop_probe_expect(3) == ((1u * 1664525u + 1013904223u) * 1664525u + 1013904223u) * 1664525u + 1013904223u,
+          "the host recurrence");
+    cs_cl cl;
+    unsetenv("CLSPLAT_ASSUME_LOOP_LIMIT");
+    CHECK_OK(test_open_cl(&cl));
+    int stops = long_loop_stops(&cl);
+    CHECK(stops >= 0, "the long-loop kernel: %s", cs_last_error());
+    CHECK(stops == cl.loop_limited, "%s: a 150000-step loop %s, the probe says loops %s", cl.name,
+          stops ? "stopped early" : "ran to its end", cl.loop_limited ? "stop" : "run to their end");
+    printf("  %s: loops %s\n", cl.name, stops ? "stop early (deterministic backward, tiled LPIPS)" : "run to their end");
+    cs_cl_close(&cl);
+    setenv("CLSPLAT_ASSUME_LOOP_LIMIT", "1", 1);
+    int rc = test_open_cl(&cl);
+    unsetenv("CLSPLAT_ASSUME_LOOP_LIMIT");
+    CHECK_OK(rc);
+    CHECK(cl.loop_limited == 1, "CLSPLAT_ASSUME_LOOP_LIMIT=1 marks the device");
+    cs_kernel_opts o = {{1, 0, 0, 0}, 0, 0, 0, 0};
+    cs_kernels k;
+    CHECK_OK(cs_kernels_build(&cl, &o, &k));
+    CHECK(k.opts.deterministic == 1, "a loop-limited device builds the deterministic backward");
+    cs_lpips lp;
+    rc = cs_lpips_load(&lp, &cl, &k, test_lpips_weights());
+    int direct = lp.direct;
+    if (!rc) cs_lpips_free(&lp);
+    CHECK_OK(rc);
+    CHECK(!direct, "a loop-limited device runs LPIPS's tiled convolution");
+    cs_kernels_release(&k);
+    cs_cl_close(&cl);
     return 0;
 }

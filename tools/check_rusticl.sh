@@ -4,7 +4,9 @@
 # alone through OCL_ICD_VENDORS and RUSTICL_ENABLE, so the CLI tests' clsplat runs there too.
 # What llvmpipe differs in: 32 work-items a group for clsplat's kernels (the rasterizer covers
 # 8 pixels a work-item there), 32 KiB local memory, no fp64 / int64 atomics / cl_khr_fp16, and
-# profiling events without times (tools/rusticl_repro/profiling.c: the tuner keeps its defaults).
+# profiling events without times (tools/rusticl_repro/profiling.c: the tuner keeps its defaults),
+# loops that stop after 65535 iterations (tools/rusticl_repro/loop_limit.c: clsplat probes for
+# it and takes the deterministic backward and the tiled LPIPS convolution there).
 #   usage: tools/check_rusticl.sh [BUILD] [FILTER]   (FILTER: a test group or name part)
 set -u
 cd "$(dirname "$0")/.."
