@@ -55,8 +55,8 @@ typedef struct cs_cl {
     /* 1: fma contraction and native_exp in the rasterizer (FAST_MATH in cl/common.h); on for
        NVIDIA, whose native_exp is ex2.approx (2 ulp); tests cover both settings */
     int fast_math;
-    /* 1: the device stops loops after 65535 iterations a work-item (loop_probe.h; Mesa 22.3's
-       llvmpipe): the backward takes the deterministic path, LPIPS the tiled convolution.
+    /* 1: the device stops loops after 65535 iterations a work-item (the loop probe below; Mesa
+       22.3's llvmpipe): the backward takes the deterministic path, LPIPS the tiled convolution.
        CLSPLAT_ASSUME_LOOP_LIMIT=1 sets it on any device (tests) */
     int loop_limited;
     int loop_limit_told;    /* the warning about it was printed */
@@ -129,6 +129,22 @@ typedef struct {
 /* Both block (clFinish) around the swap. */
 int cs_cl_profile_begin(cs_cl *cl, cs_prof_saved *saved);
 int cs_cl_profile_end(cs_cl *cl, cs_prof_saved *saved);
+
+/* ---- loop probe ------------------------------------------------------------------------
+ * Does the device run a loop to its end? Mesa 22.3's llvmpipe (rusticl's CPU device in Debian 12) stops every loop of a kernel invocation once the loops together have
+ * run 65535 iterations, with no error (tools/rusticl_repro/loop_limit.c). A kernel whose
+ * work-items loop longer computes wrong results there: the rasterizer's compare-and-swap
+ * accumulation over a tile of many Gaussians, LPIPS's direct convolution. The probe runs one
+ * work-item through 100000 iterations of a recurrence and compares the result with the host's. */
+/* The iterations the probe asks for: above llvmpipe's 65535 */
+#define CS_LOOP_PROBE_ITERATIONS 100000u
+
+/* *limited = 1 when the device stopped the probe's loop early, 0 when it ran to the end.
+ * -1 with a message naming the failed OpenCL call (and the build log). */
+int cs_loop_probe(cl_context ctx, cl_device_id dev, cl_command_queue q, int *limited);
+
+/* The recurrence's value after N steps on the host (what the device must return). */
+cl_uint cs_loop_probe_expect(cl_uint n);
 
 /* The name of an OpenCL error code ("CL_OUT_OF_RESOURCES"). */
 const char *cs_cl_strerror(cl_int err);

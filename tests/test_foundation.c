@@ -13,7 +13,6 @@
 #include "config.h"
 #include "image.h"
 #include "kernels.h"
-#include "loop_probe.h"
 #include "lpips.h"
 #include "scene.h"
 #include "ply.h"
