@@ -62,9 +62,18 @@ int test_open_cl(cs_cl *cl)
     return cs_cl_open(cl, &o);
 }
 
+/* 1 when test T is to run: no FILTERS runs all but the real-data group; else any FILTER
+   naming its group or a part of its name */
+static int selected(const cs_test *t, char **filters, int n)
+{
+    if (!n) return strcmp(t->group, "real") != 0;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(t->group, filters[i]) || strstr(t->name, filters[i])) return 1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    const char *filter = argc > 1 ? argv[1] : NULL;
     const char *se = getenv("CLSPLAT_TEST_SEED");
     g_seed = se ? strtoull(se, NULL, 0) : ((uint64_t)time(NULL) * 2654435761u) ^ (uint64_t)getpid();
     snprintf(g_tmp, sizeof g_tmp, "/tmp/clsplat-test-%ld", (long)getpid());
@@ -76,8 +85,7 @@ int main(int argc, char **argv)
     int passed = 0, failed = 0;
     for (size_t i = 0; i < sizeof TESTS / sizeof TESTS[0]; i++) {
         const cs_test *t = &TESTS[i];
-        int is_real = strcmp(t->group, "real") == 0;
-        if (filter ? (strcmp(t->group, filter) != 0 && !strstr(t->name, filter)) : is_real) continue;
+        if (!selected(t, argv + 1, argc - 1)) continue;
         double t0 = cs_now();
         fflush(stdout);
         int r = t->fn();
