@@ -29,7 +29,8 @@ typedef struct {
 } cs_tuning;
 
 /* Builds the kernels for O with the stored choice (POLICY CS_TUNE_CACHED) or the defaults
- * (CS_TUNE_OFF, or no usable file): 16x16 tiles, CS_WG_DEFAULT groups. Never measures. The
+ * (CS_TUNE_OFF, or no usable file): 16x16 tiles (8x8 where loops stop early, cl_runtime.h),
+ * CS_WG_DEFAULT groups. Never measures. The
  * choice lands in K and, when T is not NULL, in T. -1 with a message. */
 int cs_kernels_build_stored(cs_cl *cl, const cs_kernel_opts *o, int policy, cs_kernels *k, cs_tuning *t);
 /* The policy for a run that only renders (eval, render): never measures. */

@@ -93,7 +93,9 @@ void cs_tuning_store(cs_cl *cl, const cs_tuning *t)
 int cs_kernels_build_with(cs_cl *cl, const cs_kernel_opts *o, cs_tuning *t, cs_kernels *k)
 {
     cs_kernel_opts b = *o;
-    b.tile = t->tile;
+    /* where loops stop early, 8x8 tiles by default: a quarter of the Gaussians a tile, and a
+       work-item covers 2 pixels instead of 8, so its loops run about 10x fewer iterations */
+    b.tile = t->tile ? t->tile : cl->loop_limited ? 8 : 0;
     if (cs_kernels_build(cl, &b, k)) return -1;
     if (t->source == CS_TUNED_DEFAULT) {
         memcpy(t->wg, k->wg, sizeof t->wg);

@@ -14,6 +14,7 @@
 #include "image.h"
 #include "kernels.h"
 #include "lpips.h"
+#include "tuning.h"
 #include "scene.h"
 #include "ply.h"
 #include "splats.h"
@@ -560,7 +561,7 @@ static int long_loop_stops(cs_cl *cl)
 /* The loop probe agrees with a long loop of the test's own on this device (PoCL: loops run to
    their end; Mesa 22.3's llvmpipe: they stop, tools/rusticl_repro/loop_limit.c); a device
    marked loop-limited (CLSPLAT_ASSUME_LOOP_LIMIT=1) gets the deterministic backward when the
-   atomic one is asked for, and LPIPS the tiled convolution. */
+   atomic one is asked for, LPIPS the tiled convolution and, untuned, 8x8 tiles. */
 int test_loop_probe(void)
 {
     CHECK(cs_loop_probe_expect(3) == ((1u * 1664525u + 1013904223u) * 1664525u + 1013904223u) * 1664525u + 1013904223u,
@@ -589,6 +590,10 @@ int test_loop_probe(void)
     if (!rc) cs_lpips_free(&lp);
     CHECK_OK(rc);
     CHECK(!direct, "a loop-limited device runs LPIPS's tiled convolution");
+    cs_kernels_release(&k);
+    /* the untuned default there: 8x8 tiles (fewer Gaussians a tile, fewer pixels a work-item) */
+    CHECK_OK(cs_kernels_build_stored(&cl, &o, CS_TUNE_OFF, &k, NULL));
+    CHECK(k.opts.tile == 8, "a loop-limited device's default tile is 8x8, not %dx%d", k.opts.tile, k.opts.tile);
     cs_kernels_release(&k);
     cs_cl_close(&cl);
     return 0;
