@@ -21,7 +21,7 @@ LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/cl_sourc
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC))
 
-.PHONY: all deps test demo check-real check-structure check-slurm check-oclgrind check-interop check-rusticl sanitize fuzz fuzz-deps install uninstall clean
+.PHONY: all deps test demo check-real check-structure check-slurm check-oclgrind check-interop check-rusticl check-rusticl-ci sanitize fuzz fuzz-deps install uninstall clean
 all: $(BUILD)/clsplat $(BUILD)/gen_demo $(BUILD)/psnr_dirs
 
 deps:
@@ -77,6 +77,16 @@ check-rusticl: deps
 	@sh tools/install-deps.sh rusticl
 	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo
 	sh tools/check_rusticl.sh $(BUILD)
+
+# CI's part of it (about 7 minutes on 2 cores): every test but the long CLI trainings, which
+# repeat on rusticl what the kernel tests and the shorter trainings cover there
+RUSTICL_CI_SKIP := -test_distorted_cameras_train -test_masks_keep_distractor_out -test_tensorboard_run \
+                   -test_batch_kill_and_rerun -test_lpips_golden -test_image_residency -test_eval_memory_flat \
+                   -test_kill_during_writes -test_export_cli -test_train_demo_fp16
+check-rusticl-ci: deps
+	@sh tools/install-deps.sh rusticl
+	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo
+	sh tools/check_rusticl.sh $(BUILD) $(RUSTICL_CI_SKIP)
 
 # Layers, include and call graphs without circles, a header per module, functions <= ~100 lines.
 check-structure: $(BUILD)/libclsplat.a $(BUILD)/obj/main.o

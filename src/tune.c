@@ -211,7 +211,7 @@ int cs_kernels_build_tuned(cs_cl *cl, const cs_kernel_opts *o, int policy, cs_ke
     }
     if (policy == CS_TUNE_FORCE) return -1;
     /* auto: a measurement that cannot run (e.g. a tight memory budget) costs only speed */
-    fprintf(stderr, "warning: tuning failed (%s); using 16x16 tiles and 256-item groups\n", cs_last_error());
+    fprintf(stderr, "warning: tuning failed (%s); using the default tiles and work-groups\n", cs_last_error());
     memset(t, 0, sizeof *t);
     t->source = CS_TUNED_DEFAULT;
     return cs_kernels_build_with(cl, o, t, k);

@@ -62,14 +62,21 @@ int test_open_cl(cs_cl *cl)
     return cs_cl_open(cl, &o);
 }
 
-/* 1 when test T is to run: no FILTERS runs all but the real-data group; else any FILTER
-   naming its group or a part of its name */
+/* 1 when test T is to run: a FILTER naming its group or a part of its name selects it, one
+   written -PART leaves out the tests whose names hold PART; with no selecting FILTER every test
+   but the real-data group is selected */
 static int selected(const cs_test *t, char **filters, int n)
 {
-    if (!n) return strcmp(t->group, "real") != 0;
-    for (int i = 0; i < n; i++)
-        if (!strcmp(t->group, filters[i]) || strstr(t->name, filters[i])) return 1;
-    return 0;
+    int any = 0, hit = 0;
+    for (int i = 0; i < n; i++) {
+        if (filters[i][0] == '-') {
+            if (strstr(t->name, filters[i] + 1)) return 0;
+            continue;
+        }
+        any = 1;
+        hit |= !strcmp(t->group, filters[i]) || strstr(t->name, filters[i]) != NULL;
+    }
+    return any ? hit : strcmp(t->group, "real") != 0;
 }
 
 int main(int argc, char **argv)

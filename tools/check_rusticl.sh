@@ -7,11 +7,12 @@
 # profiling events without times (tools/rusticl_repro/profiling.c: the tuner keeps its defaults),
 # loops that stop after 65535 iterations (tools/rusticl_repro/loop_limit.c: clsplat probes for
 # it and takes the deterministic backward and the tiled LPIPS convolution there).
-#   usage: tools/check_rusticl.sh [BUILD] [FILTER]   (FILTER: a test group or name part)
+#   usage: tools/check_rusticl.sh [BUILD] [FILTER...]   (run_tests' filters: a group or name
+#   part selects, -PART leaves out; make check-rusticl-ci passes CI's list)
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
-FILTER=${2:-}
+[ $# -gt 0 ] && shift
 ICD=/etc/OpenCL/vendors/rusticl.icd
 [ -f "$ICD" ] || { echo "check-rusticl: Mesa's rusticl is not installed ($ICD; make deps installs mesa-opencl-icd)" >&2; exit 1; }
 export OCL_ICD_VENDORS=$ICD RUSTICL_ENABLE=llvmpipe
@@ -23,8 +24,7 @@ fi
 T=$(mktemp -d /tmp/clsplat-rusticl.XXXXXX)
 export XDG_CACHE_HOME="$T/cache" CLSPLAT_BIN="$BUILD/clsplat" CLSPLAT_GEN_DEMO="$BUILD/gen_demo"
 t0=$(date +%s)
-# shellcheck disable=SC2086
-"$BUILD/run_tests" $FILTER
+"$BUILD/run_tests" "$@"
 rc=$?
 echo "check-rusticl: $( [ $rc = 0 ] && echo ok || echo FAILED ) in $(( $(date +%s) - t0 )) s"
 exit $rc
