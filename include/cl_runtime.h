@@ -56,8 +56,8 @@ typedef struct cs_cl {
        NVIDIA, whose native_exp is ex2.approx (2 ulp); tests cover both settings */
     int fast_math;
     /* 1: the device stops loops after 65535 iterations a work-item (the loop probe below; Mesa
-       22.3's llvmpipe): the backward takes the deterministic path, LPIPS the tiled convolution.
-       CLSPLAT_ASSUME_LOOP_LIMIT=1 sets it on any device (tests) */
+       22.3's llvmpipe): the backward takes the deterministic path, LPIPS the tiled convolution,
+       untuned runs 8x8 tiles (tuning.c). CLSPLAT_ASSUME_LOOP_LIMIT=1 sets it on any device (tests) */
     int loop_limited;
     int loop_limit_told;    /* the warning about it was printed */
     /* program build (cl_program.c) */
@@ -131,8 +131,9 @@ int cs_cl_profile_begin(cs_cl *cl, cs_prof_saved *saved);
 int cs_cl_profile_end(cs_cl *cl, cs_prof_saved *saved);
 
 /* ---- loop probe ------------------------------------------------------------------------
- * Does the device run a loop to its end? Mesa 22.3's llvmpipe (rusticl's CPU device in Debian 12) stops every loop of a kernel invocation once the loops together have
- * run 65535 iterations, with no error (tools/rusticl_repro/loop_limit.c). A kernel whose
+ * Does the device run a loop to its end? Mesa 22.3's llvmpipe (rusticl's CPU device in Debian
+ * 12) stops every loop of a kernel invocation once the loops together have run 65535
+ * iterations, with no error (tools/rusticl_repro/loop_limit.c). A kernel whose
  * work-items loop longer computes wrong results there: the rasterizer's compare-and-swap
  * accumulation over a tile of many Gaussians, LPIPS's direct convolution. The probe runs one
  * work-item through 100000 iterations of a recurrence and compares the result with the host's. */

@@ -170,11 +170,11 @@ int cs_cl_devices(cs_cl_device_desc **out, int *n)
 
 /* ---- loop probe (see cl_runtime.h) ------------------------------------------------------ */
 static const char *LOOP_PROBE_SRC = "__kernel void loop_probe(__global uint *out, uint n)\n"
-                               "{\n"
-                               "    uint x = 1u;\n"
-                               "    for (uint i = 0u; i < n; i++) x = x * 1664525u + 1013904223u;\n"
-                               "    out[0] = x;\n"
-                               "}\n";
+                                    "{\n"
+                                    "    uint x = 1u;\n"
+                                    "    for (uint i = 0u; i < n; i++) x = x * 1664525u + 1013904223u;\n"
+                                    "    out[0] = x;\n"
+                                    "}\n";
 
 cl_uint cs_loop_probe_expect(cl_uint n)
 {
@@ -185,7 +185,7 @@ cl_uint cs_loop_probe_expect(cl_uint n)
 
 /* Builds and runs the probe; -1 with a message */
 static int probe_run(cl_context ctx, cl_device_id dev, cl_command_queue q, cl_program *pr, cl_kernel *k, cl_mem *b,
-               cl_uint *got)
+                     cl_uint *got)
 {
     cl_int e;
     cl_uint n = CS_LOOP_PROBE_ITERATIONS;
@@ -225,7 +225,8 @@ int cs_loop_probe(cl_context ctx, cl_device_id dev, cl_command_queue q, int *lim
 
 static const char *const LOOP_LIMITED_PATHS =
     "stopped after 65535 iterations (Mesa llvmpipe's loop limiter): the backward runs the deterministic path, LPIPS "
-    "the tiled convolution; rasterizing a tile of more than about 60000 Gaussians is wrong there";
+    "the tiled convolution, untuned runs 8x8 tiles; a tile of enough Gaussians to loop past the limit still renders "
+    "wrong there";
 
 /* Whether DEV runs loops to their end, by the probe in a context of its own */
 static void print_loops(FILE *out, cl_device_id dev)

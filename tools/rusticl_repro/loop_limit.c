@@ -10,9 +10,7 @@
  *   build: cc -o loop_limit loop_limit.c -lOpenCL
  *   run:   OCL_ICD_VENDORS=/etc/OpenCL/vendors/rusticl.icd RUSTICL_ENABLE=llvmpipe ./loop_limit
  * Exit status 1 when a loop stopped early, 0 when both ran to their end, 2 on an OpenCL error. */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
-#include <stdio.h>
+#include "repro.h"
 
 static const char *SRC = "__kernel void count(__global uint *out, uint n, uint outer, uint inner)\n"
                          "{\n"
@@ -23,15 +21,6 @@ static const char *SRC = "__kernel void count(__global uint *out, uint n, uint o
                          "    out[0] = a;\n"
                          "    out[1] = b;\n"
                          "}\n";
-
-#define TRY(call)                                                                                   \
-    do {                                                                                            \
-        cl_int e_ = (call);                                                                         \
-        if (e_ != CL_SUCCESS) {                                                                     \
-            fprintf(stderr, "%s failed: %d (line %d)\n", #call, e_, __LINE__);                      \
-            return 2;                                                                               \
-        }                                                                                           \
-    } while (0)
 
 /* the first loop's value after N steps */
 static cl_uint expect(cl_uint n)
@@ -55,32 +44,20 @@ static int run(cl_command_queue q, cl_kernel k, cl_mem b, cl_uint n, cl_uint out
 
 int main(void)
 {
-    cl_platform_id p;
-    cl_device_id d;
+    repro r;
+    int rc = repro_open(&r, SRC, "count", 0);
+    if (rc) return rc;
     cl_int e;
-    TRY(clGetPlatformIDs(1, &p, NULL));
-    TRY(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, NULL));
-    char name[256] = "";
-    TRY(clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof name, name, NULL));
-    cl_context c = clCreateContext(NULL, 1, &d, NULL, NULL, &e);
-    TRY(e);
-    cl_command_queue q = clCreateCommandQueue(c, d, 0, &e);
-    TRY(e);
-    cl_program pr = clCreateProgramWithSource(c, 1, &SRC, NULL, &e);
-    TRY(e);
-    TRY(clBuildProgram(pr, 1, &d, "", NULL, NULL));
-    cl_kernel k = clCreateKernel(pr, "count", &e);
-    TRY(e);
-    cl_mem b = clCreateBuffer(c, CL_MEM_WRITE_ONLY, 2 * sizeof(cl_uint), NULL, &e);
+    cl_mem b = clCreateBuffer(r.ctx, CL_MEM_WRITE_ONLY, 2 * sizeof(cl_uint), NULL, &e);
     TRY(e);
     /* {first loop, outer, inner}: one long loop; a long loop then a nested pair below 65535 */
     static const cl_uint CASES[3][3] = {{100000u, 0u, 0u}, {60000u, 1000u, 10u}, {1000u, 1000u, 10u}};
     int bad = 0;
-    printf("%s:\n", name);
+    printf("%s:\n", r.name);
     for (int i = 0; i < 3; i++) {
         cl_uint got[2];
-        int r = run(q, k, b, CASES[i][0], CASES[i][1], CASES[i][2], got);
-        if (r) return r;
+        rc = run(r.q, r.k, b, CASES[i][0], CASES[i][1], CASES[i][2], got);
+        if (rc) return rc;
         int ok = got[0] == expect(CASES[i][0]) && got[1] == CASES[i][1] * CASES[i][2];
         printf("  loop of %u, then %u x %u nested: first %s, nested %u of %u\n", CASES[i][0], CASES[i][1],
                CASES[i][2], got[0] == expect(CASES[i][0]) ? "ran to its end" : "stopped early", got[1],
@@ -89,9 +66,6 @@ int main(void)
     }
     printf("%s\n", bad ? "loops stop early on this device" : "every loop ran to its end");
     clReleaseMemObject(b);
-    clReleaseKernel(k);
-    clReleaseProgram(pr);
-    clReleaseCommandQueue(q);
-    clReleaseContext(c);
+    repro_close(&r);
     return bad ? 1 : 0;
 }

@@ -6,9 +6,7 @@
  *   build: cc -o profiling profiling.c -lOpenCL
  *   run:   OCL_ICD_VENDORS=/etc/OpenCL/vendors/rusticl.icd RUSTICL_ENABLE=llvmpipe ./profiling
  * Exit status 1 when END - START is under a microsecond (the placeholders), 0 otherwise. */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
-#include <stdio.h>
+#include "repro.h"
 
 static const char *SRC = "__kernel void spin(__global float *a)\n"
                          "{\n"
@@ -18,52 +16,34 @@ static const char *SRC = "__kernel void spin(__global float *a)\n"
                          "    a[i] = x;\n"
                          "}\n";
 
-#define TRY(call)                                                                                   \
-    do {                                                                                            \
-        cl_int e_ = (call);                                                                         \
-        if (e_ != CL_SUCCESS) {                                                                     \
-            fprintf(stderr, "%s failed: %d (line %d)\n", #call, e_, __LINE__);                      \
-            return 2;                                                                               \
-        }                                                                                           \
-    } while (0)
-
 int main(void)
 {
-    cl_platform_id p;
-    cl_device_id d;
+    repro r;
+    int rc = repro_open(&r, SRC, "spin", CL_QUEUE_PROFILING_ENABLE);
+    if (rc) return rc;
     cl_int e;
-    TRY(clGetPlatformIDs(1, &p, NULL));
-    TRY(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, NULL));
-    char name[256] = "";
-    TRY(clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof name, name, NULL));
-    cl_context c = clCreateContext(NULL, 1, &d, NULL, NULL, &e);
-    TRY(e);
-    cl_command_queue q = clCreateCommandQueue(c, d, CL_QUEUE_PROFILING_ENABLE, &e);
-    TRY(e);
-    cl_program pr = clCreateProgramWithSource(c, 1, &SRC, NULL, &e);
-    TRY(e);
-    TRY(clBuildProgram(pr, 1, &d, "", NULL, NULL));
-    cl_kernel k = clCreateKernel(pr, "spin", &e);
-    TRY(e);
     float zero = 0.f;
-    cl_mem b = clCreateBuffer(c, CL_MEM_READ_WRITE, 4096 * sizeof(float), NULL, &e);
+    cl_mem b = clCreateBuffer(r.ctx, CL_MEM_READ_WRITE, 4096 * sizeof(float), NULL, &e);
     TRY(e);
-    TRY(clEnqueueFillBuffer(q, b, &zero, sizeof zero, 0, 4096 * sizeof(float), 0, NULL, NULL));
-    TRY(clSetKernelArg(k, 0, sizeof b, &b));
+    TRY(clEnqueueFillBuffer(r.q, b, &zero, sizeof zero, 0, 4096 * sizeof(float), 0, NULL, NULL));
+    TRY(clSetKernelArg(r.k, 0, sizeof b, &b));
     size_t g = 4096, l = 32;
     cl_event ev;
-    TRY(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, &l, 0, NULL, &ev));
-    TRY(clFinish(q));
+    TRY(clEnqueueNDRangeKernel(r.q, r.k, 1, NULL, &g, &l, 0, NULL, &ev));
+    TRY(clFinish(r.q));
     static const cl_profiling_info WHAT[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
                                               CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
     static const char *const NAMES[4] = {"queued", "submit", "start", "end"};
     cl_ulong t[4];
     for (int i = 0; i < 4; i++) {
         TRY(clGetEventProfilingInfo(ev, WHAT[i], sizeof t[i], &t[i], NULL));
-        printf("%s: %s %llu ns\n", name, NAMES[i], (unsigned long long)t[i]);
+        printf("%s: %s %llu ns\n", r.name, NAMES[i], (unsigned long long)t[i]);
     }
     unsigned long long ran = (unsigned long long)(t[3] - t[2]);
-    printf("%s: end - start = %llu ns for 4096 x 20000 dependent multiply-adds (%s)\n", name, ran,
+    printf("%s: end - start = %llu ns for 4096 x 20000 dependent multiply-adds (%s)\n", r.name, ran,
            ran < 1000 ? "placeholders" : "plausible");
+    clReleaseEvent(ev);
+    clReleaseMemObject(b);
+    repro_close(&r);
     return ran < 1000 ? 1 : 0;
 }
