@@ -11,17 +11,17 @@ NO_TRUNC_WARN := $(shell $(CC) -Werror -Wno-format-truncation -E -x c /dev/null 
 CFLAGS ?= $(OPT) -g
 CFLAGS += $(EXTRA)
 CFLAGS += -std=c11 -Wall -Wextra -Werror $(NO_TRUNC_WARN) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -Icl $(PKG_CFLAGS)
-LDLIBS += $(PKG_LIBS) -lm -ldl -lpthread $(EXTRA)
+LDLIBS += $(PKG_LIBS) -lmeshoptimizer -lm -ldl -lpthread $(EXTRA)
 BUILD ?= build
 
 CL_SOURCES := cl/layout.h cl/common.h cl/project_fwd.cl cl/project_bwd.cl cl/radix_sort.cl cl/bin.cl cl/rasterize_fwd.cl \
-              cl/rasterize_bwd.cl cl/ssim.cl cl/adam.cl cl/densify.cl cl/mcmc.cl cl/histo.cl cl/lpips.cl
+              cl/rasterize_bwd.cl cl/ssim.cl cl/adam.cl cl/densify.cl cl/mcmc.cl cl/histo.cl cl/lpips.cl cl/mesh.cl
 LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c))
 LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/cl_sources.o
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC))
 
-.PHONY: all deps test demo check-real check-structure check-slurm check-oclgrind check-interop check-rusticl check-rusticl-ci sanitize fuzz fuzz-deps install uninstall clean
+.PHONY: all deps test demo check-real check-structure check-slurm check-oclgrind check-interop check-rusticl sanitize fuzz fuzz-deps install uninstall clean
 all: $(BUILD)/clsplat $(BUILD)/gen_demo $(BUILD)/psnr_dirs
 
 deps:
@@ -72,21 +72,12 @@ check-oclgrind: deps
 	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo
 	sh tools/check_oclgrind.sh $(BUILD)
 
-# the whole test suite on Mesa's rusticl (llvmpipe), a second OpenCL implementation (tools/check_rusticl.sh)
+# the whole test suite on Mesa's rusticl (llvmpipe), a second OpenCL implementation, as CI runs it
+# (tools/check_rusticl.sh)
 check-rusticl: deps
 	@sh tools/install-deps.sh rusticl
 	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo
 	sh tools/check_rusticl.sh $(BUILD)
-
-# CI's part of it (about 7 minutes on 2 cores): every test but the long CLI trainings, which
-# repeat on rusticl what the kernel tests and the shorter trainings cover there
-RUSTICL_CI_SKIP := -test_distorted_cameras_train -test_masks_keep_distractor_out -test_tensorboard_run \
-                   -test_batch_kill_and_rerun -test_lpips_golden -test_image_residency -test_eval_memory_flat \
-                   -test_kill_during_writes -test_export_cli -test_train_demo_fp16
-check-rusticl-ci: deps
-	@sh tools/install-deps.sh rusticl
-	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo
-	sh tools/check_rusticl.sh $(BUILD) $(RUSTICL_CI_SKIP)
 
 # Layers, include and call graphs without circles, a header per module, functions <= ~100 lines.
 check-structure: $(BUILD)/libclsplat.a $(BUILD)/obj/main.o
@@ -134,7 +125,7 @@ build-fuzz/lib.stamp: $(LIB_SRC) $(wildcard include/*.h src/*.h cl/*)
 	  EXTRA="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" build-fuzz/lib/libclsplat.a && touch $@
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.c tests/fuzz/fuzz.h build-fuzz/lib.stamp
 	clang -std=c11 -O1 -g -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -Icl -Itests/fuzz $(PKG_CFLAGS) \
-	  -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< tests/fuzz/fuzz_common.c build-fuzz/lib/libclsplat.a $(PKG_LIBS) -lm -ldl -lpthread
+	  -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< tests/fuzz/fuzz_common.c build-fuzz/lib/libclsplat.a $(PKG_LIBS) -lmeshoptimizer -lm -ldl -lpthread
 $(BUILD)/make_seeds: tests/fuzz/make_seeds.c tests/fixtures.c tests/fixtures.h $(BUILD)/libclsplat.a
 	$(CC) $(CFLAGS) -Itests -o $@ tests/fuzz/make_seeds.c tests/fixtures.c $(BUILD)/libclsplat.a $(LDLIBS)
 fuzz: deps fuzz-deps

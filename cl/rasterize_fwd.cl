@@ -4,9 +4,13 @@
  * below CS_T_MIN (layout.h says why each is what it is).
  * Saves the final transmittance and the last contributor for the backward. A work-item blends
  * PIX_PER_ITEM pixels of its tile column (common.h), one unless the device's groups are
- * smaller than a tile. */
+ * smaller than a tile.
+ * rasterize_fwd_depth blends the same way and also writes each pixel's depths (#23): the
+ * expected depth (sum of w z over sum of w, w = alpha T) and the median depth (the depth of the
+ * Gaussian at which T falls below 0.5; 0 where it never does). Both kernels inline one body with
+ * WITH_DEPTH a constant, so the plain forward carries no depth work. */
 
-__kernel void rasterize_fwd(__global const uint *ranges,        /* (tiles, 2): start, end */
+static inline void blend_tile(__global const uint *ranges,    /* (tiles, 2): start, end */
                             __global const uint *sorted_pairs,  /* (M) Gaussian or pair index */
                             __global const uint *pair_gid,      /* (M) Gaussian of a pair index */
                             __global const float2 *xy,          /* (N) */
@@ -16,12 +20,14 @@ __kernel void rasterize_fwd(__global const uint *ranges,        /* (tiles, 2): s
                             /* outputs */
                             __global float *out_img,            /* (3, H, W) */
                             __global float *final_T,            /* (H, W) */
-                            __global uint *n_contrib)           /* (H, W) */
+                            __global uint *n_contrib,           /* (H, W) */
+                            const int WITH_DEPTH,                /* a constant: the two kernels below */
+                            __global const float *depth,        /* (N) camera z, when WITH_DEPTH */
+                            __global float *out_depth,          /* (2, H, W) expected, median */
+                            __local float2 *l_xy, __local float4 *l_co, __local float *l_rgb, __local float *l_z,
+                            __local int *l_done_p)
 {
-    __local float2 l_xy[BATCH];
-    __local float4 l_co[BATCH];
-    __local float l_rgb[BATCH * 3];
-    __local int l_done;
+#define l_done (*l_done_p)
     int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TILE + lx;
     int tx = get_group_id(0), ty = get_group_id(1);
     int px = tx * TILE + lx;
@@ -33,6 +39,7 @@ __kernel void rasterize_fwd(__global const uint *ranges,        /* (tiles, 2): s
     float T[PIX_PER_ITEM];
     float3 C[PIX_PER_ITEM];
     uint last[PIX_PER_ITEM];
+    float Dsum[PIX_PER_ITEM], Dmed[PIX_PER_ITEM]; /* WITH_DEPTH: sum of w z, median depth */
     int done[PIX_PER_ITEM];
     int live = 0;
     for (int q = 0; q < PIX_PER_ITEM; q++) {
@@ -43,6 +50,8 @@ __kernel void rasterize_fwd(__global const uint *ranges,        /* (tiles, 2): s
         T[q] = 1.f;
         C[q] = (float3)(0.f);
         last[q] = 0;
+        Dsum[q] = 0.f;
+        Dmed[q] = 0.f;
     }
     for (int r = 0; r < rounds; r++, todo -= BATCH) {
         if (lid == 0) l_done = 0;
@@ -58,6 +67,7 @@ __kernel void rasterize_fwd(__global const uint *ranges,        /* (tiles, 2): s
             l_rgb[lid * 3 + 0] = rgb[g * 3 + 0];
             l_rgb[lid * 3 + 1] = rgb[g * 3 + 1];
             l_rgb[lid * 3 + 2] = rgb[g * 3 + 2];
+            if (WITH_DEPTH) l_z[lid] = depth[g];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         int cnt = min(BATCH, todo);
@@ -90,6 +100,10 @@ __kernel void rasterize_fwd(__global const uint *ranges,        /* (tiles, 2): s
                     }
                     int jj = j + u;
                     Cq += (float3)(l_rgb[jj * 3], l_rgb[jj * 3 + 1], l_rgb[jj * 3 + 2]) * alpha * Tq;
+                    if (WITH_DEPTH) {
+                        Dsum[q] += l_z[jj] * alpha * Tq;
+                        if (Tq >= 0.5f && test_T < 0.5f) Dmed[q] = l_z[jj];
+                    }
                     Tq = test_T;
                     lastq = contributor; /* 1-based position in the tile's list */
                 }
@@ -112,6 +126,39 @@ __kernel void rasterize_fwd(__global const uint *ranges,        /* (tiles, 2): s
             out_img[pix] = C[q].x + T[q] * bg.x;
             out_img[hw + pix] = C[q].y + T[q] * bg.y;
             out_img[2 * hw + pix] = C[q].z + T[q] * bg.z;
+            if (WITH_DEPTH) {
+                float w = 1.f - T[q];
+                out_depth[pix] = w > 0.f ? Dsum[q] / w : 0.f;
+                out_depth[hw + pix] = Dmed[q];
+            }
         }
     }
+#undef l_done
+}
+
+#define RASTERIZE_FWD_ARGS                                                                                  \
+    __global const uint *ranges, __global const uint *sorted_pairs, __global const uint *pair_gid,          \
+        __global const float2 *xy, __global const float4 *conic_opacity, __global const float *rgb, int W,   \
+        int H, int tiles_x, float4 bg, __global float *out_img, __global float *final_T, __global uint *n_contrib
+
+__kernel void rasterize_fwd(RASTERIZE_FWD_ARGS)
+{
+    __local float2 l_xy[BATCH];
+    __local float4 l_co[BATCH];
+    __local float l_rgb[BATCH * 3];
+    __local int l_done;
+    blend_tile(ranges, sorted_pairs, pair_gid, xy, conic_opacity, rgb, W, H, tiles_x, bg, out_img, final_T, n_contrib, 0,
+               0, 0, l_xy, l_co, l_rgb, 0, &l_done);
+}
+
+__kernel void rasterize_fwd_depth(RASTERIZE_FWD_ARGS, __global const float *depth, /* (N) camera z */
+                                  __global float *out_depth)                     /* (2, H, W) */
+{
+    __local float2 l_xy[BATCH];
+    __local float4 l_co[BATCH];
+    __local float l_rgb[BATCH * 3];
+    __local float l_z[BATCH];
+    __local int l_done;
+    blend_tile(ranges, sorted_pairs, pair_gid, xy, conic_opacity, rgb, W, H, tiles_x, bg, out_img, final_T, n_contrib, 1,
+               depth, out_depth, l_xy, l_co, l_rgb, l_z, &l_done);
 }

@@ -118,6 +118,8 @@ int cs_cl_launch(cs_cl *cl, cl_kernel k, int stage, int dims, const size_t *glob
     cs_cl_launch((cl), (k), (stage), (dims), (global), (local), (const cs_arg[]){__VA_ARGS__},          \
                  (int)(sizeof((const cs_arg[]){__VA_ARGS__}) / sizeof(cs_arg)))
 
+/* Blocks until the queue is empty (clFinish); -1 with a message on an error. */
+int cs_cl_finish(cs_cl *cl);
 /* Blocks (clFinish), then adds the profiled events' durations (ms) into prof.ms per stage. */
 int cs_prof_collect(cs_cl *cl);
 /* Stage profiling for a measurement on a queue opened without it: begin finishes the queue

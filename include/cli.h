@@ -15,7 +15,7 @@
 
 typedef enum {
     CS_CMD_DEVICES, CS_CMD_TRAIN, CS_CMD_RENDER, CS_CMD_EVAL, CS_CMD_INFO, CS_CMD_BENCH, CS_CMD_TUNE,
-    CS_CMD_CONFIG, CS_CMD_BATCH, CS_CMD_METRICS, CS_CMD_EXPORT, CS_CMD_COUNT
+    CS_CMD_CONFIG, CS_CMD_BATCH, CS_CMD_METRICS, CS_CMD_EXPORT, CS_CMD_MESH, CS_CMD_COUNT
 } cs_command;
 
 #define CS_MAX_ASSIGN 128
@@ -35,6 +35,11 @@ typedef struct {
     const char *format;           /* export --format */
     int orbit;                    /* render --orbit N (0: the dataset's views) */
     bool bake;                    /* export --bake */
+    /* mesh: --voxel, --grid, --max-triangles, --depth, --max-depth, --trunc (0: defaults) */
+    double voxel, max_depth, trunc;
+    int grid;
+    long max_triangles;
+    const char *depth;
     const char *argv0;
     /* batch: the job list, or scene folders; metrics: the two images */
     const char *positional[CS_MAX_POSITIONAL];

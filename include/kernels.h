@@ -41,6 +41,7 @@ enum { CS_WG_PROJECT, CS_WG_PROJECT_BWD, CS_WG_BIN, CS_WG_ADAM, CS_WG_COUNT, CS_
     X(bin_tile_ranges, CS_WG_BIN)                                                                       \
     X(bin_reduce_pairs, CS_WG_BIN)                                                                      \
     X(rasterize_fwd, CS_WG_TILE)                                                                        \
+    X(rasterize_fwd_depth, CS_WG_TILE)                                                                  \
     X(rasterize_bwd, CS_WG_TILE)                                                                        \
     X(ssim_blur_h, CS_WG_FIXED)                                                                         \
     X(ssim_fwd_v, CS_WG_FIXED)                                                                          \
@@ -72,7 +73,10 @@ enum { CS_WG_PROJECT, CS_WG_PROJECT_BWD, CS_WG_BIN, CS_WG_ADAM, CS_WG_COUNT, CS_
     X(lpips_conv, CS_WG_FIXED)                                                                          \
     X(lpips_conv_direct, CS_WG_FIXED)                                                                   \
     X(lpips_maxpool, CS_WG_FIXED)                                                                       \
-    X(lpips_distance, CS_WG_FIXED)
+    X(lpips_distance, CS_WG_FIXED)                                                                      \
+    X(tsdf_fuse, CS_WG_FIXED)                                                                           \
+    X(mc_count, CS_WG_FIXED)                                                                            \
+    X(mc_emit, CS_WG_FIXED)
 extern const char *const cs_wg_names[CS_WG_COUNT];
 #define CS_WG_DEFAULT 256
 

@@ -32,6 +32,7 @@ typedef struct {
     cs_buf keys, pair_ids, pair_gid, v_pair;
     /* per tile / pixel */
     cs_buf ranges, img, final_T, n_contrib;
+    cs_buf depth_img; /* (2, H, W) expected and median depth, when want_depth */
     cs_buf total;
     cs_sort_scratch sort;
     /* The pair count is read back without blocking (total_host, total_ev) while the pairs are
@@ -43,6 +44,7 @@ typedef struct {
     unsigned n_pairs; /* the last confirmed view's pair count */
     int redone;       /* forward passes redone after an overflow (a statistic) */
     int tiles_x, tiles_y;
+    int want_depth; /* 1: forwards also write depth_img (rasterize_fwd_depth) */
 } cs_renderer;
 
 /* The kernels' view of a camera: float pose, centre and intrinsics. */
@@ -66,6 +68,9 @@ int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active
                        const cs_buf *v_img);
 /* Reads r->img (3, H, W) back (blocks) into a new 8-bit RGB image (clamped, rounded). */
 int cs_render_read_image(cs_renderer *r, int W, int H, cs_image *img);
+/* Reads the last forward's depths (want_depth set) into DEPTH (2 * W * H floats): the expected
+ * depth, then the median depth, camera z; 0 where no surface covers the pixel. */
+int cs_render_read_depth(cs_renderer *r, int W, int H, float *depth);
 /* cs_render_read_image, written as a PNG atomically. */
 int cs_render_save_png(cs_renderer *r, int W, int H, const char *path);
 /* Releases all scratch (waiting for a pair-count read in flight); the next view allocates

@@ -10,7 +10,7 @@
 #include "util.h"
 
 #define C(x) (1u << (x))
-#define RUNS_ON_DEVICE (C(CS_CMD_TRAIN) | C(CS_CMD_RENDER) | C(CS_CMD_EVAL) | C(CS_CMD_BENCH) | C(CS_CMD_TUNE))
+#define RUNS_ON_DEVICE (C(CS_CMD_TRAIN) | C(CS_CMD_RENDER) | C(CS_CMD_EVAL) | C(CS_CMD_BENCH) | C(CS_CMD_TUNE) | C(CS_CMD_MESH))
 /* training settings a batch passes to every job */
 #define TRAINS (C(CS_CMD_TRAIN) | C(CS_CMD_BATCH))
 /* commands that open a device and take its options */
@@ -35,11 +35,20 @@ static const opt_desc OPTS[] = {
     {"--source", "-s", O_VALUE, RUNS_ON_DEVICE & ~C(CS_CMD_TUNE), "data.path", V_STRING, "DIR", "dataset folder (data.path)"},
     {"--output", "-o", O_VALUE, C(CS_CMD_TRAIN), "output.dir", V_STRING, "DIR", "output folder (output.dir)"},
     {"--model", "-m", O_VALUE, C(CS_CMD_TRAIN), "output.dir", V_STRING, "DIR", "graphdeco's name for -o"},
-    {"--model", "-m", O_VALUE, C(CS_CMD_RENDER) | C(CS_CMD_EVAL) | C(CS_CMD_EXPORT), NULL, V_NONE, "DIR", "a trained model's output folder"},
+    {"--model", "-m", O_VALUE, C(CS_CMD_RENDER) | C(CS_CMD_EVAL) | C(CS_CMD_EXPORT) | C(CS_CMD_MESH), NULL, V_NONE, "DIR", "a trained model's output folder"},
     {"--output", "-o", O_VALUE, C(CS_CMD_RENDER), NULL, V_NONE, "DIR", "folder for the PNGs"},
     {"--output", "-o", O_VALUE, C(CS_CMD_BATCH), NULL, V_NONE, "ROOT", "the batch's folder: ROOT/<job>/, ROOT/summary.json"},
     {"--output", "-o", O_VALUE, C(CS_CMD_EXPORT), NULL, V_NONE, "FILE",
      "the file to write (default: beside the PLY, point_cloud.spz, .splat, .compressed.ply, _baked.ply)"},
+    {"--output", "-o", O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "FILE", "the mesh to write (default OUT/mesh.ply)"},
+    {"--voxel", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "SIZE",
+     "voxel side in scene units (default: the bounds' longest side / --grid)"},
+    {"--grid", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N", "voxels along the bounds' longest side (default 512)"},
+    {"--max-triangles", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N", "simplify to at most N triangles (meshoptimizer)"},
+    {"--depth", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "median|mean", "the rendered depth fused (default median)"},
+    {"--max-depth", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "D",
+     "depths past D (camera z) count as no surface (default: twice the cameras' spread)"},
+    {"--trunc", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "VOXELS", "truncation of the signed distance (default 4)"},
     {"--format", NULL, O_VALUE, C(CS_CMD_EXPORT), NULL, V_NONE, "spz|splat|compressed-ply|ply", "the format to write"},
     {"--bake", NULL, O_FLAG, C(CS_CMD_EXPORT), NULL, V_NONE, NULL,
      "with --format ply: fold the 3D filter into scales and opacities (the compact formats always do)"},
@@ -106,6 +115,9 @@ static const struct {
                         "PSNR, SSIM and LPIPS of two images of one size, as one JSON object"},
     [CS_CMD_EXPORT] = {"export", "clsplat export (-m OUT | --ply FILE) --format spz|splat|compressed-ply|ply [-o FILE] [--bake]",
                        "write a trained scene in a web viewer's format (.spz, .splat, compressed PLY) or a baked PLY"},
+    [CS_CMD_MESH] = {"mesh", "clsplat mesh -m OUT [-o mesh.ply] [--voxel SIZE | --grid N] [--max-triangles N] "
+                             "[--depth median|mean] [--max-depth D]",
+                     "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
 };
 
 void cs_cli_usage(FILE *out)
@@ -157,6 +169,17 @@ static int parse_int(const char *opt, const char *text, int min, int *out)
     if (errno || end == text || *end || v < min || v > 2147483647L)
         return cs_fail("%s: '%s' is not a whole number >= %d", opt, text, min);
     *out = (int)v;
+    return 0;
+}
+
+static int parse_pos(const char *opt, const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !(v > 0) || !isfinite(v))
+        return cs_fail("%s: '%s' is not a positive number", opt, text);
+    *out = v;
     return 0;
 }
 
@@ -221,6 +244,16 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--bake")) a->bake = true;
     else if (!strcmp(n, "--task")) return parse_int(flag, v, 0, &a->task);
     else if (!strcmp(n, "--per-device")) return parse_int(flag, v, 1, &a->per_device);
+    else if (!strcmp(n, "--voxel")) return parse_pos(flag, v, &a->voxel);
+    else if (!strcmp(n, "--max-depth")) return parse_pos(flag, v, &a->max_depth);
+    else if (!strcmp(n, "--trunc")) return parse_pos(flag, v, &a->trunc);
+    else if (!strcmp(n, "--grid")) return parse_int(flag, v, 2, &a->grid);
+    else if (!strcmp(n, "--depth")) a->depth = v;
+    else if (!strcmp(n, "--max-triangles")) {
+        int t;
+        if (parse_int(flag, v, 1, &t)) return -1;
+        a->max_triangles = t;
+    }
     return 0;
 }
 

@@ -12,6 +12,7 @@
 #include "scene.h"
 #include "tuning.h"
 #include "util.h"
+#include "viewer.h"
 
 /* ---- the evaluator ----------------------------------------------------------------------- */
 
@@ -272,48 +273,6 @@ int cs_evaluate_splits(cs_evaluator *ev, const cs_model *m, const cs_eval_cfg *c
     return r;
 }
 
-/* ---- a saved model on the device: kernels, model, renderer, loss -------------------------- */
-
-typedef struct {
-    cs_kernels k;
-    cs_model m;
-    cs_renderer r;
-    cs_loss loss;
-    int ready;
-} viewer;
-
-/* Builds the program for S's SH degree and 3D filter (with CFG's storage and antialias mode)
- * and the stored tuning choice (never measures), uploads S; its loss measures against SCENE's
- * ground truth. */
-static int viewer_open(viewer *w, cs_cl *cl, const cs_config *cfg, const cs_splats *s, const cs_scene *scene)
-{
-    memset(w, 0, sizeof *w);
-    cs_kernel_opts ko;
-    cs_kernel_opts_of(cfg, &ko);
-    ko.layout.sh_degree = s->sh_degree;
-    ko.layout.filter_3d = s->filter_3d != NULL;
-    if (cs_kernels_build_stored(cl, &ko, cs_tune_readonly(cfg->device.tune), &w->k, NULL)) return -1;
-    if (cs_model_create(cl, &w->m, s, &ko.layout, s->n)) {
-        cs_kernels_release(&w->k);
-        return -1;
-    }
-    cs_renderer_init(&w->r, cl, &w->k, (float)cfg->model.kernel_size);
-    cs_loss_init(&w->loss, cl, &w->k);
-    w->loss.gt_channels = cs_scene_gt_channels(scene);
-    w->ready = 1;
-    return 0;
-}
-
-static void viewer_close(viewer *w, cs_cl *cl)
-{
-    if (!w->ready) return;
-    cs_renderer_free(&w->r);
-    cs_loss_free(&w->loss);
-    cs_model_free(cl, &w->m);
-    cs_kernels_release(&w->k);
-    w->ready = 0;
-}
-
 int cs_evaluate_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const char *out_dir,
                       int iteration)
 {
@@ -323,14 +282,14 @@ int cs_evaluate_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, co
         cs_split_free(&sp);
         return cs_fail("the dataset has no test views (set data.eval to true)");
     }
-    viewer w;
+    cs_viewer w;
     cs_image_store images;
     memset(&images, 0, sizeof images);
     cs_evaluator ev;
     memset(&ev, 0, sizeof ev);
     int rc = -1;
     if (cs_images_init(&images, cl, scene, CS_RES_LAZY, sp.train, sp.n_train, 0, 1) == 0 &&
-        viewer_open(&w, cl, cfg, s, scene) == 0) {
+        cs_viewer_open(&w, cl, cfg, s, scene) == 0) {
         if (cs_evaluator_open(&ev, cl, scene, &w.r, &w.loss, &images, NULL, out_dir, 1) == 0 &&
             cs_evaluator_use_lpips(&ev, &w.k, cfg->eval.lpips_weights) == 0) {
             ev.source = "eval";
@@ -339,7 +298,7 @@ int cs_evaluate_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, co
                                    cfg->eval.save_renders);
         }
         cs_evaluator_close(&ev);
-        viewer_close(&w, cl);
+        cs_viewer_close(&w, cl);
     }
     cs_images_free(&images);
     cs_split_free(&sp);
@@ -378,7 +337,7 @@ static int needs_mirror(const cs_scene *scene, const char *split)
     return 0;
 }
 
-static int render_one(viewer *w, const cs_scene *scene, const cs_camera *c, int degree, const char *out_dir,
+static int render_one(cs_viewer *w, const cs_scene *scene, const cs_camera *c, int degree, const char *out_dir,
                       const char *gt_dir, int mirror)
 {
     char stem[256], p[1400];
@@ -411,8 +370,8 @@ int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene
     if (!n)
         return cs_fail("the dataset has no %s views%s", split,
                        !strcmp(split, "test") ? " (train with data.eval, or render --split train)" : "");
-    viewer w;
-    if (cs_mkdirs(out_dir) || (gt_dir && cs_mkdirs(gt_dir)) || viewer_open(&w, cl, cfg, s, scene)) return -1;
+    cs_viewer w;
+    if (cs_mkdirs(out_dir) || (gt_dir && cs_mkdirs(gt_dir)) || cs_viewer_open(&w, cl, cfg, s, scene)) return -1;
     w.r.radius_cap = radius_cap;
     int mirror = needs_mirror(scene, split), rc = 0;
     for (int i = 0; i < scene->n_cams && !rc; i++) {
@@ -420,7 +379,7 @@ int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene
         rc = render_one(&w, scene, &scene->cams[i], s->sh_degree, out_dir, mirror ? NULL : gt_dir, mirror);
         if (!rc) (*count)++;
     }
-    viewer_close(&w, cl);
+    cs_viewer_close(&w, cl);
     return rc;
 }
 
@@ -433,8 +392,8 @@ int cs_render_orbit(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, cons
 {
     cs_camera *cams = calloc((size_t)n, sizeof *cams);
     if (!cams) return cs_fail("out of host memory (%d orbit cameras)", n);
-    viewer w;
-    if (cs_orbit_cameras(scene, n, cams) || cs_mkdirs(out_dir) || viewer_open(&w, cl, cfg, s, scene)) {
+    cs_viewer w;
+    if (cs_orbit_cameras(scene, n, cams) || cs_mkdirs(out_dir) || cs_viewer_open(&w, cl, cfg, s, scene)) {
         free(cams);
         return -1;
     }
@@ -456,7 +415,7 @@ int cs_render_orbit(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, cons
         }
         cs_image_free(&img);
     }
-    viewer_close(&w, cl);
+    cs_viewer_close(&w, cl);
     snprintf(p, sizeof p, "%s/contact_sheet.png", out_dir);
     if (!rc) rc = cs_image_tile(frames, got, 4, &sheet) || cs_image_save_png(p, &sheet) ? -1 : 0;
     for (int i = 0; i < got; i++) cs_image_free(&frames[i]);

@@ -17,6 +17,7 @@
 #include "evaluator.h"
 #include "image_metrics.h"
 #include "ply.h"
+#include "mesher.h"
 #include "render.h"
 #include "run_dir.h"
 #include "scene.h"
@@ -173,6 +174,70 @@ static int cmd_render(const cs_args *a)
         printf("rendered %d orbit frames of %s (%d Gaussians) to %s, and %s/contact_sheet.png\n", a->orbit, ply, s.n, out, out);
     else if (!rc)
         printf("rendered %d %s views of %s (%d Gaussians) to %s\n", count, split, ply, s.n, out);
+    cs_scene_free(&scene);
+    cs_splats_free(&s);
+    return rc;
+}
+
+/* ---- mesh ----------------------------------------------------------------------------------- */
+
+static int mesh_options(const cs_args *a, const char *model, char *out, size_t n, cs_mesh_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    if (a->out) snprintf(out, n, "%s", a->out);
+    else if (cs_path_join(out, n, model, "mesh.ply")) return -1;
+    o->out_path = out;
+    o->voxel = a->voxel, o->resolution = a->grid, o->max_triangles = a->max_triangles;
+    o->max_depth = a->max_depth, o->trunc_voxels = a->trunc;
+    if (a->voxel > 0 && a->grid > 0) return USAGE_ERROR("mesh: --voxel and --grid both set the voxel size; give one");
+    if (a->depth && strcmp(a->depth, "median") && strcmp(a->depth, "mean"))
+        return USAGE_ERROR("mesh --depth %s: median or mean", a->depth);
+    o->depth_plane = a->depth && !strcmp(a->depth, "mean") ? 0 : 1;
+    return 0;
+}
+
+static void mesh_report(const cs_mesh_opts *o, const cs_mesh_stats *st, double secs)
+{
+    printf("mesh: %d views, grid %dx%dx%d of %.4g (max depth %.3g, %d slab%s), bounds [%.3g %.3g %.3g] - [%.3g %.3g %.3g]\n",
+           st->views, st->nx, st->ny, st->nz, st->voxel, st->max_depth, st->slabs, st->slabs > 1 ? "s" : "",
+           st->bounds[0], st->bounds[1], st->bounds[2], st->bounds[3], st->bounds[4], st->bounds[5]);
+    printf("mesh: %zu triangles extracted, %zu after welding (%zu vertices); written %zu triangles, %zu vertices, "
+           "%.1f MiB, %zu open edges, %zu non-manifold\n",
+           st->soup_tris, st->welded_tris, st->welded_vertices, st->triangles, st->vertices, st->file_bytes / 1048576.0,
+           st->boundary_edges, st->nonmanifold_edges);
+    printf("mesh: fuse %.2f s, extract %.2f s, weld %.2f s, simplify %.2f s (error %.2g), write %.2f s; total %.2f s; "
+           "peak device memory %.1f MiB (accounted)\n",
+           st->secs_fuse, st->secs_extract, st->secs_weld, st->secs_simplify, st->simplify_error, st->secs_write, secs,
+           st->peak_device / 1048576.0);
+    printf("mesh written to %s\n", o->out_path);
+}
+
+static int cmd_mesh(const cs_args *a)
+{
+    if (!a->model) return USAGE_ERROR("mesh needs -m OUTDIR (a trained model's folder)");
+    cs_config cfg;
+    char ply[1400], out[1400];
+    int it;
+    cs_mesh_opts o;
+    int u = mesh_options(a, a->model, out, sizeof out, &o);
+    if (u) return u;
+    if (model_config(a, &cfg) || cs_run_dir_latest_ply(a->model, ply, sizeof ply, &it)) return -1;
+    double t0 = cs_now();
+    cs_splats s;
+    if (cs_splat_file_read(ply, &s, NULL)) return -1;
+    cs_scene scene;
+    if (cs_scene_load(&cfg.data, &scene)) {
+        cs_splats_free(&s);
+        return -1;
+    }
+    cs_cl cl;
+    cs_mesh_stats st;
+    int rc = open_device(a, &cfg, &cl, 0);
+    if (!rc) {
+        rc = cs_mesh_model(&cl, &cfg, &scene, &s, &o, &st);
+        cs_cl_close(&cl);
+    }
+    if (!rc) mesh_report(&o, &st, cs_now() - t0);
     cs_scene_free(&scene);
     cs_splats_free(&s);
     return rc;
@@ -375,6 +440,7 @@ static int run(const cs_args *a)
     case CS_CMD_DEVICES: return cs_cl_list(stdout);
     case CS_CMD_TRAIN: return cmd_train(a);
     case CS_CMD_RENDER: return cmd_render(a);
+    case CS_CMD_MESH: return cmd_mesh(a);
     case CS_CMD_EVAL: return cmd_eval(a);
     case CS_CMD_INFO: return cmd_info(a);
     case CS_CMD_BENCH: return cmd_bench(a);

@@ -37,7 +37,7 @@ void cs_renderer_init(cs_renderer *r, cs_cl *cl, const cs_kernels *k, float kern
 #define POOL_LIST(r) \
     { &(r)->xy, &(r)->conic_opacity, &(r)->rgb, &(r)->depth, &(r)->radii, &(r)->touched, &(r)->offsets, \
       &(r)->clamped, &(r)->v_2d, &(r)->depth_keys, &(r)->order, &(r)->keys, &(r)->pair_ids, &(r)->pair_gid, \
-      &(r)->v_pair, &(r)->ranges, &(r)->img, &(r)->final_T, &(r)->n_contrib, &(r)->total, \
+      &(r)->v_pair, &(r)->ranges, &(r)->img, &(r)->final_T, &(r)->n_contrib, &(r)->depth_img, &(r)->total, \
       &(r)->sort.tmp, &(r)->sort.hist, &(r)->sort.keys_alt, &(r)->sort.vals_alt }
 
 /* Waits for the pair-count read in flight, if any (it targets r->total_host). */
@@ -194,7 +194,7 @@ static int bin_pairs(cs_renderer *r, int n)
                      CS_ARG(r->keys.mem), CS_ARG(r->ranges.mem));
 }
 
-/* rasterize_fwd: front-to-back blending per tile */
+/* rasterize_fwd: front-to-back blending per tile; rasterize_fwd_depth with the depths too */
 static int rasterize(cs_renderer *r, const cs_view *v, const float bg[3])
 {
     int W = v->width, H = v->height;
@@ -202,6 +202,13 @@ static int rasterize(cs_renderer *r, const cs_view *v, const float bg[3])
     tile_launch(r, gt, lt);
     cl_float4 bgv = {{bg[0], bg[1], bg[2], 0.f}};
     cl_mem pair_gid = pair_gid_arg(r);
+    if (r->want_depth)
+        return reserve(r, &r->depth_img, (size_t)2 * W * H * 4, "depth images") ||
+               cs_cl_run(r->cl, r->k->rasterize_fwd_depth, CS_STAGE_RASTER_FWD, 2, gt, lt, CS_ARG(r->ranges.mem),
+                         CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid), CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem),
+                         CS_ARG(r->rgb.mem), CS_ARG(W), CS_ARG(H), CS_ARG(r->tiles_x), CS_ARG(bgv),
+                         CS_ARG(r->img.mem), CS_ARG(r->final_T.mem), CS_ARG(r->n_contrib.mem), CS_ARG(r->depth.mem),
+                         CS_ARG(r->depth_img.mem));
     return cs_cl_run(r->cl, r->k->rasterize_fwd, CS_STAGE_RASTER_FWD, 2, gt, lt, CS_ARG(r->ranges.mem),
                      CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid), CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem),
                      CS_ARG(r->rgb.mem), CS_ARG(W), CS_ARG(H), CS_ARG(r->tiles_x), CS_ARG(bgv), CS_ARG(r->img.mem),
@@ -299,6 +306,12 @@ int cs_render_read_image(cs_renderer *r, int W, int H, cs_image *img)
     free(f);
     if (rc) cs_image_free(img);
     return rc;
+}
+
+int cs_render_read_depth(cs_renderer *r, int W, int H, float *depth)
+{
+    if (!r->want_depth || !r->depth_img.mem) return cs_fail("no depth rendered (cs_renderer.want_depth unset)");
+    return cs_buf_read(r->cl, &r->depth_img, 0, sizeof(float) * 2 * (size_t)W * H, depth);
 }
 
 int cs_render_save_png(cs_renderer *r, int W, int H, const char *path)

@@ -53,6 +53,12 @@ const char *test_lpips_weights(void)
     return p;
 }
 
+int test_small(void)
+{
+    const char *s = getenv("CLSPLAT_TEST_SMALL");
+    return s && !strcmp(s, "1");
+}
+
 int test_open_cl(cs_cl *cl)
 {
     char cache[600];

@@ -35,6 +35,9 @@ double test_randn(uint64_t *state);
  * and its weights file; the folder name as given when it does not exist. */
 const char *test_lpips_dir(void);
 const char *test_lpips_weights(void);
+/* 1 under CLSPLAT_TEST_SMALL=1: the tests that can take the smallest inputs that still check
+   their paths (tools/check_oclgrind.sh, where a simulator runs every work-item) */
+int test_small(void);
 /* Opens the default test device (PoCL in CI) with a private kernel cache. */
 int test_open_cl(cs_cl *cl);
 

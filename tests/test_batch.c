@@ -222,7 +222,7 @@ static int wait_iteration(const char *root, const char *name, int it)
 {
     char dir[800];
     snprintf(dir, sizeof dir, "%s/%s", root, name);
-    for (int i = 0; i < 1200; i++) {
+    for (int i = 0; i < 3000; i++) { /* 300 s: rusticl on 2 busy cores is slow */
         int at;
         double s;
         cs_job_dir_progress(dir, &at, &s);

@@ -17,7 +17,7 @@
 #include "test.h"
 #include "util.h"
 
-#define ITERS 600
+#define ITERS 300
 
 /* gen_demo OUT 160 120 ARGS (once per test run) */
 static int gen(const char *out, const char *args)
@@ -80,7 +80,8 @@ int test_distorted_cameras_train(void)
         CHECK_OK(train_and_measure(data[i], out, "", ref, &psnr[i]));
         printf("  %-15s %d iterations: %.2f dB on the pinhole test views\n", sets[i].name, ITERS, psnr[i]);
     }
-    /* measured on PoCL: pinhole 30.72, SIMPLE_RADIAL 30.56, OPENCV 30.39, OPENCV_FISHEYE 30.45 dB */
+    /* measured on PoCL at 300 iterations: pinhole 28.52, SIMPLE_RADIAL 28.38, OPENCV 28.37, OPENCV_FISHEYE
+       28.36 dB (at 600: 30.72, 30.56, 30.39, 30.45) */
     for (int i = 1; i < 4; i++)
         CHECK(psnr[i] > psnr[0] - 0.5, "%s: %.2f dB, more than 0.5 dB under the pinhole photos' %.2f", sets[i].name,
               psnr[i], psnr[0]);

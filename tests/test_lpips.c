@@ -78,15 +78,17 @@ int test_lpips_reference(void)
     cs_lpips lp;
     CHECK(open_all(&cl, &k, &lp) == 0, "%s (LPIPS weights from $CLSPLAT_LPIPS_DIR, default ../shared/lpips)",
           cs_last_error());
-    for (int i = 0; i < 10; i++)
+    int small = test_small(); /* oclgrind: 3 convolutions and one pair of 31..40 pixels a side */
+    for (int i = 0; i < (small ? 3 : 10); i++)
         if (conv_case(&cl, &k, &rs)) return 1;
     /* the smallest input every pooling layer takes: 31 (as the reference refuses smaller) */
     CHECK(cs_lpips_fits(31, 31) && !cs_lpips_fits(30, 40) && !cs_lpips_fits(40, 30) && cs_lpips_fits(97, 71),
           "cs_lpips_fits");
     CHECK(cs_lpips_begin(&lp, 30, 40) == -1 && strstr(cs_last_error(), "31x31"), "30x40: %s", cs_last_error());
     /* random pairs: one noisy copy of a smooth image, sizes not multiples of anything */
-    for (int t = 0; t < 2; t++) {
-        int w = 40 + (int)(test_rand(&rs) * 30), h = 36 + (int)(test_rand(&rs) * 30);
+    for (int t = 0; t < (small ? 1 : 2); t++) {
+        int w = small ? 31 + (int)(test_rand(&rs) * 10) : 40 + (int)(test_rand(&rs) * 30);
+        int h = small ? 31 + (int)(test_rand(&rs) * 10) : 36 + (int)(test_rand(&rs) * 30);
         uint8_t *a = malloc((size_t)w * h * 3), *b = malloc((size_t)w * h * 3);
         double fx = 0.05 + 0.2 * test_rand(&rs), fy = 0.05 + 0.2 * test_rand(&rs);
         for (int i = 0; i < w * h * 3; i++) {

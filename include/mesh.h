@@ -1,0 +1,35 @@
+/* mesh: a triangle mesh with 8-bit vertex colours on the host (clsplat mesh's output, #23):
+ * welded from the extraction's triangle soup, simplified to a triangle budget with
+ * meshoptimizer, written as a binary PLY (x y z, red green blue; face lists of 3). */
+#ifndef CS_MESH_H
+#define CS_MESH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* one corner of the soup as the device writes it: float bits of x, y, z, and r | g << 8 | b << 16 */
+typedef struct {
+    uint32_t w[4];
+} cs_soup_vertex;
+
+typedef struct {
+    float *pos;   /* (nv, 3) */
+    uint8_t *rgb; /* (nv, 3) */
+    uint32_t *tri; /* (nt, 3) */
+    size_t nv, nt;
+} cs_mesh;
+
+/* Welds NT triangles of SOUP (3 corners each) into M: corners of equal bits become one vertex;
+ * triangles that lose a corner to the weld (two equal corners) are dropped. */
+int cs_mesh_weld(const cs_soup_vertex *soup, size_t nt, cs_mesh *m);
+/* Simplifies M to at most MAX_TRIS triangles (meshopt_simplify, then meshopt_simplifySloppy if
+ * that stops above the budget), dropping the vertices no triangle uses. *ERROR: the relative
+ * error meshoptimizer reports (0 when nothing was done). */
+int cs_mesh_simplify(cs_mesh *m, size_t max_tris, float *error);
+/* Writes M as a binary little-endian PLY, atomically. */
+int cs_mesh_write_ply(const char *path, const cs_mesh *m);
+/* Edges used by one triangle only (0: closed) and edges used by more than two (0: manifold). */
+void cs_mesh_edge_counts(const cs_mesh *m, size_t *boundary, size_t *nonmanifold);
+void cs_mesh_free(cs_mesh *m);
+
+#endif

@@ -1,0 +1,45 @@
+/* mesher: clsplat mesh (#23): a trained model's training views rendered with their depths,
+ * fused slab by slab into a TSDF volume on the device (tsdf.h), the surface extracted by
+ * marching tetrahedra, welded, simplified to a triangle budget (mesh.h) and written as a PLY.
+ * Bounds: the Gaussians' centres (opacity over 0.5, the 0.5-99.5 percentiles on each axis),
+ * within max_depth of the cameras. Unbounded scenes are cut at max_depth (camera z), not
+ * contracted: a contracted volume would mesh far background at a coarse, stretched resolution
+ * that a triangle budget is better spent without. */
+#ifndef CS_MESHER_H
+#define CS_MESHER_H
+
+#include <stddef.h>
+
+#include "cl_runtime.h"
+#include "config.h"
+#include "scene.h"
+#include "splats.h"
+
+typedef struct {
+    const char *out_path;
+    double voxel;          /* voxel side in world units; 0: the longest side of the bounds / resolution */
+    int resolution;        /* voxels along the longest side when voxel is 0 */
+    long max_triangles;    /* 0: no simplification */
+    int depth_plane;       /* 0: expected depth, 1: median depth */
+    double max_depth;      /* 0: twice the cameras' largest distance from their centroid */
+    double trunc_voxels;   /* truncation in voxels */
+} cs_mesh_opts;
+
+#define CS_MESH_DEFAULT_RESOLUTION 512
+#define CS_MESH_DEFAULT_TRUNC 4.0
+
+typedef struct {
+    int nx, ny, nz, slabs, views;
+    float voxel, bounds[6], max_depth;
+    size_t soup_tris, welded_vertices, welded_tris, vertices, triangles, file_bytes;
+    size_t boundary_edges, nonmanifold_edges;
+    size_t peak_device;  /* accounted bytes at the peak (model, renderer, slab, triangles) */
+    float simplify_error;
+    double secs_fuse, secs_extract, secs_weld, secs_simplify, secs_write;
+} cs_mesh_stats;
+
+/* Meshes S (a model of SCENE) as O says, writes O->out_path, fills ST. */
+int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const cs_mesh_opts *o,
+                  cs_mesh_stats *st);
+
+#endif

@@ -1,0 +1,177 @@
+/* mesher: clsplat mesh, from a model to a PLY mesh. */
+#include "mesher.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "mesh.h"
+#include "tsdf.h"
+#include "util.h"
+#include "viewer.h"
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* max_depth (given, or twice the training cameras' largest distance from their centroid) and
+   the bounds: the centres of Gaussians over 0.5 opacity, 0.5 - 99.5 percentiles per axis,
+   cut to the cameras' box grown by max_depth */
+static int mesh_bounds(const cs_scene *scene, const cs_splats *s, const cs_mesh_opts *o, cs_mesh_stats *st)
+{
+    double c[3] = {0, 0, 0}, lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    int n = 0;
+    for (int i = 0; i < scene->n_cams; i++) {
+        if (scene->cams[i].is_test) continue;
+        double p[3];
+        cs_camera_center(&scene->cams[i], p);
+        for (int k = 0; k < 3; k++) c[k] += p[k], lo[k] = fmin(lo[k], p[k]), hi[k] = fmax(hi[k], p[k]);
+        n++;
+    }
+    if (!n) return cs_fail("the dataset has no training views to mesh from");
+    double far = 0;
+    for (int i = 0; i < scene->n_cams; i++) {
+        if (scene->cams[i].is_test) continue;
+        double p[3];
+        cs_camera_center(&scene->cams[i], p);
+        far = fmax(far, sqrt(pow(p[0] - c[0] / n, 2) + pow(p[1] - c[1] / n, 2) + pow(p[2] - c[2] / n, 2)));
+    }
+    st->max_depth = (float)(o->max_depth > 0 ? o->max_depth : 2 * far);
+    if (!(st->max_depth > 0)) return cs_fail("the cameras do not span a scene (one position): give --max-depth");
+    float *v = malloc(sizeof(float) * (s->n ? s->n : 1));
+    if (!v) return cs_fail("out of host memory");
+    for (int k = 0; k < 3; k++) {
+        int m = 0;
+        for (int i = 0; i < s->n; i++)
+            if (s->logit_opacity[i] > 0.f && isfinite(s->means[3 * i + k])) v[m++] = s->means[3 * i + k];
+        if (m < 10) {
+            free(v);
+            return cs_fail("the model has %d Gaussians over 0.5 opacity: nothing to mesh", m);
+        }
+        qsort(v, m, sizeof *v, cmp_float);
+        st->bounds[k] = fmaxf(v[(size_t)(m * 0.005)], (float)(lo[k] - st->max_depth));
+        st->bounds[3 + k] = fminf(v[(size_t)(m * 0.995)], (float)(hi[k] + st->max_depth));
+    }
+    free(v);
+    return 0;
+}
+
+/* the grid over the bounds (grown by the truncation) and the slab height that fits the budget */
+static int plan_grid(cs_cl *cl, const cs_mesh_opts *o, cs_mesh_stats *st, cs_tsdf_grid *g, int *layers)
+{
+    float ext[3], longest = 0;
+    for (int k = 0; k < 3; k++) ext[k] = st->bounds[3 + k] - st->bounds[k], longest = fmaxf(longest, ext[k]);
+    int res = o->resolution > 0 ? o->resolution : CS_MESH_DEFAULT_RESOLUTION;
+    float vox = o->voxel > 0 ? (float)o->voxel : longest / res;
+    if (!(vox > 0)) return cs_fail("the model's bounds are empty");
+    double tv = o->trunc_voxels > 0 ? o->trunc_voxels : CS_MESH_DEFAULT_TRUNC;
+    float pad = (float)(tv + 1) * vox;
+    int nv[3];
+    for (int k = 0; k < 3; k++) {
+        double cnt = ceil((ext[k] + 2 * pad) / vox) + 1;
+        if (cnt > 16384) return cs_fail("--voxel %g: %.0f voxels along an axis (16384 at most)", vox, cnt);
+        nv[k] = (int)cnt;
+        g->origin[k] = st->bounds[k] - pad;
+    }
+    g->nx = nv[0], g->ny = nv[1], g->nz = nv[2];
+    g->voxel = vox;
+    g->trunc = (float)tv * vox;
+    g->max_depth = st->max_depth;
+    g->plane = o->depth_plane;
+    st->nx = g->nx, st->ny = g->ny, st->nz = g->nz, st->voxel = vox;
+    /* the budget less what is allocated, half of it kept for the extracted triangles */
+    size_t budget = cl->mem.budget != (size_t)-1 ? cl->mem.budget : (size_t)(cl->global_mem * 0.97);
+    size_t avail = budget > cl->mem.cur_total ? (budget - cl->mem.cur_total) / 2 : 0;
+    size_t layer = (size_t)g->nx * g->ny;
+    int L = g->nz;
+    while (L > 2 && (cs_tsdf_slab_bytes(g, L) > avail || layer * L * 16 > cl->max_alloc)) L = L * 3 / 4 > 2 ? L * 3 / 4 : 2;
+    if (cs_tsdf_slab_bytes(g, L) > avail || layer * L * 16 > cl->max_alloc)
+        return cs_fail("a TSDF slab of %dx%dx2 voxels (%.1f MiB) does not fit the memory left (%.1f MiB): give a "
+                       "larger --voxel",
+                       g->nx, g->ny, cs_tsdf_slab_bytes(g, 2) / 1048576.0, avail / 1048576.0);
+    *layers = L;
+    return 0;
+}
+
+/* fuses every training view into slab T; the renderer of W makes each view's depths */
+static int fuse_views(cs_viewer *w, const cs_scene *scene, int degree, cs_tsdf *t, int *views)
+{
+    *views = 0;
+    for (int i = 0; i < scene->n_cams; i++) {
+        if (scene->cams[i].is_test) continue;
+        cs_view v;
+        cs_view_from_camera(&scene->cams[i], &v);
+        if (cs_render_forward_sync(&w->r, &w->m, &v, degree, scene->background) || cs_tsdf_fuse(t, &w->r, &v)) return -1;
+        (*views)++;
+    }
+    return 0;
+}
+
+/* every slab fused and extracted into *SOUP */
+static int fuse_and_extract(cs_cl *cl, cs_viewer *w, const cs_scene *scene, int degree, const cs_tsdf_grid *g, int L,
+                            cs_soup_vertex **soup, size_t *nt, cs_mesh_stats *st)
+{
+    size_t cap = 0;
+    for (int z0 = 0; z0 < g->nz - 1; z0 += L - 1) {
+        int layers = g->nz - z0 < L ? g->nz - z0 : L;
+        cs_tsdf t;
+        double t0 = cs_now();
+        if (cs_tsdf_begin(&t, cl, &w->k, g, z0, layers) || fuse_views(w, scene, degree, &t, &st->views) ||
+            cs_cl_finish(cl)) {
+            cs_tsdf_free(&t);
+            return -1;
+        }
+        double t1 = cs_now();
+        size_t peak = 0, base = cl->mem.cur_total - cs_tsdf_slab_bytes(g, layers);
+        int rc = cs_tsdf_extract(&t, soup, nt, &cap, &peak);
+        if (base + peak > st->peak_device) st->peak_device = base + peak;
+        cs_tsdf_free(&t);
+        st->secs_fuse += t1 - t0, st->secs_extract += cs_now() - t1;
+        st->slabs++;
+        if (rc) return -1;
+    }
+    st->soup_tris = *nt;
+    return 0;
+}
+
+static int finish_mesh(cs_soup_vertex *soup, const cs_mesh_opts *o, cs_mesh_stats *st)
+{
+    cs_mesh m;
+    double t0 = cs_now();
+    if (cs_mesh_weld(soup, st->soup_tris, &m)) return -1;
+    st->welded_vertices = m.nv, st->welded_tris = m.nt;
+    double t1 = cs_now();
+    int rc = o->max_triangles > 0 ? cs_mesh_simplify(&m, (size_t)o->max_triangles, &st->simplify_error) : 0;
+    double t2 = cs_now();
+    if (!rc) rc = cs_mesh_write_ply(o->out_path, &m);
+    st->secs_weld = t1 - t0, st->secs_simplify = t2 - t1, st->secs_write = cs_now() - t2;
+    st->vertices = m.nv, st->triangles = m.nt;
+    cs_mesh_edge_counts(&m, &st->boundary_edges, &st->nonmanifold_edges);
+    struct stat sb;
+    st->file_bytes = !rc && stat(o->out_path, &sb) == 0 ? (size_t)sb.st_size : 0;
+    cs_mesh_free(&m);
+    return rc;
+}
+
+int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const cs_mesh_opts *o,
+                  cs_mesh_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    if (cfg->memory.vram_budget_mb > 0) cl->mem.budget = (size_t)(cfg->memory.vram_budget_mb * 1048576.0);
+    cs_tsdf_grid g;
+    int L = 0;
+    cs_viewer w;
+    if (mesh_bounds(scene, s, o, st) || cs_viewer_open(&w, cl, cfg, s, scene)) return -1;
+    w.r.want_depth = 1;
+    cs_soup_vertex *soup = NULL;
+    size_t nt = 0;
+    int rc = plan_grid(cl, o, st, &g, &L) || fuse_and_extract(cl, &w, scene, s->sh_degree, &g, L, &soup, &nt, st) ? -1 : 0;
+    cs_viewer_close(&w, cl);
+    if (!rc) rc = finish_mesh(soup, o, st);
+    free(soup);
+    return rc;
+}

@@ -1,0 +1,324 @@
+/* test_mesh: clsplat mesh (#23). Marching tetrahedra on an analytic sphere (the surface within
+ * a small fraction of a voxel, closed, manifold, genus 0, facing out, the same in one slab or
+ * several), the depth fusion against a CPU reference, and the CLI on the trained demo scene:
+ * the mesh against the scene's true surfaces (gen_demo's sphere, box, cylinder and ground disc),
+ * read back by assimp, simplified to a budget, bad arguments rejected. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_run.h"
+#include "kernels.h"
+#include "mesh.h"
+#include "render.h"
+#include "test.h"
+#include "tsdf.h"
+#include "util.h"
+
+/* a sphere's signed distance (in truncation units, clamped to +-1) written into slab T */
+static int fill_sphere(cs_tsdf *t, const float c[3], float radius)
+{
+    const cs_tsdf_grid *g = &t->g;
+    size_t n = (size_t)g->nx * g->ny * t->layers;
+    float *d = malloc(n * 4), *w = calloc(n * 4, 4);
+    if (!d || !w) return free(d), free(w), cs_fail("out of host memory");
+    for (size_t i = 0; i < n; i++) {
+        int x = (int)(i % g->nx), y = (int)(i / g->nx % g->ny), z = (int)(i / ((size_t)g->nx * g->ny)) + t->z0;
+        double p[3] = {g->origin[0] + g->voxel * x, g->origin[1] + g->voxel * y, g->origin[2] + g->voxel * z};
+        double r = sqrt(pow(p[0] - c[0], 2) + pow(p[1] - c[1], 2) + pow(p[2] - c[2], 2));
+        d[i] = (float)fmax(-1, fmin(1, (r - radius) / g->trunc));
+        w[4 * i] = w[4 * i + 1] = w[4 * i + 2] = 0.5f, w[4 * i + 3] = 1.f;
+    }
+    int rc = cs_buf_write(t->cl, &t->tsdf, 0, n * 4, d) || cs_buf_write(t->cl, &t->colour, 0, n * 16, w);
+    free(d), free(w);
+    return rc;
+}
+
+/* the sphere meshed in slabs of LAYERS layers into M */
+static int sphere_mesh(cs_cl *cl, const cs_kernels *k, const cs_tsdf_grid *g, const float c[3], float radius, int layers,
+                       cs_mesh *m)
+{
+    cs_soup_vertex *soup = NULL;
+    size_t nt = 0, cap = 0, peak;
+    for (int z0 = 0; z0 < g->nz - 1; z0 += layers - 1) {
+        int L = g->nz - z0 < layers ? g->nz - z0 : layers;
+        cs_tsdf t;
+        int rc = cs_tsdf_begin(&t, cl, k, g, z0, L) || fill_sphere(&t, c, radius) || cs_tsdf_extract(&t, &soup, &nt, &cap, &peak);
+        cs_tsdf_free(&t);
+        if (rc) return free(soup), -1;
+    }
+    int rc = cs_mesh_weld(soup, nt, m);
+    free(soup);
+    return rc;
+}
+
+int test_marching_sphere(void)
+{
+    cs_cl cl;
+    cs_kernels k;
+    CHECK_OK(test_open_cl(&cl));
+    cs_kernel_opts ko = {{0, 0, 0, 0}, 0, 0, 0, 0};
+    CHECK_OK(cs_kernels_build(&cl, &ko, &k));
+    uint64_t rs = test_seed() ^ 0x3e54;
+    cs_tsdf_grid g = {40, 37, 35, {-1.f, -0.9f, -0.85f}, 0.05f, 0.2f, 10.f, 0};
+    float c[3] = {(float)(-0.05 + 0.1 * test_rand(&rs)), (float)(0.05 * test_rand(&rs)), 0.f}, radius = 0.61f;
+    cs_mesh one, three;
+    CHECK_OK(sphere_mesh(&cl, &k, &g, c, radius, g.nz, &one));
+    CHECK_OK(sphere_mesh(&cl, &k, &g, c, radius, 13, &three));
+    double worst = 0, vol = 0;
+    for (size_t v = 0; v < one.nv; v++) {
+        const float *p = &one.pos[3 * v];
+        worst = fmax(worst, fabs(sqrt(pow(p[0] - c[0], 2) + pow(p[1] - c[1], 2) + pow(p[2] - c[2], 2)) - radius));
+    }
+    for (size_t t = 0; t < one.nt; t++) { /* signed volume: positive when the triangles face out */
+        const float *a = &one.pos[3 * one.tri[3 * t]], *b = &one.pos[3 * one.tri[3 * t + 1]], *d = &one.pos[3 * one.tri[3 * t + 2]];
+        vol += (a[0] * (b[1] * d[2] - b[2] * d[1]) - a[1] * (b[0] * d[2] - b[2] * d[0]) + a[2] * (b[0] * d[1] - b[1] * d[0])) / 6;
+    }
+    size_t open, nonman;
+    cs_mesh_edge_counts(&one, &open, &nonman);
+    long euler = (long)one.nv - (long)(3 * one.nt / 2) + (long)one.nt;
+    double true_vol = 4.0 / 3.0 * M_PI * pow(radius, 3);
+    printf("  sphere r %.2f (%.1f voxels): %zu vertices, %zu triangles, worst radial error %.4f voxel, volume %.4f (true "
+           "%.4f), %zu open / %zu non-manifold edges, Euler %ld; in 3 slabs %zu vertices %zu triangles\n",
+           radius, radius / g.voxel, one.nv, one.nt, worst / g.voxel, vol, true_vol, open, nonman, euler, three.nv, three.nt);
+    /* linear interpolation of a sphere's distance: the error is about h^2 / (8 r), 0.004 voxel here */
+    CHECK(worst < 0.05 * g.voxel, "a vertex %.4f voxel off the sphere", worst / g.voxel);
+    CHECK(open == 0 && nonman == 0 && euler == 2, "not a closed genus-0 2-manifold: %zu open, %zu non-manifold, Euler %ld",
+          open, nonman, euler);
+    CHECK(fabs(vol / true_vol - 1) < 0.01, "volume %.5f, the sphere's %.5f (facing in, or holes)", vol, true_vol);
+    CHECK(three.nv == one.nv && three.nt == one.nt, "slabs: %zu/%zu vs one %zu/%zu", three.nv, three.nt, one.nv, one.nt);
+    cs_mesh_edge_counts(&three, &open, &nonman);
+    CHECK(open == 0 && nonman == 0, "slabs leave %zu open edges, %zu non-manifold", open, nonman);
+    /* the budget: half the triangles, still closed to within meshoptimizer's error */
+    float err;
+    CHECK_OK(cs_mesh_simplify(&one, one.nt / 2, &err));
+    CHECK(one.nt <= three.nt / 2 && one.nt > three.nt / 4, "simplified to %zu of %zu", one.nt, three.nt);
+    cs_mesh_free(&one), cs_mesh_free(&three);
+    cs_kernels_release(&k);
+    cs_cl_close(&cl);
+    return 0;
+}
+
+/* ---- the fusion against a CPU reference --------------------------------------------------- */
+
+int test_tsdf_fuse(void)
+{
+    cs_cl cl;
+    cs_kernels k;
+    CHECK_OK(test_open_cl(&cl));
+    cs_kernel_opts ko = {{0, 0, 0, 0}, 0, 0, 0, 0};
+    CHECK_OK(cs_kernels_build(&cl, &ko, &k));
+    uint64_t rs = test_seed() ^ 0xf05e;
+    int W = 37, H = 29;
+    cs_tsdf_grid g = {12, 11, 10, {-0.5f, -0.45f, 1.5f}, 0.1f, 0.25f, 3.2f, 1};
+    /* a camera at the origin looking down +z; depths random around 2 (0: none, some past max) */
+    cs_view v = {0};
+    v.cam.s[0] = v.cam.s[4] = v.cam.s[8] = 1.f;
+    v.intr = (cl_float4){{30.f, 31.f, W / 2.f + 0.3f, H / 2.f - 0.2f}};
+    v.width = W, v.height = H;
+    size_t hw = (size_t)W * H;
+    float *depth = malloc(sizeof(float) * 2 * hw), *img = malloc(sizeof(float) * 3 * hw);
+    for (size_t i = 0; i < 2 * hw; i++) {
+        double u = test_rand(&rs);
+        depth[i] = u < 0.1 ? 0.f : u > 0.95 ? 4.f : (float)(1.6 + 0.8 * test_rand(&rs));
+    }
+    for (size_t i = 0; i < 3 * hw; i++) img[i] = (float)test_rand(&rs);
+    cs_renderer r = {0};
+    r.cl = &cl;
+    cs_tsdf t;
+    CHECK_OK(cs_buf_alloc(&cl, &r.depth_img, CS_MEM_OTHER, 8 * hw, "depth") ||
+             cs_buf_alloc(&cl, &r.img, CS_MEM_OTHER, 12 * hw, "img") || cs_buf_write(&cl, &r.depth_img, 0, 8 * hw, depth) ||
+             cs_buf_write(&cl, &r.img, 0, 12 * hw, img) || cs_tsdf_begin(&t, &cl, &k, &g, 2, 6));
+    CHECK_OK(cs_tsdf_fuse(&t, &r, &v) || cs_tsdf_fuse(&t, &r, &v));
+    size_t n = (size_t)g.nx * g.ny * 6;
+    float *d = malloc(n * 4), *c = malloc(n * 16);
+    CHECK_OK(cs_buf_read(&cl, &t.tsdf, 0, n * 4, d) || cs_buf_read(&cl, &t.colour, 0, n * 16, c));
+    int touched = 0, carved = 0;
+    for (size_t i = 0; i < n; i++) {
+        int x = (int)(i % g.nx), y = (int)(i / g.nx % g.ny), z = (int)(i / ((size_t)g.nx * g.ny)) + 2;
+        double p[3] = {g.origin[0] + g.voxel * x, g.origin[1] + g.voxel * y, g.origin[2] + g.voxel * z};
+        double u = v.intr.s[0] * p[0] / p[2] + v.intr.s[2], vv = v.intr.s[1] * p[1] / p[2] + v.intr.s[3];
+        double want_s = 0, want_w = 0;
+        if (u >= 0 && vv >= 0 && u < W && vv < H && p[2] <= g.max_depth) {
+            size_t px = (size_t)vv * W + (size_t)u;
+            double dd = depth[hw + px], sdf = dd > 0 && dd <= g.max_depth ? dd - p[2] : g.trunc;
+            if (sdf >= -g.trunc) want_s = fmin(1, sdf / g.trunc), want_w = 2, carved += sdf == g.trunc;
+            if (want_w) {
+                for (int ch = 0; ch < 3; ch++)
+                    CHECK(fabs(c[4 * i + ch] - img[ch * hw + px]) < 1e-5, "voxel %zu colour %d", i, ch);
+            }
+        }
+        touched += want_w > 0;
+        CHECK(fabs(d[i] - want_s) < 1e-5 && c[4 * i + 3] == want_w, "voxel %zu: %g weight %g, the CPU's %g weight %g", i,
+              d[i], c[4 * i + 3], want_s, want_w);
+    }
+    printf("  %zu voxels: %d fused (%d carved by no surface), matching the CPU\n", n, touched, carved);
+    CHECK(touched > (int)n / 4 && carved > 0, "too few voxels fused (%d) to test", touched);
+    free(d), free(c), free(depth), free(img);
+    cs_tsdf_free(&t);
+    cs_buf_free(&cl, &r.depth_img), cs_buf_free(&cl, &r.img);
+    cs_kernels_release(&k);
+    cs_cl_close(&cl);
+    return 0;
+}
+
+/* ---- the CLI on the demo scene ------------------------------------------------------------ */
+
+/* distance from P to gen_demo's surfaces: ground disc, sphere, box, cylinder (tools/gen_demo.c) */
+static double demo_distance(const double p[3])
+{
+    double rho = hypot(p[0], p[1]);
+    double best = rho <= 1.25 ? fabs(p[2] + 0.5) : hypot(rho - 1.25, p[2] + 0.5);
+    best = fmin(best, fabs(sqrt(pow(p[0] - 0.35, 2) + pow(p[1] - 0.2, 2) + p[2] * p[2]) - 0.45));
+    double lo[3] = {-0.75, -0.65, -0.5}, hi[3] = {-0.15, 0.05, 0.1}, out = 0, in = INFINITY;
+    for (int k = 0; k < 3; k++) {
+        double e = fmax(lo[k] - p[k], fmax(0, p[k] - hi[k]));
+        out += e * e;
+        in = fmin(in, fmin(p[k] - lo[k], hi[k] - p[k]));
+    }
+    best = fmin(best, out > 0 ? sqrt(out) : in);
+    double r = hypot(p[0] - 0.4, p[1] + 0.55), dz = fmax(-0.5 - p[2], fmax(0, p[2] - 0.5));
+    double side = r > 0.2 || dz > 0 ? hypot(fmax(0, r - 0.2), dz) : fmin(0.2 - r, 0.5 - p[2]);
+    if (r > 0.2 && dz == 0) side = r - 0.2;
+    return fmin(best, side);
+}
+
+/* points on the surfaces every camera sees well: the sphere's and cylinder's upper halves, the
+   box top and the cylinder cap, the ground ring clear of the objects */
+static int visible_samples(double *pts, int n, uint64_t *rs)
+{
+    int m = 0;
+    while (m < n) {
+        double u = test_rand(rs), a = 2 * M_PI * test_rand(rs), b = test_rand(rs), *p = &pts[3 * m];
+        if (u < 0.3) { /* sphere, z > 0.1 */
+            double z = 0.1 + 0.35 * b, s = sqrt(0.45 * 0.45 - z * z);
+            p[0] = 0.35 + s * cos(a), p[1] = 0.2 + s * sin(a), p[2] = z;
+        } else if (u < 0.45) { /* box top */
+            p[0] = -0.75 + 0.6 * b, p[1] = -0.65 + 0.7 * test_rand(rs), p[2] = 0.1;
+        } else if (u < 0.55) { /* cylinder side above z = 0 and its cap */
+            if (b < 0.5) p[0] = 0.4 + 0.2 * cos(a), p[1] = -0.55 + 0.2 * sin(a), p[2] = b;
+            else p[0] = 0.4 + 0.2 * sqrt(test_rand(rs)) * cos(a), p[1] = -0.55 + 0.2 * sqrt(test_rand(rs)) * sin(a), p[2] = 0.5;
+        } else { /* ground between radius 0.95 and 1.2 */
+            double r = 0.95 + 0.25 * b;
+            p[0] = r * cos(a), p[1] = r * sin(a), p[2] = -0.5;
+        }
+        m++;
+    }
+    return m;
+}
+
+/* reads the PLY clsplat mesh writes (header as written, little-endian) */
+static int read_mesh_ply(const char *path, cs_mesh *m)
+{
+    size_t len;
+    char *d = cs_read_file(path, &len);
+    memset(m, 0, sizeof *m);
+    if (!d) return -1;
+    char *body = strstr(d, "end_header\n");
+    long nv = 0, nt = 0;
+    char *pv = strstr(d, "element vertex "), *pf = strstr(d, "element face ");
+    if (!body || !pv || !pf || sscanf(pv, "element vertex %ld", &nv) != 1 || sscanf(pf, "element face %ld", &nt) != 1)
+        return free(d), cs_fail("%s: not clsplat's mesh PLY", path);
+    body += 11;
+    if ((size_t)(body - d) + (size_t)nv * 15 + (size_t)nt * 13 != len) return free(d), cs_fail("%s: size", path);
+    m->nv = (size_t)nv, m->nt = (size_t)nt;
+    m->pos = malloc(12 * (m->nv + 1)), m->rgb = malloc(3 * (m->nv + 1)), m->tri = malloc(12 * (m->nt + 1));
+    for (size_t v = 0; v < m->nv; v++) memcpy(&m->pos[3 * v], body + 15 * v, 12), memcpy(&m->rgb[3 * v], body + 15 * v + 12, 3);
+    char *f = body + 15 * m->nv;
+    for (size_t t = 0; t < m->nt; t++) {
+        if (f[13 * t] != 3) return free(d), cs_fail("%s: face %zu has %d corners", path, t, f[13 * t]);
+        memcpy(&m->tri[3 * t], f + 13 * t + 1, 12);
+        for (int k = 0; k < 3; k++)
+            if (m->tri[3 * t + k] >= m->nv) return free(d), cs_fail("%s: face %zu index out of range", path, t);
+    }
+    free(d);
+    return 0;
+}
+
+/* accuracy (area-weighted distance of the triangles to the true surfaces, and the area within TOL),
+   completeness (distance of visible true points to the nearest vertex) */
+static void chamfer(const cs_mesh *m, double tol, uint64_t *rs, double *acc, double *within, double *comp)
+{
+    double area = 0, sum = 0, good = 0;
+    for (size_t t = 0; t < m->nt; t++) {
+        const float *a = &m->pos[3 * m->tri[3 * t]], *b = &m->pos[3 * m->tri[3 * t + 1]], *c = &m->pos[3 * m->tri[3 * t + 2]];
+        double e1[3], e2[3], ctr[3];
+        for (int k = 0; k < 3; k++) e1[k] = b[k] - a[k], e2[k] = c[k] - a[k], ctr[k] = (a[k] + b[k] + c[k]) / 3;
+        double cr = sqrt(pow(e1[1] * e2[2] - e1[2] * e2[1], 2) + pow(e1[2] * e2[0] - e1[0] * e2[2], 2) +
+                         pow(e1[0] * e2[1] - e1[1] * e2[0], 2)) / 2;
+        double dist = demo_distance(ctr);
+        area += cr, sum += cr * dist, good += dist <= tol ? cr : 0;
+    }
+    *acc = sum / area, *within = good / area;
+    enum { NS = 1500 };
+    double *pts = malloc(sizeof(double) * 3 * NS), s = 0;
+    visible_samples(pts, NS, rs);
+    for (int i = 0; i < NS; i++) {
+        double best = INFINITY;
+        for (size_t v = 0; v < m->nv; v++)
+            best = fmin(best, pow(m->pos[3 * v] - pts[3 * i], 2) + pow(m->pos[3 * v + 1] - pts[3 * i + 1], 2) +
+                                  pow(m->pos[3 * v + 2] - pts[3 * i + 2], 2));
+        s += sqrt(best);
+    }
+    *comp = s / NS;
+    free(pts);
+}
+
+int test_mesh_cli(void)
+{
+    char dir[600], scene[700], out[700], log[700], p[900];
+    snprintf(dir, sizeof dir, "%s/mesh", test_tmpdir());
+    snprintf(scene, sizeof scene, "%s/scene", dir);
+    CHECK_OK(cli_demo_scene(scene, 96, 72));
+    snprintf(out, sizeof out, "%s/run", dir);
+    snprintf(log, sizeof log, "%s/train.log", dir);
+    CHECK(cli_run("", log, "train -c configs/demo.json -s %s -o %s --iterations 400 --set log.tensorboard=false "
+                  "--set eval.save_renders=false", scene, out) == 0, "training failed, see %s", log);
+    uint64_t rs = test_seed() ^ 0x6e54;
+    snprintf(log, sizeof log, "%s/mesh.log", dir);
+    const char *variants[] = {"--voxel 0.025", "--voxel 0.025 --max-triangles 20000 -o %s/small.ply",
+                              "--grid 100 --depth mean --set memory.vram_budget_mb=38 -o %s/slabs.ply"};
+    for (int i = 0; i < 3; i++) {
+        char args[600], path[800];
+        snprintf(args, sizeof args, variants[i], dir);
+        snprintf(path, sizeof path, i == 0 ? "%s/run/mesh.ply" : i == 1 ? "%s/small.ply" : "%s/slabs.ply", dir);
+        CHECK(cli_run("", log, "mesh -m %s %s", out, args) == 0, "mesh %s failed, see %s", args, log);
+        cs_mesh m;
+        CHECK_OK(read_mesh_ply(path, &m));
+        double acc, within, comp;
+        chamfer(&m, 0.03, &rs, &acc, &within, &comp);
+        char *text = cs_read_file(log, NULL);
+        printf("  mesh %s: %zu triangles: accuracy %.4f (%.1f%% of the area within 0.03), completeness %.4f, "
+               "Chamfer %.4f\n", args, m.nt, acc, 100 * within, comp, (acc + comp) / 2);
+        /* the scene spans 2.5 units. Measured on PoCL (400 iterations at 96x72, --voxel 0.025): accuracy
+           0.049, 52% of the area within 0.03, completeness 0.017: the ground disc is meshed as a
+           layered, noisy band (#23's note); the thresholds hold that, and fail on a broken fusion */
+        CHECK(acc < 0.08 && within > 0.35 && comp < 0.035, "%s: accuracy %.4f, %.3f within, completeness %.4f", args, acc,
+              within, comp);
+        if (i == 1) CHECK(m.nt <= 20000 && m.nt > 10000, "--max-triangles 20000 gave %zu", m.nt);
+        if (i == 2) CHECK(text && !strstr(text, " 1 slab)"), "a 38 MiB budget still fitted one slab: %s", text ? text : "");
+        free(text);
+        cs_mesh_free(&m);
+    }
+    /* read back by an independent reader (Debian's assimp-utils) */
+    snprintf(p, sizeof p, "assimp info %s/run/mesh.ply > %s/assimp.log 2>&1", dir, dir);
+    CHECK(system(p) == 0, "assimp info failed: see %s/assimp.log", dir);
+    snprintf(p, sizeof p, "%s/assimp.log", dir);
+    char *text = cs_read_file(p, NULL);
+    CHECK(text && strstr(text, "Primitive Types:    triangles"), "assimp: %s", text ? text : "");
+    free(text);
+    snprintf(p, sizeof p, "find %s -name '*.tmp.*' | grep -q .", dir);
+    CHECK(system(p) != 0, "a temporary file was left");
+    /* bad arguments and inputs */
+    CHECK(cli_run("", log, "mesh -m %s --depth middle", out) == 2, "--depth middle accepted");
+    CHECK(cli_run("", log, "mesh -m %s --voxel -1", out) == 2, "--voxel -1 accepted");
+    CHECK(cli_run("", log, "mesh -m %s --voxel 0.1 --grid 30", out) == 2, "--voxel with --grid accepted");
+    CHECK(cli_run("", log, "mesh") == 2, "mesh without -m accepted");
+    CHECK(cli_run("", log, "mesh -m %s/nothing", dir) == 1, "a missing model accepted");
+    CHECK(cli_run("", log, "mesh -m %s --voxel 0.0001", out) == 1, "a 25000-voxel axis accepted");
+    text = cs_read_file(log, NULL);
+    CHECK(text && strstr(text, "voxels along an axis"), "message: %s", text ? text : "");
+    free(text);
+    return 0;
+}
