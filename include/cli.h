@@ -37,8 +37,7 @@ typedef struct {
     bool bake;                    /* export --bake */
     /* mesh: --voxel, --grid, --max-triangles, --depth, --max-depth, --trunc (0: defaults) */
     double voxel, max_depth, trunc;
-    int grid;
-    long max_triangles;
+    int grid, max_triangles;
     const char *depth;
     const char *argv0;
     /* batch: the job list, or scene folders; metrics: the two images */

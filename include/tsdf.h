@@ -39,8 +39,8 @@ int cs_tsdf_begin(cs_tsdf *t, cs_cl *cl, const cs_kernels *k, const cs_tsdf_grid
 /* Enqueues the fusion of the view V whose render and depths are in R (want_depth). */
 int cs_tsdf_fuse(cs_tsdf *t, const cs_renderer *r, const cs_view *v);
 /* Extracts the slab's surface (blocks) and appends its triangles to *SOUP (*NT triangles, room
- * for *CAP; grown with realloc). *PEAK: the slab's device bytes with its triangles. */
-int cs_tsdf_extract(cs_tsdf *t, cs_soup_vertex **soup, size_t *nt, size_t *cap, size_t *peak);
+ * for *CAP; grown with realloc). */
+int cs_tsdf_extract(cs_tsdf *t, cs_soup_vertex **soup, size_t *nt, size_t *cap);
 /* Releases the slab. */
 void cs_tsdf_free(cs_tsdf *t);
 

@@ -470,7 +470,6 @@ int cs_cl_profile_end(cs_cl *cl, cs_prof_saved *saved)
     return e == CL_SUCCESS ? 0 : cs_fail("clFinish (profiling queue) failed: %s", cs_cl_strerror(e));
 }
 
-
 int cs_cl_finish(cs_cl *cl)
 {
     cl_int e = clFinish(cl->queue);

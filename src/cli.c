@@ -249,11 +249,7 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--trunc")) return parse_pos(flag, v, &a->trunc);
     else if (!strcmp(n, "--grid")) return parse_int(flag, v, 2, &a->grid);
     else if (!strcmp(n, "--depth")) a->depth = v;
-    else if (!strcmp(n, "--max-triangles")) {
-        int t;
-        if (parse_int(flag, v, 1, &t)) return -1;
-        a->max_triangles = t;
-    }
+    else if (!strcmp(n, "--max-triangles")) return parse_int(flag, v, 1, &a->max_triangles);
     return 0;
 }
 

@@ -10,7 +10,6 @@
 #include "orbit.h"
 #include "outputs.h"
 #include "scene.h"
-#include "tuning.h"
 #include "util.h"
 #include "viewer.h"
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cl_mem.h"
 #include "mesh.h"
 #include "tsdf.h"
 #include "util.h"
@@ -60,6 +61,13 @@ static int mesh_bounds(const cs_scene *scene, const cs_splats *s, const cs_mesh_
     return 0;
 }
 
+/* a slab of L layers within AVAIL bytes and its largest buffer (colours) within the device's
+   largest allocation */
+static int slab_fits(const cs_cl *cl, const cs_tsdf_grid *g, int L, size_t avail)
+{
+    return cs_tsdf_slab_bytes(g, L) <= avail && (size_t)g->nx * g->ny * L * 16 <= cl->max_alloc;
+}
+
 /* the grid over the bounds (grown by the truncation) and the slab height that fits the budget */
 static int plan_grid(cs_cl *cl, const cs_mesh_opts *o, cs_mesh_stats *st, cs_tsdf_grid *g, int *layers)
 {
@@ -86,10 +94,9 @@ static int plan_grid(cs_cl *cl, const cs_mesh_opts *o, cs_mesh_stats *st, cs_tsd
     /* the budget less what is allocated, half of it kept for the extracted triangles */
     size_t budget = cl->mem.budget != (size_t)-1 ? cl->mem.budget : (size_t)(cl->global_mem * 0.97);
     size_t avail = budget > cl->mem.cur_total ? (budget - cl->mem.cur_total) / 2 : 0;
-    size_t layer = (size_t)g->nx * g->ny;
     int L = g->nz;
-    while (L > 2 && (cs_tsdf_slab_bytes(g, L) > avail || layer * L * 16 > cl->max_alloc)) L = L * 3 / 4 > 2 ? L * 3 / 4 : 2;
-    if (cs_tsdf_slab_bytes(g, L) > avail || layer * L * 16 > cl->max_alloc)
+    while (L > 2 && !slab_fits(cl, g, L, avail)) L--;
+    if (!slab_fits(cl, g, L, avail))
         return cs_fail("a TSDF slab of %dx%dx2 voxels (%.1f MiB) does not fit the memory left (%.1f MiB): give a "
                        "larger --voxel",
                        g->nx, g->ny, cs_tsdf_slab_bytes(g, 2) / 1048576.0, avail / 1048576.0);
@@ -126,9 +133,7 @@ static int fuse_and_extract(cs_cl *cl, cs_viewer *w, const cs_scene *scene, int 
             return -1;
         }
         double t1 = cs_now();
-        size_t peak = 0, base = cl->mem.cur_total - cs_tsdf_slab_bytes(g, layers);
-        int rc = cs_tsdf_extract(&t, soup, nt, &cap, &peak);
-        if (base + peak > st->peak_device) st->peak_device = base + peak;
+        int rc = cs_tsdf_extract(&t, soup, nt, &cap);
         cs_tsdf_free(&t);
         st->secs_fuse += t1 - t0, st->secs_extract += cs_now() - t1;
         st->slabs++;
@@ -162,6 +167,7 @@ int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const 
 {
     memset(st, 0, sizeof *st);
     if (cfg->memory.vram_budget_mb > 0) cl->mem.budget = (size_t)(cfg->memory.vram_budget_mb * 1048576.0);
+    cs_mem_window_start(cl);
     cs_tsdf_grid g;
     int L = 0;
     cs_viewer w;
@@ -170,6 +176,7 @@ int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const 
     cs_soup_vertex *soup = NULL;
     size_t nt = 0;
     int rc = plan_grid(cl, o, st, &g, &L) || fuse_and_extract(cl, &w, scene, s->sh_degree, &g, L, &soup, &nt, st) ? -1 : 0;
+    st->peak_device = cl->mem.window_peak;
     cs_viewer_close(&w, cl);
     if (!rc) rc = finish_mesh(soup, o, st);
     free(soup);

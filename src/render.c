@@ -194,7 +194,8 @@ static int bin_pairs(cs_renderer *r, int n)
                      CS_ARG(r->keys.mem), CS_ARG(r->ranges.mem));
 }
 
-/* rasterize_fwd: front-to-back blending per tile; rasterize_fwd_depth with the depths too */
+/* rasterize_fwd: front-to-back blending per tile; rasterize_fwd_depth takes two more
+   arguments and writes the depths too */
 static int rasterize(cs_renderer *r, const cs_view *v, const float bg[3])
 {
     int W = v->width, H = v->height;
@@ -202,17 +203,14 @@ static int rasterize(cs_renderer *r, const cs_view *v, const float bg[3])
     tile_launch(r, gt, lt);
     cl_float4 bgv = {{bg[0], bg[1], bg[2], 0.f}};
     cl_mem pair_gid = pair_gid_arg(r);
-    if (r->want_depth)
-        return reserve(r, &r->depth_img, (size_t)2 * W * H * 4, "depth images") ||
-               cs_cl_run(r->cl, r->k->rasterize_fwd_depth, CS_STAGE_RASTER_FWD, 2, gt, lt, CS_ARG(r->ranges.mem),
-                         CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid), CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem),
-                         CS_ARG(r->rgb.mem), CS_ARG(W), CS_ARG(H), CS_ARG(r->tiles_x), CS_ARG(bgv),
-                         CS_ARG(r->img.mem), CS_ARG(r->final_T.mem), CS_ARG(r->n_contrib.mem), CS_ARG(r->depth.mem),
-                         CS_ARG(r->depth_img.mem));
-    return cs_cl_run(r->cl, r->k->rasterize_fwd, CS_STAGE_RASTER_FWD, 2, gt, lt, CS_ARG(r->ranges.mem),
-                     CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid), CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem),
-                     CS_ARG(r->rgb.mem), CS_ARG(W), CS_ARG(H), CS_ARG(r->tiles_x), CS_ARG(bgv), CS_ARG(r->img.mem),
-                     CS_ARG(r->final_T.mem), CS_ARG(r->n_contrib.mem));
+    if (r->want_depth && reserve(r, &r->depth_img, (size_t)2 * W * H * 4, "depth images")) return -1;
+    const cs_arg args[] = {CS_ARG(r->ranges.mem), CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid), CS_ARG(r->xy.mem),
+                           CS_ARG(r->conic_opacity.mem), CS_ARG(r->rgb.mem), CS_ARG(W), CS_ARG(H), CS_ARG(r->tiles_x),
+                           CS_ARG(bgv), CS_ARG(r->img.mem), CS_ARG(r->final_T.mem), CS_ARG(r->n_contrib.mem),
+                           CS_ARG(r->depth.mem), CS_ARG(r->depth_img.mem)};
+    int n = (int)(sizeof args / sizeof args[0]);
+    return cs_cl_launch(r->cl, r->want_depth ? r->k->rasterize_fwd_depth : r->k->rasterize_fwd, CS_STAGE_RASTER_FWD, 2,
+                        gt, lt, args, r->want_depth ? n : n - 2);
 }
 
 int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree, const float bg[3])

@@ -61,7 +61,7 @@ static int soup_room(cs_soup_vertex **soup, size_t nt, size_t add, size_t *cap)
     return 0;
 }
 
-int cs_tsdf_extract(cs_tsdf *t, cs_soup_vertex **soup, size_t *nt, size_t *cap, size_t *peak)
+int cs_tsdf_extract(cs_tsdf *t, cs_soup_vertex **soup, size_t *nt, size_t *cap)
 {
     const cs_tsdf_grid *g = &t->g;
     cs_cl *cl = t->cl;
@@ -76,7 +76,6 @@ int cs_tsdf_extract(cs_tsdf *t, cs_soup_vertex **soup, size_t *nt, size_t *cap, 
         cs_buf_read(cl, &t->count, (size_t)cells * 4, 4, &total))
         return -1;
     size_t tri_bytes = (size_t)total * CS_TSDF_TRI_BYTES;
-    *peak = cs_tsdf_slab_bytes(g, t->layers) + tri_bytes;
     if (total == 0) return 0;
     if (soup_room(soup, *nt, total, cap) ||
         cs_buf_alloc(cl, &t->tris, CS_MEM_OTHER, tri_bytes, "extracted triangles") ||

@@ -40,11 +40,11 @@ static int sphere_mesh(cs_cl *cl, const cs_kernels *k, const cs_tsdf_grid *g, co
                        cs_mesh *m)
 {
     cs_soup_vertex *soup = NULL;
-    size_t nt = 0, cap = 0, peak;
+    size_t nt = 0, cap = 0;
     for (int z0 = 0; z0 < g->nz - 1; z0 += layers - 1) {
         int L = g->nz - z0 < layers ? g->nz - z0 : layers;
         cs_tsdf t;
-        int rc = cs_tsdf_begin(&t, cl, k, g, z0, L) || fill_sphere(&t, c, radius) || cs_tsdf_extract(&t, &soup, &nt, &cap, &peak);
+        int rc = cs_tsdf_begin(&t, cl, k, g, z0, L) || fill_sphere(&t, c, radius) || cs_tsdf_extract(&t, &soup, &nt, &cap);
         cs_tsdf_free(&t);
         if (rc) return free(soup), -1;
     }
@@ -53,13 +53,21 @@ static int sphere_mesh(cs_cl *cl, const cs_kernels *k, const cs_tsdf_grid *g, co
     return rc;
 }
 
+/* the test device and the program (SH degree 0: the mesh kernels do not depend on it) */
+static int open_device(cs_cl *cl, cs_kernels *k)
+{
+    cs_kernel_opts ko = {{0, 0, 0, 0}, 0, 0, 0, 0};
+    if (test_open_cl(cl)) return -1;
+    if (!cs_kernels_build(cl, &ko, k)) return 0;
+    cs_cl_close(cl);
+    return -1;
+}
+
 int test_marching_sphere(void)
 {
     cs_cl cl;
     cs_kernels k;
-    CHECK_OK(test_open_cl(&cl));
-    cs_kernel_opts ko = {{0, 0, 0, 0}, 0, 0, 0, 0};
-    CHECK_OK(cs_kernels_build(&cl, &ko, &k));
+    CHECK_OK(open_device(&cl, &k));
     uint64_t rs = test_seed() ^ 0x3e54;
     cs_tsdf_grid g = {40, 37, 35, {-1.f, -0.9f, -0.85f}, 0.05f, 0.2f, 10.f, 0};
     float c[3] = {(float)(-0.05 + 0.1 * test_rand(&rs)), (float)(0.05 * test_rand(&rs)), 0.f}, radius = 0.61f;
@@ -106,9 +114,7 @@ int test_tsdf_fuse(void)
 {
     cs_cl cl;
     cs_kernels k;
-    CHECK_OK(test_open_cl(&cl));
-    cs_kernel_opts ko = {{0, 0, 0, 0}, 0, 0, 0, 0};
-    CHECK_OK(cs_kernels_build(&cl, &ko, &k));
+    CHECK_OK(open_device(&cl, &k));
     uint64_t rs = test_seed() ^ 0xf05e;
     int W = 37, H = 29;
     cs_tsdf_grid g = {12, 11, 10, {-0.5f, -0.45f, 1.5f}, 0.1f, 0.25f, 3.2f, 1};
