@@ -1,9 +1,11 @@
 /* mesh.cl: surface extraction from rendered depth (#23). A slab of a dense voxel grid (x
  * fastest, then y, then the slab's layers) fuses one rendered view at a time into a truncated
  * signed distance (projective: the view's depth minus the voxel's camera z, over the truncation,
- * clamped to 1) and a colour, both running means; a pixel with no surface (depth 0) or one
- * past max_depth carves the space in front of max_depth. Voxels behind a surface by more than
- * the truncation are not touched; a voxel no view touched keeps weight 0.
+ * clamped to 1) and a colour, both running means. A pixel with no surface (depth 0) or one past
+ * max_depth updates nothing: carving free space along such rays made a second surface under
+ * the demo's ground disc, where grazing rays pass its rim (area within 0.03 of the true surfaces
+ * 63% with carving, 67% without). Voxels behind a surface by more than the truncation are not
+ * touched either; a voxel no view touched keeps weight 0.
  * The surface is extracted by marching tetrahedra: each cell (8 neighbouring voxel centres) is
  * cut into 6 tetrahedra around its main diagonal (Freudenthal / Kuhn), which tile the grid
  * consistently, so the surface has no cracks and no ambiguous cases; cells with a corner no
@@ -39,7 +41,8 @@ __kernel void tsdf_fuse(int nx, int ny, int nz, int z0, /* the slab: nz layers f
     int pix = (int)v * W + (int)u;
     size_t hw = (size_t)W * H;
     float d = depth[plane * hw + pix];
-    float sdf = d > 0.f && d <= max_depth ? d - cz : trunc; /* no surface: empty up to max_depth */
+    if (!(d > 0.f && d <= max_depth)) return;
+    float sdf = d - cz;
     if (sdf < -trunc) return;
     float s = min(1.f, sdf / trunc);
     float4 c = colour[i];

@@ -35,8 +35,8 @@ typedef struct {
     const char *format;           /* export --format */
     int orbit;                    /* render --orbit N (0: the dataset's views) */
     bool bake;                    /* export --bake */
-    /* mesh: --voxel, --grid, --max-triangles, --depth, --max-depth, --trunc (0: defaults) */
-    double voxel, max_depth, trunc;
+    /* mesh: --voxel, --grid, --max-triangles, --depth, --max-depth, --trunc, --volume-mb (0: defaults) */
+    double voxel, max_depth, trunc, volume_mb;
     int grid, max_triangles;
     const char *depth;
     const char *argv0;

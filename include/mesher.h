@@ -23,6 +23,7 @@ typedef struct {
     int depth_plane;       /* 0: expected depth, 1: median depth */
     double max_depth;      /* 0: twice the cameras' largest distance from their centroid */
     double trunc_voxels;   /* truncation in voxels */
+    double volume_mb;      /* the largest slab of the volume, MiB; 0: half of what the memory budget leaves */
 } cs_mesh_opts;
 
 #define CS_MESH_DEFAULT_RESOLUTION 512

@@ -49,6 +49,8 @@ static const opt_desc OPTS[] = {
     {"--max-depth", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "D",
      "depths past D (camera z) count as no surface (default: twice the cameras' spread)"},
     {"--trunc", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "VOXELS", "truncation of the signed distance (default 4)"},
+    {"--volume-mb", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "MB",
+     "the volume's largest slab (default: half of what memory.vram_budget_mb leaves)"},
     {"--format", NULL, O_VALUE, C(CS_CMD_EXPORT), NULL, V_NONE, "spz|splat|compressed-ply|ply", "the format to write"},
     {"--bake", NULL, O_FLAG, C(CS_CMD_EXPORT), NULL, V_NONE, NULL,
      "with --format ply: fold the 3D filter into scales and opacities (the compact formats always do)"},
@@ -247,6 +249,7 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--voxel")) return parse_pos(flag, v, &a->voxel);
     else if (!strcmp(n, "--max-depth")) return parse_pos(flag, v, &a->max_depth);
     else if (!strcmp(n, "--trunc")) return parse_pos(flag, v, &a->trunc);
+    else if (!strcmp(n, "--volume-mb")) return parse_pos(flag, v, &a->volume_mb);
     else if (!strcmp(n, "--grid")) return parse_int(flag, v, 2, &a->grid);
     else if (!strcmp(n, "--depth")) a->depth = v;
     else if (!strcmp(n, "--max-triangles")) return parse_int(flag, v, 1, &a->max_triangles);

@@ -188,7 +188,7 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     else if (cs_path_join(out, n, model, "mesh.ply")) return -1;
     o->out_path = out;
     o->voxel = a->voxel, o->resolution = a->grid, o->max_triangles = a->max_triangles;
-    o->max_depth = a->max_depth, o->trunc_voxels = a->trunc;
+    o->max_depth = a->max_depth, o->trunc_voxels = a->trunc, o->volume_mb = a->volume_mb;
     if (a->voxel > 0 && a->grid > 0) return USAGE_ERROR("mesh: --voxel and --grid both set the voxel size; give one");
     if (a->depth && strcmp(a->depth, "median") && strcmp(a->depth, "mean"))
         return USAGE_ERROR("mesh --depth %s: median or mean", a->depth);

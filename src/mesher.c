@@ -91,9 +91,11 @@ static int plan_grid(cs_cl *cl, const cs_mesh_opts *o, cs_mesh_stats *st, cs_tsd
     g->max_depth = st->max_depth;
     g->plane = o->depth_plane;
     st->nx = g->nx, st->ny = g->ny, st->nz = g->nz, st->voxel = vox;
-    /* the budget less what is allocated, half of it kept for the extracted triangles */
+    /* the budget less what is allocated, half of it kept for the extracted triangles, or less
+       as --volume-mb says */
     size_t budget = cl->mem.budget != (size_t)-1 ? cl->mem.budget : (size_t)(cl->global_mem * 0.97);
     size_t avail = budget > cl->mem.cur_total ? (budget - cl->mem.cur_total) / 2 : 0;
+    if (o->volume_mb > 0 && o->volume_mb * 1048576.0 < (double)avail) avail = (size_t)(o->volume_mb * 1048576.0);
     int L = g->nz;
     while (L > 2 && !slab_fits(cl, g, L, avail)) L--;
     if (!slab_fits(cl, g, L, avail))

@@ -140,7 +140,7 @@ int test_tsdf_fuse(void)
     size_t n = (size_t)g.nx * g.ny * 6;
     float *d = malloc(n * 4), *c = malloc(n * 16);
     CHECK_OK(cs_buf_read(&cl, &t.tsdf, 0, n * 4, d) || cs_buf_read(&cl, &t.colour, 0, n * 16, c));
-    int touched = 0, carved = 0;
+    int touched = 0, skipped = 0;
     for (size_t i = 0; i < n; i++) {
         int x = (int)(i % g.nx), y = (int)(i / g.nx % g.ny), z = (int)(i / ((size_t)g.nx * g.ny)) + 2;
         double p[3] = {g.origin[0] + g.voxel * x, g.origin[1] + g.voxel * y, g.origin[2] + g.voxel * z};
@@ -148,8 +148,9 @@ int test_tsdf_fuse(void)
         double want_s = 0, want_w = 0;
         if (u >= 0 && vv >= 0 && u < W && vv < H && p[2] <= g.max_depth) {
             size_t px = (size_t)vv * W + (size_t)u;
-            double dd = depth[hw + px], sdf = dd > 0 && dd <= g.max_depth ? dd - p[2] : g.trunc;
-            if (sdf >= -g.trunc) want_s = fmin(1, sdf / g.trunc), want_w = 2, carved += sdf == g.trunc;
+            double dd = depth[hw + px], sdf = dd - p[2];
+            if (!(dd > 0 && dd <= g.max_depth)) skipped++;
+            else if (sdf >= -g.trunc) want_s = fmin(1, sdf / g.trunc), want_w = 2;
             if (want_w) {
                 for (int ch = 0; ch < 3; ch++)
                     CHECK(fabs(c[4 * i + ch] - img[ch * hw + px]) < 1e-5, "voxel %zu colour %d", i, ch);
@@ -159,8 +160,9 @@ int test_tsdf_fuse(void)
         CHECK(fabs(d[i] - want_s) < 1e-5 && c[4 * i + 3] == want_w, "voxel %zu: %g weight %g, the CPU's %g weight %g", i,
               d[i], c[4 * i + 3], want_s, want_w);
     }
-    printf("  %zu voxels: %d fused (%d carved by no surface), matching the CPU\n", n, touched, carved);
-    CHECK(touched > (int)n / 4 && carved > 0, "too few voxels fused (%d) to test", touched);
+    printf("  %zu voxels: %d fused, %d under pixels with no surface or one past max_depth, matching the CPU\n", n, touched,
+           skipped);
+    CHECK(touched > (int)n / 4 && skipped > 0, "too few voxels fused (%d) or skipped (%d) to test", touched, skipped);
     free(d), free(c), free(depth), free(img);
     cs_tsdf_free(&t);
     cs_buf_free(&cl, &r.depth_img), cs_buf_free(&cl, &r.img);
@@ -284,7 +286,7 @@ int test_mesh_cli(void)
     uint64_t rs = test_seed() ^ 0x6e54;
     snprintf(log, sizeof log, "%s/mesh.log", dir);
     const char *variants[] = {"--voxel 0.025", "--voxel 0.025 --max-triangles 20000 -o %s/small.ply",
-                              "--grid 100 --depth mean --set memory.vram_budget_mb=38 -o %s/slabs.ply"};
+                              "--grid 100 --depth mean --volume-mb 4 -o %s/slabs.ply"};
     for (int i = 0; i < 3; i++) {
         char args[600], path[800];
         snprintf(args, sizeof args, variants[i], dir);
@@ -298,12 +300,13 @@ int test_mesh_cli(void)
         printf("  mesh %s: %zu triangles: accuracy %.4f (%.1f%% of the area within 0.03), completeness %.4f, "
                "Chamfer %.4f\n", args, m.nt, acc, 100 * within, comp, (acc + comp) / 2);
         /* the scene spans 2.5 units. Measured on PoCL (400 iterations at 96x72, --voxel 0.025): accuracy
-           0.049, 52% of the area within 0.03, completeness 0.017: the ground disc is meshed as a
-           layered, noisy band (#23's note); the thresholds hold that, and fail on a broken fusion */
+           0.048, 54.5% of the area within 0.03, completeness 0.016 (H100: 0.048, 52.6%, 0.017): what is
+           off lies near the objects' bases and under the sphere, where the model is poor (#23's note);
+           the thresholds hold that, and fail on a broken fusion */
         CHECK(acc < 0.08 && within > 0.35 && comp < 0.035, "%s: accuracy %.4f, %.3f within, completeness %.4f", args, acc,
               within, comp);
         if (i == 1) CHECK(m.nt <= 20000 && m.nt > 10000, "--max-triangles 20000 gave %zu", m.nt);
-        if (i == 2) CHECK(text && !strstr(text, " 1 slab)"), "a 38 MiB budget still fitted one slab: %s", text ? text : "");
+        if (i == 2) CHECK(text && !strstr(text, " 1 slab)"), "--volume-mb 4 still fitted one slab: %s", text ? text : "");
         free(text);
         cs_mesh_free(&m);
     }
