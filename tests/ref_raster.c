@@ -172,10 +172,11 @@ static int cmp_depth(const void *pa, const void *pb)
     return a->id - b->id;
 }
 
-/* The tile walk of the forward; with v_img, also the per-Gaussian gradients of the 2D
-   quantities, g2d (N, 9): x, y, conic a, b, c, opacity, rgb. Per pixel the contributors are
-   kept with their transmittance, so the backward needs no T recovery. */
-static void raster(const cs_splats *s, const cs_view *v, const ref_opts *o, ref_g *gs, double *img,
+/* The tile walk of the forward; with DEPTH (2, H, W), the expected and median depths too; with
+   v_img, also the per-Gaussian gradients of the 2D quantities, g2d (N, 9): x, y, conic a, b, c,
+   opacity, rgb. Per pixel the contributors are kept with their transmittance, so the backward
+   needs no T recovery. */
+static void raster(const cs_splats *s, const cs_view *v, const ref_opts *o, ref_g *gs, double *img, double *depth,
                    unsigned char *amb, const double *v_img, double *g2d)
 {
     int W = v->width, H = v->height, T = TILE_OF(o), tx = (W + T - 1) / T, ty = (H + T - 1) / T;
@@ -198,7 +199,7 @@ static void raster(const cs_splats *s, const cs_view *v, const ref_opts *o, ref_
             qsort(list, n, sizeof *list, cmp_depth);
             for (int py = tyi * T; py < tyi * T + T && py < H; py++)
                 for (int px = txi * T; px < txi * T + T && px < W; px++) {
-                    double T = 1, C[3] = {0, 0, 0};
+                    double T = 1, C[3] = {0, 0, 0}, dsum = 0, dmed = 0;
                     int a = 0, nc = 0;
                     for (int j = 0; j < namb; j++) {
                         double dx = ambs[j]->x - px, dy = ambs[j]->y - py;
@@ -222,6 +223,9 @@ static void raster(const cs_splats *s, const cs_view *v, const ref_opts *o, ref_
                         if (fabs(tt / CS_T_MIN - 1) < 2e-4) g->edge = 1;
                         if (tt < CS_T_MIN) break;
                         for (int c = 0; c < 3; c++) C[c] += g->rgb[c] * alpha * T;
+                        dsum += g->depth * alpha * T;
+                        if (T >= 0.5 && tt < 0.5) dmed = g->depth;
+                        if (depth && fabs(tt - 0.5) < 1e-6) a = 1; /* the median's crossing */
                         cg[nc] = g, calpha[nc] = alpha, cT[nc] = T, craw[nc] = raw, nc++;
                         T = tt;
                     }
@@ -229,6 +233,7 @@ static void raster(const cs_splats *s, const cs_view *v, const ref_opts *o, ref_
                     if (img)
                         for (int c = 0; c < 3; c++) img[c * WH + pix] = C[c] + T * o->bg[c];
                     if (amb) amb[pix] = (unsigned char)a;
+                    if (depth) depth[pix] = T < 1 ? dsum / (1 - T) : 0, depth[WH + pix] = dmed;
                     if (!v_img) continue;
                     double vi[3] = {v_img[pix], v_img[WH + pix], v_img[2 * WH + pix]};
                     double behind[3] = {T * o->bg[0], T * o->bg[1], T * o->bg[2]};
@@ -257,10 +262,16 @@ static void raster(const cs_splats *s, const cs_view *v, const ref_opts *o, ref_
 
 void ref_render(const cs_splats *s, const cs_view *v, const ref_opts *o, double *img, unsigned char *amb)
 {
+    ref_render_depth(s, v, o, img, NULL, amb);
+}
+
+void ref_render_depth(const cs_splats *s, const cs_view *v, const ref_opts *o, double *img, double *depth,
+                      unsigned char *amb)
+{
     int T = TILE_OF(o), tx = (v->width + T - 1) / T, ty = (v->height + T - 1) / T;
     ref_g *gs = calloc(s->n ? s->n : 1, sizeof *gs);
     for (int i = 0; i < s->n; i++) project(s, i, v, o, tx, ty, &gs[i]);
-    raster(s, v, o, gs, img, amb, NULL, NULL);
+    raster(s, v, o, gs, img, depth, amb, NULL, NULL);
     free(gs);
 }
 
@@ -396,7 +407,7 @@ void ref_backward(const cs_splats *s, const cs_view *v, const ref_opts *o, const
     ref_g *gs = calloc(np, sizeof *gs);
     double *g2d = calloc(np * 9, sizeof *g2d);
     for (int i = 0; i < s->n; i++) project(s, i, v, o, tx, ty, &gs[i]);
-    raster(s, v, o, gs, NULL, NULL, v_img, g2d);
+    raster(s, v, o, gs, NULL, NULL, NULL, v_img, g2d);
     memset(grad_geo, 0, sizeof(double) * CS_GEO_W * s->n);
     memset(grad_sh, 0, sizeof(double) * K * 3 * s->n);
     for (int i = 0; i < s->n; i++)

@@ -23,6 +23,12 @@ typedef struct {
 /* img: (3, H, W); ambiguous: (H, W) or NULL */
 void ref_render(const cs_splats *s, const cs_view *v, const ref_opts *o, double *img, unsigned char *ambiguous);
 
+/* ref_render and the depths rasterize_fwd_depth writes, DEPTH (2, H, W): expected (sum of
+   w z over sum of w, 0 where nothing is blended) and median (z of the Gaussian at which T falls
+   below 0.5, 0 where it never does); AMB also marks pixels whose T lands within rounding of 0.5. */
+void ref_render_depth(const cs_splats *s, const cs_view *v, const ref_opts *o, double *img, double *depth,
+                      unsigned char *amb);
+
 /* Gradients of sum(v_img * image): grad_geo (N, 11) = means, log-scales, quaternion, logit
    opacity; grad_sh (N, K, 3). edge (N) or NULL: 1 for the Gaussians whose gradient sits on a
    discontinuity that float rounding may put on either side (at some pixel the alpha is at the

@@ -258,6 +258,64 @@ int test_raster_forward_random(void)
     return 0;
 }
 
+/* rasterize_fwd_depth (#23) against the CPU reference: expected and median depth per pixel,
+ * and the same image as rasterize_fwd, bit for bit (one body, WITH_DEPTH a constant). */
+int test_raster_depth(void)
+{
+    uint64_t rs = test_seed() ^ 0xde97;
+    dev_ctx d;
+    CHECK_OK(dev_open(&d, 1, 0, 0, 0, 0, -1));
+    cs_camera cam;
+    random_camera(&rs, 61, 47, 0, &cam);
+    cs_splats s;
+    random_splats(&rs, 300, 1, 0, &cam, 0, &s);
+    cs_view v;
+    cs_view_from_camera(&cam, &v);
+    int W = v.width, H = v.height, n = W * H;
+    float bg[3] = {0.1f, 0.2f, 0.3f};
+    ref_opts o = {1, 0, 0.1, 0, 0, {bg[0], bg[1], bg[2]}, g_tile};
+    float *plain = malloc(sizeof(float) * 3 * n), *img = malloc(sizeof(float) * 3 * n), *dep = malloc(sizeof(float) * 2 * n);
+    double *rimg = malloc(sizeof(double) * 3 * n), *rdep = malloc(sizeof(double) * 2 * n);
+    unsigned char *amb = malloc((size_t)n);
+    for (int i = 0; i < 2 * n; i++) dep[i] = NAN; /* poison */
+    cs_model m;
+    cs_renderer r;
+    CHECK_OK(render_cl(&d, &s, &v, 1, bg, 0.1f, plain, NULL, NULL) || cs_model_create(&d.cl, &m, &s, &d.k.opts.layout, s.n));
+    cs_renderer_init(&r, &d.cl, &d.k, 0.1f);
+    r.want_depth = 1;
+    CHECK_OK(cs_render_forward_sync(&r, &m, &v, 1, bg) || cs_buf_read(&d.cl, &r.img, 0, sizeof(float) * 3 * n, img) ||
+             cs_render_read_depth(&r, W, H, dep));
+    cs_renderer_free(&r);
+    cs_model_free(&d.cl, &m);
+    ref_render_depth(&s, &v, &o, rimg, rdep, amb);
+    int bad = 0, namb = 0, covered = 0, medians = 0;
+    double worst = 0;
+    for (int p = 0; p < n; p++) {
+        CHECK(!memcmp(&img[p], &plain[p], 4) && !memcmp(&img[n + p], &plain[n + p], 4) &&
+                  !memcmp(&img[2 * n + p], &plain[2 * n + p], 4),
+              "pixel %d: the depth kernel's image differs from rasterize_fwd's", p);
+        if (amb[p]) {
+            namb++;
+            continue;
+        }
+        covered += rdep[p] > 0, medians += rdep[n + p] > 0;
+        for (int k = 0; k < 2; k++) {
+            double e = fabs(dep[k * n + p] - rdep[k * n + p]) / fmax(1.0, fabs(rdep[k * n + p]));
+            bad += !(e <= 1e-4);
+            worst = fmax(worst, e);
+        }
+    }
+    printf("  %dx%d, %d Gaussians: %d pixels with depth, %d with a median, %d ambiguous; worst relative error %.2g\n", W, H,
+           s.n, covered, medians, namb, worst);
+    CHECK(bad == 0, "%d depths differ from the reference (worst %.3g, seed %llu)", bad, worst, (unsigned long long)test_seed());
+    CHECK(covered > n / 4 && medians > n / 8 && namb < n / 4, "too few pixels to test: %d, %d medians, %d ambiguous",
+          covered, medians, namb);
+    free(plain), free(img), free(dep), free(rimg), free(rdep), free(amb);
+    cs_splats_free(&s);
+    dev_close(&d);
+    return 0;
+}
+
 /* Large Gaussians of every opacity: pairs go only to tiles the alpha >= 1/255 ellipse
  * reaches (fewer than the 3-sigma squares give), and the image must not change. */
 int test_raster_tight_tiles(void)
