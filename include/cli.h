@@ -35,6 +35,7 @@ typedef struct {
     const char *format;           /* export --format */
     int orbit;                    /* render --orbit N (0: the dataset's views) */
     bool bake;                    /* export --bake */
+    bool depth_maps;              /* render --depth-maps */
     /* mesh: --voxel, --grid, --max-triangles, --depth, --max-depth, --trunc, --volume-mb (0: defaults) */
     double voxel, max_depth, trunc, volume_mb;
     int grid, max_triangles;

@@ -35,6 +35,8 @@ int cs_image_fit_orientation(int w, int h, int orientation, int want_w, int want
 int cs_image_orient(cs_image *img, int orientation);
 /* Writes an 8-bit RGB or RGBA PNG atomically. */
 int cs_image_save_png(const char *path, const cs_image *img);
+/* Writes W x H 16-bit grey samples as a 16-bit PNG, atomically. */
+int cs_image_save_png16(const char *path, int w, int h, const uint16_t *grey);
 /* Encodes an 8-bit RGB or RGBA PNG with zlib compression LEVEL (0-9) into a new buffer *OUT
  * of *N bytes (the caller frees it). */
 int cs_image_encode_png(const cs_image *img, int level, uint8_t **out, size_t *n);

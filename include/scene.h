@@ -16,6 +16,10 @@ int cs_scene_load(const cs_data_cfg *data, cs_scene *out);
  * resolution and undistorts it (undistort.h). Result is 8-bit RGB, or RGB and a weight (masks.h)
  * when the scene is weighted (cs_scene_gt_channels). */
 int cs_scene_read_image(const cs_scene *s, const cs_camera *cam, cs_image *out);
+/* Twice the training cameras' largest distance from their centroid: a depth past which a view
+ * holds no part of the scene worth meshing or scaling depth maps to (0 with one camera position,
+ * -1 with no training view). */
+double cs_scene_far_depth(const cs_scene *s);
 /* One line for lens distortion and one for masks, when the scene has them. */
 void cs_scene_describe(const cs_scene *s, FILE *out);
 

@@ -75,6 +75,9 @@ static const opt_desc OPTS[] = {
     {"--split", NULL, O_VALUE, C(CS_CMD_RENDER), NULL, V_NONE, "train|test|all", "views to render (default test)"},
     {"--orbit", NULL, O_VALUE, C(CS_CMD_RENDER), NULL, V_NONE, "N",
      "N frames circling the scene instead (OUT/orbit/orbit_000.png ..., contact_sheet.png)"},
+    {"--depth-maps", NULL, O_FLAG, C(CS_CMD_RENDER), NULL, V_NONE, NULL,
+     "also each view's expected and median depth as 16-bit PNGs (<name>_depth_mean.png, _depth_median.png; "
+     "depth_scale.json gives the scale)"},
     {"--iters", NULL, O_VALUE, C(CS_CMD_BENCH), NULL, V_NONE, "N", "timed iterations (default 20)"},
     {"--iters", NULL, O_VALUE, C(CS_CMD_METRICS), NULL, V_NONE, "N", "also time LPIPS N times: \"lpips_ms\", the median"},
     {"--view", NULL, O_VALUE, C(CS_CMD_BENCH), NULL, V_NONE, "I", "camera index (default 0)"},
@@ -244,6 +247,7 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--format")) a->format = v;
     else if (!strcmp(n, "--orbit")) return parse_int(flag, v, 1, &a->orbit);
     else if (!strcmp(n, "--bake")) a->bake = true;
+    else if (!strcmp(n, "--depth-maps")) a->depth_maps = true;
     else if (!strcmp(n, "--task")) return parse_int(flag, v, 0, &a->task);
     else if (!strcmp(n, "--per-device")) return parse_int(flag, v, 1, &a->per_device);
     else if (!strcmp(n, "--voxel")) return parse_pos(flag, v, &a->voxel);

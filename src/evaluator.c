@@ -2,6 +2,7 @@
 #include "evaluator.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -336,8 +337,30 @@ static int needs_mirror(const cs_scene *scene, const char *split)
     return 0;
 }
 
+/* P (ending in ".png") with its ".png" replaced by "_depth_mean.png" and "_depth_median.png":
+   the render's depths as 16-bit counts of SCALE (0: no surface; clamped at 65535) */
+static int save_depths(cs_renderer *r, int W, int H, const char *p, double scale)
+{
+    size_t n = (size_t)W * H;
+    float *d = malloc(sizeof(float) * 2 * n);
+    uint16_t *q = malloc(sizeof(uint16_t) * (n ? n : 1));
+    int rc = !d || !q ? cs_fail("out of host memory (%dx%d depths)", W, H) : cs_render_read_depth(r, W, H, d);
+    static const char *const names[2] = {"mean", "median"};
+    for (int k = 0; k < 2 && !rc; k++) {
+        for (size_t i = 0; i < n; i++) {
+            double c = floor(d[k * n + i] / scale + 0.5);
+            q[i] = (uint16_t)(c > 65535 ? 65535 : c > 0 ? c : 0);
+        }
+        char dp[1500];
+        snprintf(dp, sizeof dp, "%.*s_depth_%s.png", (int)strlen(p) - 4, p, names[k]);
+        rc = cs_image_save_png16(dp, W, H, q);
+    }
+    free(d), free(q);
+    return rc;
+}
+
 static int render_one(cs_viewer *w, const cs_scene *scene, const cs_camera *c, int degree, const char *out_dir,
-                      const char *gt_dir, int mirror)
+                      const char *gt_dir, int mirror, double depth_scale)
 {
     char stem[256], p[1400];
     cs_camera_stem(c, stem, sizeof stem);
@@ -353,13 +376,14 @@ static int render_one(cs_viewer *w, const cs_scene *scene, const cs_camera *c, i
     cs_view v;
     cs_view_from_camera(c, &v);
     if (cs_render_forward_sync(&w->r, &w->m, &v, degree, scene->background) ||
-        cs_render_save_png(&w->r, c->width, c->height, p))
+        cs_render_save_png(&w->r, c->width, c->height, p) ||
+        (depth_scale > 0 && save_depths(&w->r, c->width, c->height, p, depth_scale)))
         return -1;
     return gt_dir ? save_gt(scene, c, gt_dir) : 0;
 }
 
 int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const char *split,
-                          const char *out_dir, const char *gt_dir, float radius_cap, int *count)
+                          const char *out_dir, const char *gt_dir, float radius_cap, int depth_maps, int *count)
 {
     *count = 0;
     if (strcmp(split, "train") && strcmp(split, "test") && strcmp(split, "all"))
@@ -372,13 +396,24 @@ int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene
     cs_viewer w;
     if (cs_mkdirs(out_dir) || (gt_dir && cs_mkdirs(gt_dir)) || cs_viewer_open(&w, cl, cfg, s, scene)) return -1;
     w.r.radius_cap = radius_cap;
+    w.r.want_depth = depth_maps;
     int mirror = needs_mirror(scene, split), rc = 0;
+    /* depth maps: 65535 counts span cs_scene_far_depth (a scale for every view alike) */
+    double far = cs_scene_far_depth(scene), scale = depth_maps ? (far > 0 ? far : 1.0) / 65535.0 : 0;
     for (int i = 0; i < scene->n_cams && !rc; i++) {
         if (!in_split(&scene->cams[i], split)) continue;
-        rc = render_one(&w, scene, &scene->cams[i], s->sh_degree, out_dir, mirror ? NULL : gt_dir, mirror);
+        rc = render_one(&w, scene, &scene->cams[i], s->sh_degree, out_dir, mirror ? NULL : gt_dir, mirror, scale);
         if (!rc) (*count)++;
     }
     cs_viewer_close(&w, cl);
+    if (!rc && depth_maps) {
+        char p[1200];
+        json_t *j = json_pack("{s:f, s:s}", "scale", scale, "meaning",
+                              "depth = count * scale (camera z, scene units); 0: no surface; *_depth_mean.png: expected "
+                              "depth, *_depth_median.png: where transmittance falls below 0.5");
+        rc = !j || cs_path_join(p, sizeof p, out_dir, "depth_scale.json") || cs_write_json(p, j) ? -1 : 0;
+        json_decref(j);
+    }
     return rc;
 }
 

@@ -138,9 +138,11 @@ static void png_mem_write(png_structp png, png_bytep data, png_size_t n)
 
 static void png_mem_flush(png_structp png) { (void)png; }
 
-/* Encodes IMG as an 8-bit PNG with zlib LEVEL into F, or into MEM when F is NULL; WHAT names
- * it in errors. */
-static int encode_png(const cs_image *img, int level, FILE *f, cs_bytes *mem, const char *what)
+/* Encodes H rows of W pixels (BITS per sample, libpng COLOR type, rows STRIDE bytes apart from
+ * ROWS; 16-bit samples big-endian) as a PNG with zlib LEVEL into F, or into MEM when F is NULL;
+ * WHAT names it in errors. */
+static int encode_png(int w, int h, int bits, int color, const uint8_t *rows, size_t stride, int level, FILE *f,
+                      cs_bytes *mem, const char *what)
 {
     png_err_ctx ctx = {0};
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &ctx, png_on_error, png_on_warning);
@@ -155,22 +157,46 @@ static int encode_png(const cs_image *img, int level, FILE *f, cs_bytes *mem, co
     }
     if (f) png_init_io(png, f);
     else png_set_write_fn(png, mem, png_mem_write, png_mem_flush);
-    png_set_IHDR(png, info, img->width, img->height, 8, img->channels == 4 ? PNG_COLOR_TYPE_RGBA : PNG_COLOR_TYPE_RGB,
-                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_set_IHDR(png, info, w, h, bits, color, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_set_compression_level(png, level);
     if (level <= 1) png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_SUB); /* fast: one cheap filter */
     png_write_info(png, info);
-    for (int y = 0; y < img->height; y++) png_write_row(png, img->px + (size_t)y * img->width * img->channels);
+    for (int y = 0; y < h; y++) png_write_row(png, rows + (size_t)y * stride);
     png_write_end(png, NULL);
     png_destroy_write_struct(&png, &info);
     return mem && mem->oom ? cs_fail("%s: out of host memory", what) : 0;
+}
+
+/* an 8-bit RGB or RGBA image */
+static int encode_image(const cs_image *img, int level, FILE *f, cs_bytes *mem, const char *what)
+{
+    return encode_png(img->width, img->height, 8, img->channels == 4 ? PNG_COLOR_TYPE_RGBA : PNG_COLOR_TYPE_RGB, img->px,
+                      (size_t)img->width * img->channels, level, f, mem, what);
+}
+
+int cs_image_save_png16(const char *path, int w, int h, const uint16_t *grey)
+{
+    size_t n = (size_t)w * h;
+    uint8_t *be = malloc(2 * (n ? n : 1));
+    if (!be) return cs_fail("out of host memory (a %dx%d 16-bit image)", w, h);
+    for (size_t i = 0; i < n; i++) be[2 * i] = (uint8_t)(grey[i] >> 8), be[2 * i + 1] = (uint8_t)grey[i];
+    cs_atomic_file af;
+    int rc = cs_atomic_open(&af, path);
+    if (!rc && encode_png(w, h, 16, PNG_COLOR_TYPE_GRAY, be, (size_t)w * 2, 3, af.f, NULL, path)) {
+        cs_atomic_abort(&af);
+        rc = -1;
+    } else if (!rc) {
+        rc = cs_atomic_commit(&af);
+    }
+    free(be);
+    return rc;
 }
 
 int cs_image_save_png(const char *path, const cs_image *img)
 {
     cs_atomic_file af;
     if (cs_atomic_open(&af, path)) return -1;
-    if (encode_png(img, 3, af.f, NULL, path)) {
+    if (encode_image(img, 3, af.f, NULL, path)) {
         cs_atomic_abort(&af);
         return -1;
     }
@@ -180,7 +206,7 @@ int cs_image_save_png(const char *path, const cs_image *img)
 int cs_image_encode_png(const cs_image *img, int level, uint8_t **out, size_t *n)
 {
     cs_bytes mem = {0};
-    if (encode_png(img, level, NULL, &mem, "PNG in memory")) {
+    if (encode_image(img, level, NULL, &mem, "PNG in memory")) {
         cs_bytes_free(&mem);
         return -1;
     }

@@ -136,6 +136,7 @@ static int cmd_render(const cs_args *a)
     char ply[1400], out[1400], gt[1400];
     int it = 0, with_gt = 0;
     const char *split = a->split ? a->split : "test";
+    if (a->orbit && a->depth_maps) return USAGE_ERROR("render --depth-maps renders the dataset's views, not --orbit");
     if (a->model) {
         if (model_config(a, &cfg) || cs_run_dir_latest_ply(a->model, ply, sizeof ply, &it)) return -1;
         if (a->out) {
@@ -167,7 +168,8 @@ static int cmd_render(const cs_args *a)
     float cap = a->model ? 0.f : CS_FOREIGN_RADIUS_CAP;
     if (!rc) {
         rc = a->orbit ? cs_render_orbit(&cl, &cfg, &scene, &s, a->orbit, out, cap)
-                      : cs_render_model_views(&cl, &cfg, &scene, &s, split, out, with_gt ? gt : NULL, cap, &count);
+                      : cs_render_model_views(&cl, &cfg, &scene, &s, split, out, with_gt ? gt : NULL, cap, a->depth_maps,
+                                              &count);
         cs_cl_close(&cl);
     }
     if (!rc && a->orbit)

@@ -24,24 +24,16 @@ static int cmp_float(const void *a, const void *b)
    cut to the cameras' box grown by max_depth */
 static int mesh_bounds(const cs_scene *scene, const cs_splats *s, const cs_mesh_opts *o, cs_mesh_stats *st)
 {
-    double c[3] = {0, 0, 0}, lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    int n = 0;
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (int i = 0; i < scene->n_cams; i++) {
         if (scene->cams[i].is_test) continue;
         double p[3];
         cs_camera_center(&scene->cams[i], p);
-        for (int k = 0; k < 3; k++) c[k] += p[k], lo[k] = fmin(lo[k], p[k]), hi[k] = fmax(hi[k], p[k]);
-        n++;
+        for (int k = 0; k < 3; k++) lo[k] = fmin(lo[k], p[k]), hi[k] = fmax(hi[k], p[k]);
     }
-    if (!n) return cs_fail("the dataset has no training views to mesh from");
-    double far = 0;
-    for (int i = 0; i < scene->n_cams; i++) {
-        if (scene->cams[i].is_test) continue;
-        double p[3];
-        cs_camera_center(&scene->cams[i], p);
-        far = fmax(far, sqrt(pow(p[0] - c[0] / n, 2) + pow(p[1] - c[1] / n, 2) + pow(p[2] - c[2] / n, 2)));
-    }
-    st->max_depth = (float)(o->max_depth > 0 ? o->max_depth : 2 * far);
+    double far = cs_scene_far_depth(scene);
+    if (far < 0) return cs_fail("the dataset has no training views to mesh from");
+    st->max_depth = (float)(o->max_depth > 0 ? o->max_depth : far);
     if (!(st->max_depth > 0)) return cs_fail("the cameras do not span a scene (one position): give --max-depth");
     float *v = malloc(sizeof(float) * (s->n ? s->n : 1));
     if (!v) return cs_fail("out of host memory");

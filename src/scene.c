@@ -116,6 +116,25 @@ static int add_weight(const cs_scene *s, const cs_camera *cam, cs_image *img)
     return r;
 }
 
+double cs_scene_far_depth(const cs_scene *s)
+{
+    double c[3] = {0, 0, 0}, far = 0;
+    int n = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < s->n_cams; i++) {
+            if (s->cams[i].is_test) continue;
+            double p[3];
+            cs_camera_center(&s->cams[i], p);
+            if (pass == 0) {
+                for (int k = 0; k < 3; k++) c[k] += p[k];
+                n++;
+            } else {
+                far = fmax(far, sqrt(pow(p[0] - c[0] / n, 2) + pow(p[1] - c[1] / n, 2) + pow(p[2] - c[2] / n, 2)));
+            }
+        }
+    return n ? 2 * far : -1;
+}
+
 int cs_scene_read_image(const cs_scene *s, const cs_camera *cam, cs_image *out)
 {
     cs_image img;
