@@ -107,9 +107,12 @@ static inline float4 edge_vertex(float4 grid, int x, int y, int z, int z0, int a
     return colour[va] + f * (colour[vb] - colour[va]);
 }
 
-/* one triangle, faced towards the positive side (OUT - IN: from the inside corners to the outside ones) */
-static inline void put_triangle(__global uint4 *out, uint at, float3 p[3], float4 c[3], float3 dir)
+/* triangle AT, faced towards the positive side (OUT - IN: from the inside corners to the
+   outside ones), into OUT at AT - LO when it is in the pass's window [LO, HI) */
+static inline void put_triangle(__global uint4 *out, uint at, uint lo, uint hi, float3 p[3], float4 c[3], float3 dir)
 {
+    if (at < lo || at >= hi) return;
+    at -= lo;
     if (dot(cross(p[1] - p[0], p[2] - p[0]), dir) < 0.f) {
         float3 tp = p[1]; p[1] = p[2]; p[2] = tp;
         float4 tc = c[1]; c[1] = c[2]; c[2] = tc;
@@ -121,17 +124,19 @@ static inline void put_triangle(__global uint4 *out, uint at, float3 p[3], float
     }
 }
 
-/* the slab's triangles: (float bits of x, y, z; colour as 8-bit r | g << 8 | b << 16) per
-   corner, 3 corners a triangle, from each cell's offset (the scanned counts) */
+/* the slab's triangles LO .. HI - 1 (a pass: the host emits a large slab's triangles in several):
+   (float bits of x, y, z; colour as 8-bit r | g << 8 | b << 16) per corner, 3 corners a
+   triangle, from each cell's offset (the scanned counts, one past the last cell included) */
 __kernel void mc_emit(int nx, int ny, int nz, int z0, float4 grid, __global const float *tsdf,
-                      __global const float4 *colour, __global const uint *offset, __global uint4 *out)
+                      __global const float4 *colour, __global const uint *offset, uint lo, uint hi, __global uint4 *out)
 {
     int i = get_global_id(0), cx = nx - 1, cy = ny - 1;
     if (i >= cx * cy * (nz - 1)) return;
     int x = i % cx, y = (i / cx) % cy, z = i / (cx * cy);
+    uint at = offset[i];
+    if (at >= hi || offset[i + 1] <= lo) return; /* none of this cell's triangles in the pass */
     float s[8];
     if (!cell_values(nx, ny, x, y, z, tsdf, colour, s)) return;
-    uint at = offset[i];
     for (int t = 0; t < 6; t++) {
         int in[4], outc[4], ni = 0, no = 0;
         for (int k = 0; k < 4; k++) {
@@ -149,7 +154,7 @@ __kernel void mc_emit(int nx, int ny, int nz, int z0, float4 grid, __global cons
             int lone = ni == 1 ? in[0] : outc[0];
             int *rest = ni == 1 ? outc : in;
             for (int k = 0; k < 3; k++) c[k] = edge_vertex(grid, x, y, z, z0, lone, rest[k], s, &p[k], colour, nx, ny);
-            put_triangle(out, at++, p, c, dir);
+            put_triangle(out, at++, lo, hi, p, c, dir);
         } else { /* two and two: the quad in0-out0, in0-out1, in1-out1, in1-out0 */
             float3 q[4];
             float4 qc[4];
@@ -158,9 +163,9 @@ __kernel void mc_emit(int nx, int ny, int nz, int z0, float4 grid, __global cons
             qc[2] = edge_vertex(grid, x, y, z, z0, in[1], outc[1], s, &q[2], colour, nx, ny);
             qc[3] = edge_vertex(grid, x, y, z, z0, in[1], outc[0], s, &q[3], colour, nx, ny);
             p[0] = q[0], p[1] = q[1], p[2] = q[2], c[0] = qc[0], c[1] = qc[1], c[2] = qc[2];
-            put_triangle(out, at++, p, c, dir);
+            put_triangle(out, at++, lo, hi, p, c, dir);
             p[0] = q[0], p[1] = q[2], p[2] = q[3], c[0] = qc[0], c[1] = qc[2], c[2] = qc[3];
-            put_triangle(out, at++, p, c, dir);
+            put_triangle(out, at++, lo, hi, p, c, dir);
         }
     }
 }

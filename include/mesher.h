@@ -30,7 +30,7 @@ typedef struct {
 #define CS_MESH_DEFAULT_TRUNC 4.0
 
 typedef struct {
-    int nx, ny, nz, slabs, views;
+    int nx, ny, nz, slabs, views, passes; /* passes: triangle emission passes, all slabs */
     float voxel, bounds[6], max_depth;
     size_t soup_tris, welded_vertices, welded_tris, vertices, triangles, file_bytes;
     size_t boundary_edges, nonmanifold_edges;

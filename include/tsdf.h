@@ -27,6 +27,7 @@ typedef struct {
     const cs_kernels *k;
     cs_tsdf_grid g;
     int z0, layers; /* the slab: grid layers z0 .. z0 + layers - 1 */
+    int passes;     /* emission passes so far (a slab's triangles are emitted in as many as the budget needs) */
     cs_buf tsdf, colour, count, tris;
     cs_sort_scratch scan;
 } cs_tsdf;
@@ -39,7 +40,8 @@ int cs_tsdf_begin(cs_tsdf *t, cs_cl *cl, const cs_kernels *k, const cs_tsdf_grid
 /* Enqueues the fusion of the view V whose render and depths are in R (want_depth). */
 int cs_tsdf_fuse(cs_tsdf *t, const cs_renderer *r, const cs_view *v);
 /* Extracts the slab's surface (blocks) and appends its triangles to *SOUP (*NT triangles, room
- * for *CAP; grown with realloc). */
+ * for *CAP; grown with realloc). The triangles go through a device buffer of what the memory
+ * budget leaves (at least 1024 triangles), in as many passes as that takes. */
 int cs_tsdf_extract(cs_tsdf *t, cs_soup_vertex **soup, size_t *nt, size_t *cap);
 /* Releases the slab. */
 void cs_tsdf_free(cs_tsdf *t);

@@ -203,10 +203,10 @@ static void mesh_report(const cs_mesh_opts *o, const cs_mesh_stats *st, double s
     printf("mesh: %d views, grid %dx%dx%d of %.4g (max depth %.3g, %d slab%s), bounds [%.3g %.3g %.3g] - [%.3g %.3g %.3g]\n",
            st->views, st->nx, st->ny, st->nz, st->voxel, st->max_depth, st->slabs, st->slabs > 1 ? "s" : "",
            st->bounds[0], st->bounds[1], st->bounds[2], st->bounds[3], st->bounds[4], st->bounds[5]);
-    printf("mesh: %zu triangles extracted, %zu after welding (%zu vertices); written %zu triangles, %zu vertices, "
-           "%.1f MiB, %zu open edges, %zu non-manifold\n",
-           st->soup_tris, st->welded_tris, st->welded_vertices, st->triangles, st->vertices, st->file_bytes / 1048576.0,
-           st->boundary_edges, st->nonmanifold_edges);
+    printf("mesh: %zu triangles extracted (%d emission pass%s), %zu after welding (%zu vertices); written %zu triangles, "
+           "%zu vertices, %.1f MiB, %zu open edges, %zu non-manifold\n",
+           st->soup_tris, st->passes, st->passes == 1 ? "" : "es", st->welded_tris, st->welded_vertices, st->triangles,
+           st->vertices, st->file_bytes / 1048576.0, st->boundary_edges, st->nonmanifold_edges);
     printf("mesh: fuse %.2f s, extract %.2f s, weld %.2f s, simplify %.2f s (error %.2g), write %.2f s; total %.2f s; "
            "peak device memory %.1f MiB (accounted)\n",
            st->secs_fuse, st->secs_extract, st->secs_weld, st->secs_simplify, st->simplify_error, st->secs_write, secs,

@@ -98,6 +98,19 @@ static int plan_grid(cs_cl *cl, const cs_mesh_opts *o, cs_mesh_stats *st, cs_tsd
     return 0;
 }
 
+/* renders the first training view, so the renderer's pool is allocated before the volume takes
+   its share of the budget */
+static int first_view(cs_viewer *w, const cs_scene *scene, int degree)
+{
+    for (int i = 0; i < scene->n_cams; i++) {
+        if (scene->cams[i].is_test) continue;
+        cs_view v;
+        cs_view_from_camera(&scene->cams[i], &v);
+        return cs_render_forward_sync(&w->r, &w->m, &v, degree, scene->background);
+    }
+    return 0;
+}
+
 /* fuses every training view into slab T; the renderer of W makes each view's depths */
 static int fuse_views(cs_viewer *w, const cs_scene *scene, int degree, cs_tsdf *t, int *views)
 {
@@ -128,6 +141,7 @@ static int fuse_and_extract(cs_cl *cl, cs_viewer *w, const cs_scene *scene, int 
         }
         double t1 = cs_now();
         int rc = cs_tsdf_extract(&t, soup, nt, &cap);
+        st->passes += t.passes;
         cs_tsdf_free(&t);
         st->secs_fuse += t1 - t0, st->secs_extract += cs_now() - t1;
         st->slabs++;
@@ -169,7 +183,10 @@ int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const 
     w.r.want_depth = 1;
     cs_soup_vertex *soup = NULL;
     size_t nt = 0;
-    int rc = plan_grid(cl, o, st, &g, &L) || fuse_and_extract(cl, &w, scene, s->sh_degree, &g, L, &soup, &nt, st) ? -1 : 0;
+    int rc = first_view(&w, scene, s->sh_degree) || plan_grid(cl, o, st, &g, &L) ||
+                     fuse_and_extract(cl, &w, scene, s->sh_degree, &g, L, &soup, &nt, st)
+                 ? -1
+                 : 0;
     st->peak_device = cl->mem.window_peak;
     cs_viewer_close(&w, cl);
     if (!rc) rc = finish_mesh(soup, o, st);

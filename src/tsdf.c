@@ -75,14 +75,24 @@ int cs_tsdf_extract(cs_tsdf *t, cs_soup_vertex **soup, size_t *nt, size_t *cap)
         cs_scan(cl, t->k, &t->scan, &t->count, cells + 1, -1) ||
         cs_buf_read(cl, &t->count, (size_t)cells * 4, 4, &total))
         return -1;
-    size_t tri_bytes = (size_t)total * CS_TSDF_TRI_BYTES;
     if (total == 0) return 0;
-    if (soup_room(soup, *nt, total, cap) ||
-        cs_buf_alloc(cl, &t->tris, CS_MEM_OTHER, tri_bytes, "extracted triangles") ||
-        cs_cl_run(cl, t->k->mc_emit, -1, 1, &gs, &l, CS_ARG(g->nx), CS_ARG(g->ny), CS_ARG(t->layers), CS_ARG(t->z0),
-                  CS_ARG(grid), CS_ARG(t->tsdf.mem), CS_ARG(t->colour.mem), CS_ARG(t->count.mem), CS_ARG(t->tris.mem)) ||
-        cs_buf_read(cl, &t->tris, 0, tri_bytes, *soup + 3 * *nt))
-        return -1;
+    if (soup_room(soup, *nt, total, cap)) return -1;
+    /* the triangles in passes of what the memory budget and the largest allocation allow */
+    size_t room = cl->mem.budget != (size_t)-1 && cl->mem.budget > cl->mem.cur_total ? cl->mem.budget - cl->mem.cur_total
+                                                                                       : cl->max_alloc;
+    if (room > cl->max_alloc) room = cl->max_alloc;
+    cl_uint per = (cl_uint)(room / CS_TSDF_TRI_BYTES < total ? room / CS_TSDF_TRI_BYTES : total);
+    if (per < 1024) per = total < 1024 ? total : 1024;
+    if (cs_buf_alloc(cl, &t->tris, CS_MEM_OTHER, (size_t)per * CS_TSDF_TRI_BYTES, "extracted triangles")) return -1;
+    for (cl_uint lo = 0; lo < total; lo += per) {
+        cl_uint hi = total - lo < per ? total : lo + per;
+        if (cs_cl_run(cl, t->k->mc_emit, -1, 1, &gs, &l, CS_ARG(g->nx), CS_ARG(g->ny), CS_ARG(t->layers), CS_ARG(t->z0),
+                      CS_ARG(grid), CS_ARG(t->tsdf.mem), CS_ARG(t->colour.mem), CS_ARG(t->count.mem), CS_ARG(lo),
+                      CS_ARG(hi), CS_ARG(t->tris.mem)) ||
+            cs_buf_read(cl, &t->tris, 0, (size_t)(hi - lo) * CS_TSDF_TRI_BYTES, *soup + 3 * (*nt + lo)))
+            return -1;
+        t->passes++;
+    }
     *nt += total;
     cs_buf_free(cl, &t->tris);
     return 0;

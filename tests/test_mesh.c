@@ -41,16 +41,23 @@ static int fill_sphere(cs_tsdf *t, const float c[3], float radius)
     return rc;
 }
 
-/* the sphere meshed in slabs of LAYERS layers into M */
+/* the sphere meshed in slabs of LAYERS layers into M; TRI_ROOM > 0: the memory budget leaves
+   room for about that many triangles at the emission, *PASSES counts its passes */
 static int sphere_mesh(cs_cl *cl, const cs_kernels *k, const cs_tsdf_grid *g, const float c[3], float radius, int layers,
-                       cs_mesh *m)
+                       size_t tri_room, int *passes, cs_mesh *m)
 {
     cs_soup_vertex *soup = NULL;
     size_t nt = 0, cap = 0;
+    *passes = 0;
     for (int z0 = 0; z0 < g->nz - 1; z0 += layers - 1) {
         int L = g->nz - z0 < layers ? g->nz - z0 : layers;
         cs_tsdf t;
-        int rc = cs_tsdf_begin(&t, cl, k, g, z0, L) || fill_sphere(&t, c, radius) || cs_tsdf_extract(&t, &soup, &nt, &cap);
+        int rc = cs_tsdf_begin(&t, cl, k, g, z0, L) || fill_sphere(&t, c, radius);
+        /* the scan's block sums come out of the budget too: a sixteenth of the counts is ample */
+        if (tri_room) cl->mem.budget = cl->mem.cur_total + tri_room * CS_TSDF_TRI_BYTES + t.count.bytes / 16 + 65536;
+        rc = rc || cs_tsdf_extract(&t, &soup, &nt, &cap);
+        cl->mem.budget = (size_t)-1;
+        *passes += t.passes;
         cs_tsdf_free(&t);
         if (rc) return free(soup), -1;
     }
@@ -77,9 +84,11 @@ int test_marching_sphere(void)
     uint64_t rs = test_seed() ^ 0x3e54;
     cs_tsdf_grid g = {40, 37, 35, {-1.f, -0.9f, -0.85f}, 0.05f, 0.2f, 10.f, 0};
     float c[3] = {(float)(-0.05 + 0.1 * test_rand(&rs)), (float)(0.05 * test_rand(&rs)), 0.f}, radius = 0.61f;
-    cs_mesh one, three;
-    CHECK_OK(sphere_mesh(&cl, &k, &g, c, radius, g.nz, &one));
-    CHECK_OK(sphere_mesh(&cl, &k, &g, c, radius, 13, &three));
+    cs_mesh one, three, tight;
+    int passes, tight_passes;
+    CHECK_OK(sphere_mesh(&cl, &k, &g, c, radius, g.nz, 0, &passes, &one));
+    CHECK_OK(sphere_mesh(&cl, &k, &g, c, radius, 13, 0, &passes, &three));
+    CHECK_OK(sphere_mesh(&cl, &k, &g, c, radius, g.nz, 5000, &tight_passes, &tight));
     double worst = 0, vol = 0;
     for (size_t v = 0; v < one.nv; v++) {
         const float *p = &one.pos[3 * v];
@@ -104,6 +113,12 @@ int test_marching_sphere(void)
     CHECK(three.nv == one.nv && three.nt == one.nt, "slabs: %zu/%zu vs one %zu/%zu", three.nv, three.nt, one.nv, one.nt);
     cs_mesh_edge_counts(&three, &open, &nonman);
     CHECK(open == 0 && nonman == 0, "slabs leave %zu open edges, %zu non-manifold", open, nonman);
+    /* a budget with room for 5000 triangles: the same mesh, emitted in passes */
+    printf("  room for 5000 triangles: %d emission passes, %zu vertices, %zu triangles\n", tight_passes, tight.nv, tight.nt);
+    CHECK(tight_passes >= 3 && tight.nv == one.nv && tight.nt == one.nt &&
+              !memcmp(tight.pos, one.pos, 12 * one.nv) && !memcmp(tight.tri, one.tri, 12 * one.nt),
+          "emitted in %d passes: %zu/%zu vs %zu/%zu", tight_passes, tight.nv, tight.nt, one.nv, one.nt);
+    cs_mesh_free(&tight);
     /* the budget: half the triangles, still closed to within meshoptimizer's error */
     float err;
     CHECK_OK(cs_mesh_simplify(&one, one.nt / 2, &err));
