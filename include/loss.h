@@ -37,7 +37,9 @@ int cs_loss_metrics(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, int
 int cs_loss_read(cs_loss *l, int slot, int W, int H, float lambda, cs_metrics *m, double *loss);
 /* Frees the per-image scratch (the sums slots stay). */
 void cs_loss_trim(cs_loss *l);
-/* Scratch bytes per pixel of the largest image (for the memory plan). */
+/* Scratch bytes per pixel of the largest image (for the memory plan): training (the loss and
+ * its gradient), and metrics alone (what an evaluation allocates). */
 size_t cs_loss_bytes_per_pixel(void);
+size_t cs_loss_metric_bytes_per_pixel(void);
 
 #endif

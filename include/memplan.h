@@ -22,7 +22,9 @@ typedef struct {
     cs_row_bytes rows;            /* the model's bytes per Gaussian by category */
     size_t bytes_per_gaussian;    /* sum of rows */
     size_t scratch_per_gaussian;  /* the renderer's, at CS_PLAN_PAIRS_PER_GAUSSIAN pairs */
-    size_t fixed_bytes;           /* per-pixel scratch of the largest view + resident images */
+    size_t fixed_bytes;           /* per-pixel scratch of the largest view + resident images + LPIPS */
+    size_t lpips_bytes;           /* LPIPS's weights and scratch (0: no LPIPS in this run) */
+    size_t max_pixels, max_tiles; /* the largest view's */
     size_t image_bytes;           /* the training images if all were on the device */
     int residency;                /* CS_RES_DEVICE / HOST / LAZY (auto resolved) */
     char residency_why[256];      /* the choice and its reason, for the user */
@@ -31,14 +33,17 @@ typedef struct {
     size_t peak_bytes;            /* mcmc: the planned peak (fixed + cap x (rows + scratch)) */
 } cs_mem_plan;
 
-/* Plans for the training views TRAIN of SCENE under MEM (budget, cap), DENS (the MCMC
- * strategy's budget: every row and its scratch allocated for the cap, no spare) and DATA's residency,
- * with the kernels' options O, on a device of DEVICE_BYTES. Residency auto: device when the
- * decoded images take at most a third of the budget, else host when they take at most half of
- * the host memory available now (/proc/meminfo), else lazy. */
-void cs_mem_plan_make(const cs_memory_cfg *mem, const cs_data_cfg *data, const cs_densify_cfg *dens,
-                      const cs_kernel_opts *o, size_t device_bytes, const cs_scene *scene, const int *train, int n_train,
-                      cs_mem_plan *p);
+/* Plans the run of CFG (budget, cap; densify.strategy mcmc: every row and its scratch allocated
+ * for the cap, no spare; residency; LPIPS's scratch when its weights are found and there are
+ * views to evaluate) on SCENE's training views of SPLIT, with the kernels' options O, on a device
+ * of DEVICE_BYTES. Residency auto: device when the decoded images take at most a third of the
+ * budget, else host when they take at most half of the host memory available now
+ * (/proc/meminfo), else lazy. */
+void cs_mem_plan_make(const cs_config *cfg, const cs_kernel_opts *o, size_t device_bytes, const cs_scene *scene,
+                      const cs_split *split, cs_mem_plan *p);
+/* The pairs the plan reserves for the renderer of an MCMC run: the cap at
+ * CS_PLAN_PAIRS_PER_GAUSSIAN with CS_PAIR_MARGIN. */
+size_t cs_mem_plan_pairs(const cs_mem_plan *p);
 /* Bytes of a run at GAUSSIANS under plan P: the fixed part, the rows with the model's x1.5
  * spare capacity, and the renderer's scratch (what max_gaussians is computed from). */
 size_t cs_mem_plan_bytes_at(const cs_mem_plan *p, int gaussians);

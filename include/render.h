@@ -45,6 +45,7 @@ typedef struct {
     int redone;       /* forward passes redone after an overflow (a statistic) */
     int tiles_x, tiles_y;
     int want_depth; /* 1: forwards also write depth_img (rasterize_fwd_depth) */
+    int pinned;     /* cs_renderer_pin: the pool is allocated once and trims keep it */
 } cs_renderer;
 
 /* The kernels' view of a camera: float pose, centre and intrinsics. */
@@ -74,8 +75,13 @@ int cs_render_read_depth(cs_renderer *r, int W, int H, float *depth);
 /* cs_render_read_image, written as a PNG atomically. */
 int cs_render_save_png(cs_renderer *r, int W, int H, const char *path);
 /* Releases all scratch (waiting for a pair-count read in flight); the next view allocates
- * exactly what it needs. */
+ * exactly what it needs. A pinned pool is kept. */
 void cs_renderer_trim(cs_renderer *r);
+/* Allocates the whole pool now for N Gaussians, views of at most PIXELS pixels and TILES
+ * tiles, and PAIRS pairs (with the sort's scratch), and pins it: trims keep it, so the pool's
+ * memory is known from the start and never changes unless a view needs more pairs (then the
+ * pair buffers grow as without a pin). Launch sizes still follow the pair counts seen. */
+int cs_renderer_pin(cs_renderer *r, size_t N, size_t pixels, size_t tiles, size_t pairs);
 /* Bytes the pool holds now. */
 size_t cs_renderer_pool_bytes(const cs_renderer *r);
 

@@ -23,6 +23,8 @@ int cs_scan(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *data, un
  * and the host need not know the count. */
 int cs_radix_sort(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *keys, cs_buf *vals, unsigned n,
                   const cs_buf *count, int bits, int stage);
+/* Allocates now the scratch that sorts of up to N pairs and scans of up to N values need. */
+int cs_sort_reserve(cs_cl *cl, cs_sort_scratch *s, unsigned n);
 /* Frees the scratch. */
 void cs_sort_scratch_free(cs_cl *cl, cs_sort_scratch *s);
 

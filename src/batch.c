@@ -128,7 +128,7 @@ static void survey_job(job_run *r, const cs_pack_device *d)
             cs_kernel_opts ko;
             cs_kernel_opts_of(&j->cfg, &ko);
             cs_mem_plan p;
-            cs_mem_plan_make(&j->cfg.memory, &j->cfg.data, &j->cfg.densify, &ko, d->mem, &sc, sp.train, sp.n_train, &p);
+            cs_mem_plan_make(&j->cfg, &ko, d->mem, &sc, &sp, &p);
             r->plan_bytes = p.cap ? p.peak_bytes : cs_mem_plan_bytes_at(&p, p.max_gaussians);
         }
         cs_split_free(&sp);

@@ -24,10 +24,16 @@ void cs_loss_trim(cs_loss *l)
     cs_buf_free(l->cl, &l->v_img);
 }
 
+size_t cs_loss_metric_bytes_per_pixel(void)
+{
+    /* h5: 5 blurred maps of 3 channels */
+    return 5 * 3 * sizeof(float);
+}
+
 size_t cs_loss_bytes_per_pixel(void)
 {
-    /* h5: 5 blurred maps of 3 channels, dmap3: 3 derivative maps of 3 channels, v_img: 3 */
-    return (5 * 3 + 3 * 3 + 3) * sizeof(float);
+    /* and dmap3: 3 derivative maps of 3 channels, v_img: 3 */
+    return cs_loss_metric_bytes_per_pixel() + (3 * 3 + 3) * sizeof(float);
 }
 
 void cs_loss_free(cs_loss *l)

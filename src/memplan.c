@@ -49,6 +49,11 @@ static void choose_residency(cs_mem_plan *p, int res, size_t host_avail)
     }
 }
 
+size_t cs_mem_plan_pairs(const cs_mem_plan *p)
+{
+    return (size_t)((double)p->cap * CS_PLAN_PAIRS_PER_GAUSSIAN * CS_PAIR_MARGIN);
+}
+
 size_t cs_mem_plan_bytes_at(const cs_mem_plan *p, int gaussians)
 {
     return p->fixed_bytes + (size_t)(gaussians > 0 ? gaussians : 0) * per_gaussian(p);
@@ -67,10 +72,19 @@ static void plan_mcmc(const cs_densify_cfg *dens, const cs_memory_cfg *mem, cs_m
     p->peak_bytes = p->fixed_bytes + (size_t)p->cap * row;
 }
 
-void cs_mem_plan_make(const cs_memory_cfg *mem, const cs_data_cfg *data, const cs_densify_cfg *dens,
-                      const cs_kernel_opts *o, size_t device_bytes, const cs_scene *scene, const int *train, int n_train,
-                      cs_mem_plan *p)
+/* LPIPS runs at the evaluations when its weights are found and there are views to evaluate */
+static int plans_lpips(const cs_config *cfg, const cs_split *split)
 {
+    char def[1024];
+    return cs_lpips_weights_path(cfg->eval.lpips_weights, def, sizeof def) &&
+           (split->n_test > 0 || cfg->eval.train_views > 0);
+}
+
+void cs_mem_plan_make(const cs_config *cfg, const cs_kernel_opts *o, size_t device_bytes, const cs_scene *scene,
+                      const cs_split *split, cs_mem_plan *p)
+{
+    const cs_memory_cfg *mem = &cfg->memory;
+    const int *train = split->train, n_train = split->n_train;
     memset(p, 0, sizeof *p);
     p->budget = mem->vram_budget_mb > 0 ? (size_t)(mem->vram_budget_mb * 1048576.0) : (size_t)(device_bytes * 0.97);
     p->rows = cs_model_row_bytes(&o->layout);
@@ -79,24 +93,29 @@ void cs_mem_plan_make(const cs_memory_cfg *mem, const cs_data_cfg *data, const c
     p->scratch_per_gaussian =
         f.per_gaussian + (size_t)(CS_PLAN_PAIRS_PER_GAUSSIAN * CS_PAIR_MARGIN * (double)f.per_pair);
     size_t maxpx = 0;
-    int maxw = 0, maxh = 0;
+    int maxw = 0, maxh = 0, tile = o->tile > 0 ? o->tile : 16;
     for (int i = 0; i < scene->n_cams; i++) {
         const cs_camera *c = &scene->cams[i];
+        size_t tiles = (size_t)((c->width + tile - 1) / tile) * (size_t)((c->height + tile - 1) / tile);
         if ((size_t)c->width * c->height > maxpx) maxpx = (size_t)c->width * c->height;
+        if (tiles > p->max_tiles) p->max_tiles = tiles;
         maxw = c->width > maxw ? c->width : maxw, maxh = c->height > maxh ? c->height : maxh;
     }
-    /* the renderer's and the loss's per-pixel scratch and one ground-truth slot; LPIPS's
-       weights and scratch while an evaluation runs */
-    size_t per_view = maxpx * (f.per_pixel + cs_loss_bytes_per_pixel() + (size_t)cs_scene_gt_channels(scene)) +
-                      (cs_lpips_fits(maxw, maxh) ? cs_lpips_bytes(maxw, maxh) : 0);
+    p->max_pixels = maxpx;
+    /* LPIPS's weights and scratch while an evaluation runs */
+    if (plans_lpips(cfg, split) && cs_lpips_fits(maxw, maxh)) p->lpips_bytes = cs_lpips_bytes(maxw, maxh);
+    /* the renderer's per-pixel scratch and one ground-truth slot; the loss's for training, or
+       while an evaluation runs (the training's trimmed) its metrics' and LPIPS's */
+    size_t train_loss = maxpx * cs_loss_bytes_per_pixel(), eval = maxpx * cs_loss_metric_bytes_per_pixel() + p->lpips_bytes;
+    size_t per_view = maxpx * (f.per_pixel + (size_t)cs_scene_gt_channels(scene)) + (train_loss > eval ? train_loss : eval);
     p->image_bytes = cs_images_device_bytes(scene, CS_RES_DEVICE, train, n_train);
-    choose_residency(p, data->image_residency, cs_host_mem_available());
+    choose_residency(p, cfg->data.image_residency, cs_host_mem_available());
     p->fixed_bytes = per_view + cs_images_device_bytes(scene, p->residency, train, n_train);
     /* the model keeps x1.5 spare rows when it grows */
     long fit = p->budget > p->fixed_bytes ? (long)((p->budget - p->fixed_bytes) / per_gaussian(p)) : 0;
     p->max_gaussians = fit > 2000000000L ? 2000000000 : (int)fit;
     if (mem->max_gaussians > 0 && mem->max_gaussians < p->max_gaussians) p->max_gaussians = mem->max_gaussians;
-    if (dens->strategy == CS_STRATEGY_MCMC) plan_mcmc(dens, mem, p);
+    if (cfg->densify.strategy == CS_STRATEGY_MCMC) plan_mcmc(&cfg->densify, mem, p);
 }
 
 void cs_mem_plan_print(const cs_mem_plan *p, FILE *out)

@@ -51,7 +51,7 @@ static int wait_total(cs_renderer *r)
     return 0;
 }
 
-void cs_renderer_trim(cs_renderer *r)
+static void release_pool(cs_renderer *r)
 {
     wait_total(r); /* normally done by cs_render_confirm already; the pool is released either way */
     cs_buf *all[] = POOL_LIST(r);
@@ -71,7 +71,20 @@ size_t cs_renderer_pool_bytes(const cs_renderer *rc)
     return s;
 }
 
-void cs_renderer_free(cs_renderer *r) { cs_renderer_trim(r); }
+void cs_renderer_trim(cs_renderer *r)
+{
+    if (r->pinned) {
+        wait_total(r);
+        return;
+    }
+    release_pool(r);
+}
+
+void cs_renderer_free(cs_renderer *r)
+{
+    release_pool(r);
+    r->pinned = 0;
+}
 
 cs_render_footprint cs_renderer_footprint(const cs_kernel_opts *o)
 {
@@ -113,17 +126,37 @@ static void tile_launch(const cs_renderer *r, size_t gt[2], size_t lt[2])
 }
 
 /* per-view buffers that do not depend on the pair count */
-static int reserve_view(cs_renderer *r, size_t N, int W, int H)
+static int reserve_view(cs_renderer *r, size_t N, size_t px, size_t tiles)
 {
     return reserve(r, &r->xy, N * 8, "projected means") || reserve(r, &r->conic_opacity, N * 16, "conics") ||
            reserve(r, &r->rgb, N * 12, "colours") || reserve(r, &r->depth, N * 4, "depths") ||
            reserve(r, &r->radii, N * 4, "radii") || reserve(r, &r->touched, N * 4, "tiles touched") ||
            reserve(r, &r->offsets, N * 4, "pair offsets") || reserve(r, &r->clamped, N * 4, "colour clamp mask") ||
            reserve(r, &r->total, 16, "pair count") ||
-           reserve(r, &r->ranges, (size_t)r->tiles_x * r->tiles_y * 8, "tile ranges") ||
-           reserve(r, &r->img, (size_t)3 * W * H * 4, "rendered image") ||
-           reserve(r, &r->final_T, (size_t)W * H * 4, "final transmittance") ||
-           reserve(r, &r->n_contrib, (size_t)W * H * 4, "last contributor");
+           reserve(r, &r->ranges, tiles * 8, "tile ranges") || reserve(r, &r->img, 3 * px * 4, "rendered image") ||
+           reserve(r, &r->final_T, px * 4, "final transmittance") ||
+           reserve(r, &r->n_contrib, px * 4, "last contributor");
+}
+
+/* the pair buffers for CAP pairs */
+static int reserve_pairs(cs_renderer *r, size_t cap)
+{
+    return reserve(r, &r->keys, cap * 4, "sort keys") || reserve(r, &r->pair_ids, cap * 4, "pair values") ||
+           (r->k->opts.deterministic && reserve(r, &r->pair_gid, cap * 4, "pair Gaussians")) ? -1 : 0;
+}
+
+int cs_renderer_pin(cs_renderer *r, size_t N, size_t pixels, size_t tiles, size_t pairs)
+{
+    if (pairs > 0xfffff000u) pairs = 0xfffff000u;
+    size_t sorted = pairs > N ? pairs : N;
+    int det = r->k->opts.deterministic;
+    if (reserve_view(r, N, pixels, tiles) || reserve(r, &r->depth_keys, N * 4, "depth keys") ||
+        reserve(r, &r->order, N * 4, "depth order") || reserve(r, &r->v_2d, N * CS_V2D_W * 4, "2D gradients") ||
+        reserve_pairs(r, pairs) || (det && reserve(r, &r->v_pair, pairs * CS_V2D_W * 4, "per-pair gradients")) ||
+        cs_sort_reserve(r->cl, &r->sort, (unsigned)sorted))
+        return -1;
+    r->pinned = 1;
+    return 0;
 }
 
 /* project_fwd: 2D means, conics, colours, depths, radii and tiles touched per Gaussian */
@@ -176,9 +209,7 @@ static int bin_pairs(cs_renderer *r, int n)
         r->pair_cap = (unsigned)(want < 256 ? 256 : want > 0xfffff000u ? 0xfffff000u : want);
     }
     unsigned cap = r->pair_cap;
-    if (reserve(r, &r->keys, (size_t)cap * 4, "sort keys") || reserve(r, &r->pair_ids, (size_t)cap * 4, "pair values") ||
-        (k->opts.deterministic && reserve(r, &r->pair_gid, (size_t)cap * 4, "pair Gaussians")))
-        return -1;
+    if (reserve_pairs(r, cap)) return -1;
     cl_mem pair_gid = pair_gid_arg(r);
     cl_uint zero = 0;
     if (cs_buf_fill(cl, &r->ranges, 0, (size_t)r->tiles_x * r->tiles_y * 8, &zero, 4)) return -1;
@@ -219,7 +250,8 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
     int T = r->k->opts.tile;
     r->tiles_x = (v->width + T - 1) / T;
     r->tiles_y = (v->height + T - 1) / T;
-    if (reserve_view(r, N, v->width, v->height) || project(r, m, v, active_degree) || wait_total(r)) return -1;
+    size_t px = (size_t)v->width * v->height, tiles = (size_t)r->tiles_x * r->tiles_y;
+    if (reserve_view(r, N, px, tiles) || project(r, m, v, active_degree) || wait_total(r)) return -1;
     r->total_host = 0;
     if (m->n > 0 && depth_order(r, m->n, N)) return -1;
     return bin_pairs(r, m->n) || rasterize(r, v, bg) ? -1 : 0;

@@ -22,10 +22,9 @@ static int scan_level(cs_cl *cl, const cs_kernels *k, cs_buf *tmp, cl_mem data, 
                      CS_ARG(sums_off));
 }
 
-int cs_scan(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *data, unsigned n, int stage)
+/* the scan of N values' block sums, every level one after the other */
+static int reserve_scan(cs_cl *cl, cs_sort_scratch *s, unsigned n)
 {
-    if (n == 0) return 0;
-    /* block sums of every level, one after the other */
     size_t need = 1;
     for (unsigned m = n;;) {
         unsigned nb = (m + CS_SORT_BLOCK - 1) / CS_SORT_BLOCK;
@@ -33,7 +32,29 @@ int cs_scan(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *data, un
         if (nb == 1) break;
         m = nb;
     }
-    if (cs_buf_reserve(cl, &s->tmp, need * 4, 0, "scan block sums")) return -1;
+    return cs_buf_reserve(cl, &s->tmp, need * 4, 0, "scan block sums");
+}
+
+/* a sort of N pairs' histograms and second key and value arrays */
+static int reserve_sort(cs_cl *cl, cs_sort_scratch *s, unsigned n)
+{
+    unsigned nb = (n + CS_SORT_BLOCK - 1) / CS_SORT_BLOCK;
+    return cs_buf_reserve(cl, &s->hist, (size_t)nb * CS_RADIX_BUCKETS * 4, 0, "radix histogram") ||
+           cs_buf_reserve(cl, &s->keys_alt, (size_t)n * 4, 0, "sort keys (alt)") ||
+           cs_buf_reserve(cl, &s->vals_alt, (size_t)n * 4, 0, "sort values (alt)");
+}
+
+int cs_sort_reserve(cs_cl *cl, cs_sort_scratch *s, unsigned n)
+{
+    unsigned nb = (n + CS_SORT_BLOCK - 1) / CS_SORT_BLOCK;
+    unsigned scanned = nb * CS_RADIX_BUCKETS > n ? nb * CS_RADIX_BUCKETS : n;
+    return n > 1 && (reserve_sort(cl, s, n) || reserve_scan(cl, s, scanned)) ? -1 : 0;
+}
+
+int cs_scan(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *data, unsigned n, int stage)
+{
+    if (n == 0) return 0;
+    if (reserve_scan(cl, s, n)) return -1;
     return scan_level(cl, k, &s->tmp, data->mem, 0, n, 0, stage);
 }
 
@@ -45,10 +66,7 @@ int cs_radix_sort(cs_cl *cl, const cs_kernels *k, cs_sort_scratch *s, cs_buf *ke
     cl_mem cnt = count ? count->mem : keys->mem;
     if (n <= 1) return 0;
     unsigned nb = (n + CS_SORT_BLOCK - 1) / CS_SORT_BLOCK;
-    if (cs_buf_reserve(cl, &s->hist, (size_t)nb * CS_RADIX_BUCKETS * 4, 0, "radix histogram") ||
-        cs_buf_reserve(cl, &s->keys_alt, (size_t)n * 4, 0, "sort keys (alt)") ||
-        cs_buf_reserve(cl, &s->vals_alt, (size_t)n * 4, 0, "sort values (alt)"))
-        return -1;
+    if (reserve_sort(cl, s, n)) return -1;
     int passes = (bits + CS_RADIX_BITS - 1) / CS_RADIX_BITS;
     cs_buf *ki = keys, *vi = vals, *ko = &s->keys_alt, *vo = &s->vals_alt;
     size_t g = (size_t)nb * CS_SORT_WG, l = CS_SORT_WG;

@@ -132,8 +132,7 @@ static int trainer_open(trainer *t, cs_cl *cl, const cs_config *user, const cs_s
     int stale = cs_remove_stale_temps(t->out);
     if (stale) printf("removed %d temporary files that an earlier, killed run left in %s\n", stale, t->out);
     if (write_run_files(t) || open_kernels(t, ko)) return -1;
-    cs_mem_plan_make(&cfg->memory, &cfg->data, &cfg->densify, ko, cl->global_mem, t->scene, t->split.train, t->split.n_train,
-                     &t->plan);
+    cs_mem_plan_make(cfg, ko, cl->global_mem, t->scene, &t->split, &t->plan);
     cs_mem_plan_print(&t->plan, stdout);
     cl->mem.budget = t->plan.budget;
     if (cs_images_init(&t->images, cl, t->scene, t->plan.residency, t->split.train, t->split.n_train,
@@ -376,6 +375,8 @@ static int write_memory_json(trainer *t)
     json_object_set_new(o, "pool_bytes", json_integer((json_int_t)cs_renderer_pool_bytes(&t->r)));
     /* forward passes redone because the pairs outgrew buffers sized from earlier views */
     json_object_set_new(o, "passes_redone", json_integer(t->r.redone));
+    /* a pinned pool (mcmc) is never trimmed: the most pairs any view of the run needed */
+    if (t->r.pinned) json_object_set_new(o, "pairs_peak", json_integer(t->r.pairs_seen_max));
     if (t->dm.lib) {
         cs_driver_mem_sample(&t->dm);
         json_object_set_new(o, "driver_peak_bytes", json_integer((json_int_t)t->dm.peak));
@@ -435,6 +436,10 @@ static int finish(trainer *t, int start)
         printf("; decoded on %d threads: %d ahead, %d late", t->images.decode_threads, ahead, late);
     }
     printf("\n");
+    if (t->plan.cap && cl->mem.peak_total > t->plan.peak_bytes + t->plan.peak_bytes / 100 * 3)
+        printf("note: the peak passed the plan's %.1f MiB: the views needed %u pairs, the plan reserves %zu (%d a "
+               "Gaussian)\n", t->plan.peak_bytes / 1048576.0, t->r.pairs_seen_max, cs_mem_plan_pairs(&t->plan),
+               CS_PLAN_PAIRS_PER_GAUSSIAN);
     if (write_memory_json(t)) return -1;
     print_outputs(t);
     return write_result_json(t);
@@ -459,7 +464,7 @@ static void trainer_close(trainer *t)
 
 /* ---- the loop ---------------------------------------------------------------------------- */
 
-/* MCMC: every row and the sampling scratch allocated for the cap now, nothing later. */
+/* MCMC: every row, the sampling scratch and the renderer's pool allocated for the cap now. */
 static int setup_mcmc(trainer *t)
 {
     const cs_mem_plan *p = &t->plan;
@@ -472,7 +477,11 @@ static int setup_mcmc(trainer *t)
                        "fewer random points: optim.init_random, optim.random_init_points)",
                        t->m.n, p->cap);
     t->m.max_rows = p->cap;
-    return cs_model_reserve(t->cl, &t->m, p->cap) || cs_mcmc_init(t->cl, &t->mc, p->cap) ? -1 : 0;
+    /* and the renderer's pool, at the plan's pairs: the plan is the peak from the start */
+    return cs_model_reserve(t->cl, &t->m, p->cap) || cs_mcmc_init(t->cl, &t->mc, p->cap) ||
+                   cs_renderer_pin(&t->r, (size_t)p->cap, p->max_pixels, p->max_tiles, cs_mem_plan_pairs(p))
+               ? -1
+               : 0;
 }
 
 int cs_train(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_train_opts *opt)

@@ -226,8 +226,8 @@ int test_resume_identical_mcmc(void) { return resume_identical("_mcmc", CS_STRAT
 
 /* MCMC on the demo scene: from 1000 random points the count rises by 5% a refinement to the
  * cap and never past it at any logged iteration; the arrays are allocated once for the cap
- * (the parameter arrays hold exactly cap rows from the start) and the accounted peak stays
- * under the plan's. Test PSNR is printed beside the default strategy's at the same count. */
+ * (the parameter arrays hold exactly cap rows from the start) and the accounted peak is the
+ * plan's within 3%. Test PSNR is printed beside the default strategy's at the same count. */
 int test_mcmc_train(void)
 {
     char data[600], out[600], p[800];
@@ -276,7 +276,9 @@ int test_mcmc_train(void)
         CHECK(params == (long)cap * 236, "parameter arrays peaked at %ld rows, not the cap %d", params / 236, cap);
         CHECK(labs(rows_bytes - plan_rows) < plan_rows / 100, "model and sampling rows peaked at %ld bytes, planned %ld",
               rows_bytes, plan_rows);
-        CHECK(measured <= planned, "accounted peak %ld bytes over the plan's %ld", measured, planned);
+        /* the renderer's pool is pinned at the plan's pairs: the plan is the peak */
+        CHECK(labs(measured - planned) <= planned * 3 / 100, "accounted peak %ld bytes, planned %ld: off by %.1f%%",
+              measured, planned, 100.0 * (measured - planned) / planned);
     }
     printf("  test PSNR at 300 iterations with at most %d Gaussians: default %.2f dB, mcmc %.2f dB\n", cap, psnr[0],
            psnr[1]);
