@@ -40,6 +40,8 @@ typedef struct {
     double voxel, max_depth, trunc, volume_mb;
     int grid, max_triangles;
     const char *depth;
+    bool psnr;                    /* mesh --psnr (--renders sets it too) */
+    const char *renders;          /* mesh --renders DIR */
     const char *argv0;
     /* batch: the job list, or scene folders; metrics: the two images */
     const char *positional[CS_MAX_POSITIONAL];

@@ -30,6 +30,12 @@ int cs_mesh_simplify(cs_mesh *m, size_t max_tris, float *error);
 int cs_mesh_write_ply(const char *path, const cs_mesh *m);
 /* Edges used by one triangle only (0: closed) and edges used by more than two (0: manifold). */
 void cs_mesh_edge_counts(const cs_mesh *m, size_t *boundary, size_t *nonmanifold);
+/* The edges used by one triangle only, as vertex pairs (v: 2 n, the caller frees it). */
+typedef struct {
+    uint32_t *v;
+    size_t n;
+} cs_mesh_edge_list;
+int cs_mesh_open_edges(const cs_mesh *m, cs_mesh_edge_list *out);
 void cs_mesh_free(cs_mesh *m);
 
 #endif

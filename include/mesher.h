@@ -12,6 +12,7 @@
 
 #include "cl_runtime.h"
 #include "config.h"
+#include "mesh_eval.h"
 #include "scene.h"
 #include "splats.h"
 
@@ -24,6 +25,8 @@ typedef struct {
     double max_depth;      /* 0: twice the cameras' largest distance from their centroid */
     double trunc_voxels;   /* truncation in voxels */
     double volume_mb;      /* the largest slab of the volume, MiB; 0: half of what the memory budget leaves */
+    int psnr;              /* compare the written mesh with the test photos (mesh_eval.h) */
+    const char *renders;   /* and write its drawings there (NULL: not) */
 } cs_mesh_opts;
 
 #define CS_MESH_DEFAULT_RESOLUTION 512
@@ -37,6 +40,7 @@ typedef struct {
     size_t peak_device;  /* accounted bytes at the peak (model, renderer, slab, triangles) */
     float simplify_error;
     double secs_fuse, secs_extract, secs_weld, secs_simplify, secs_write;
+    cs_mesh_eval_result eval; /* with opts.psnr */
 } cs_mesh_stats;
 
 /* Meshes S (a model of SCENE) as O says, writes O->out_path, fills ST. */

@@ -191,6 +191,7 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     o->out_path = out;
     o->voxel = a->voxel, o->resolution = a->grid, o->max_triangles = a->max_triangles;
     o->max_depth = a->max_depth, o->trunc_voxels = a->trunc, o->volume_mb = a->volume_mb;
+    o->psnr = a->psnr, o->renders = a->renders;
     if (a->voxel > 0 && a->grid > 0) return USAGE_ERROR("mesh: --voxel and --grid both set the voxel size; give one");
     if (a->depth && strcmp(a->depth, "median") && strcmp(a->depth, "mean"))
         return USAGE_ERROR("mesh --depth %s: median or mean", a->depth);
@@ -211,6 +212,10 @@ static void mesh_report(const cs_mesh_opts *o, const cs_mesh_stats *st, double s
            "peak device memory %.1f MiB (accounted)\n",
            st->secs_fuse, st->secs_extract, st->secs_weld, st->secs_simplify, st->simplify_error, st->secs_write, secs,
            st->peak_device / 1048576.0);
+    if (o->psnr)
+        printf("mesh: drawn at %d %s views: PSNR %.2f dB (lowest %.2f), %.1f%% of the pixels covered, in %.2f s%s%s\n",
+               st->eval.views, st->eval.split, st->eval.psnr, st->eval.psnr_min, 100 * st->eval.coverage,
+               st->eval.secs, o->renders ? "; drawings in " : "", o->renders ? o->renders : "");
     printf("mesh written to %s\n", o->out_path);
 }
 

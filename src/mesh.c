@@ -121,18 +121,26 @@ static int edge_cmp(const void *a, const void *b)
     return *x < *y ? -1 : *x > *y;
 }
 
-void cs_mesh_edge_counts(const cs_mesh *m, size_t *boundary, size_t *nonmanifold)
+/* every triangle's edges as (low << 32 | high) vertex pairs, sorted: 3 nt of them, or NULL */
+static uint64_t *sorted_edges(const cs_mesh *m)
 {
-    *boundary = *nonmanifold = 0;
     uint64_t *e = malloc(sizeof(uint64_t) * 3 * (m->nt ? m->nt : 1));
-    if (!e) return;
+    if (!e) return NULL;
     for (size_t t = 0; t < m->nt; t++)
         for (int k = 0; k < 3; k++) {
             uint64_t a = m->tri[3 * t + k], b = m->tri[3 * t + (k + 1) % 3];
             e[3 * t + k] = a < b ? a << 32 | b : b << 32 | a;
         }
+    qsort(e, 3 * m->nt, sizeof *e, edge_cmp);
+    return e;
+}
+
+void cs_mesh_edge_counts(const cs_mesh *m, size_t *boundary, size_t *nonmanifold)
+{
+    *boundary = *nonmanifold = 0;
+    uint64_t *e = sorted_edges(m);
+    if (!e) return;
     size_t n = 3 * m->nt;
-    qsort(e, n, sizeof *e, edge_cmp);
     for (size_t i = 0; i < n;) {
         size_t j = i;
         while (j < n && e[j] == e[i]) j++;
@@ -141,4 +149,27 @@ void cs_mesh_edge_counts(const cs_mesh *m, size_t *boundary, size_t *nonmanifold
         i = j;
     }
     free(e);
+}
+
+int cs_mesh_open_edges(const cs_mesh *m, cs_mesh_edge_list *out)
+{
+    size_t boundary, nonmanifold;
+    cs_mesh_edge_counts(m, &boundary, &nonmanifold);
+    uint64_t *e = sorted_edges(m);
+    out->n = 0;
+    out->v = malloc(sizeof(uint32_t) * 2 * (boundary ? boundary : 1));
+    if (!e || !out->v) {
+        free(e), free(out->v);
+        out->v = NULL;
+        return cs_fail("out of host memory listing the edges of %zu triangles", m->nt);
+    }
+    size_t n = 3 * m->nt;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && e[j] == e[i]) j++;
+        if (j - i == 1) out->v[2 * out->n] = (uint32_t)(e[i] >> 32), out->v[2 * out->n + 1] = (uint32_t)e[i], out->n++;
+        i = j;
+    }
+    free(e);
+    return 0;
 }

@@ -151,7 +151,7 @@ static int fuse_and_extract(cs_cl *cl, cs_viewer *w, const cs_scene *scene, int 
     return 0;
 }
 
-static int finish_mesh(cs_soup_vertex *soup, const cs_mesh_opts *o, cs_mesh_stats *st)
+static int finish_mesh(cs_soup_vertex *soup, const cs_scene *scene, const cs_mesh_opts *o, cs_mesh_stats *st)
 {
     cs_mesh m;
     double t0 = cs_now();
@@ -166,6 +166,7 @@ static int finish_mesh(cs_soup_vertex *soup, const cs_mesh_opts *o, cs_mesh_stat
     cs_mesh_edge_counts(&m, &st->boundary_edges, &st->nonmanifold_edges);
     struct stat sb;
     st->file_bytes = !rc && stat(o->out_path, &sb) == 0 ? (size_t)sb.st_size : 0;
+    if (!rc && o->psnr) rc = cs_mesh_eval(&m, scene, o->renders, &st->eval);
     cs_mesh_free(&m);
     return rc;
 }
@@ -189,7 +190,7 @@ int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const 
                  : 0;
     st->peak_device = cl->mem.window_peak;
     cs_viewer_close(&w, cl);
-    if (!rc) rc = finish_mesh(soup, o, st);
+    if (!rc) rc = finish_mesh(soup, scene, o, st);
     free(soup);
     return rc;
 }

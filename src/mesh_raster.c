@@ -1,0 +1,104 @@
+/* mesh_raster: the host rasterizer of clsplat mesh --eval. */
+#include "mesh_raster.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "util.h"
+
+typedef struct {
+    int W, H;
+    float *depth; /* (H, W), +inf where nothing is drawn */
+    float *rgb;   /* (H, W, 3) */
+} target;
+
+/* twice the signed area of (a, b, p) */
+static float edge(const float *a, const float *b, float px, float py)
+{
+    return (b[0] - a[0]) * (py - a[1]) - (b[1] - a[1]) * (px - a[0]);
+}
+
+/* a pixel index in [0, n - 1] from a whole float of any size */
+static int clamp_px(float f, int n)
+{
+    return f < 0.f ? 0 : f > (float)(n - 1) ? n - 1 : (int)f;
+}
+
+/* draws triangle T whose corners project to P (u, v, z each) with colours COL */
+static void draw_triangle(target *tg, const float *p[3], const uint8_t *col[3])
+{
+    float area = edge(p[0], p[1], p[2][0], p[2][1]);
+    if (area == 0.f || !isfinite(area)) return;
+    float lo_u = fminf(p[0][0], fminf(p[1][0], p[2][0])), hi_u = fmaxf(p[0][0], fmaxf(p[1][0], p[2][0]));
+    float lo_v = fminf(p[0][1], fminf(p[1][1], p[2][1])), hi_v = fmaxf(p[0][1], fmaxf(p[1][1], p[2][1]));
+    /* pixel i covers [i, i + 1) with its centre at i + 0.5 */
+    int x0 = clamp_px(ceilf(lo_u - 0.5f), tg->W), x1 = clamp_px(floorf(hi_u - 0.5f), tg->W);
+    int y0 = clamp_px(ceilf(lo_v - 0.5f), tg->H), y1 = clamp_px(floorf(hi_v - 0.5f), tg->H);
+    if (lo_u - 0.5f > tg->W - 1 || hi_u < 0.5f || lo_v - 0.5f > tg->H - 1 || hi_v < 0.5f) return;
+    float iz[3] = {1.f / p[0][2], 1.f / p[1][2], 1.f / p[2][2]};
+    for (int y = y0; y <= y1; y++) {
+        float py = y + 0.5f;
+        for (int x = x0; x <= x1; x++) {
+            float px = x + 0.5f;
+            float b0 = edge(p[1], p[2], px, py) / area, b1 = edge(p[2], p[0], px, py) / area, b2 = 1.f - b0 - b1;
+            if (b0 < 0.f || b1 < 0.f || b2 < 0.f) continue;
+            float w0 = b0 * iz[0], w1 = b1 * iz[1], w2 = b2 * iz[2], s = w0 + w1 + w2, z = 1.f / s;
+            size_t i = (size_t)y * tg->W + x;
+            if (!(z < tg->depth[i])) continue;
+            tg->depth[i] = z;
+            for (int ch = 0; ch < 3; ch++) tg->rgb[3 * i + ch] = (w0 * col[0][ch] + w1 * col[1][ch] + w2 * col[2][ch]) * z;
+        }
+    }
+}
+
+/* every vertex in camera C's pixels and depth: (u, v, z), z <= NEAR marks one behind */
+static void project_vertices(const cs_mesh *m, const cs_camera *c, float *uvz)
+{
+    for (size_t i = 0; i < m->nv; i++) {
+        const float *x = m->pos + 3 * i;
+        double q[3];
+        for (int r = 0; r < 3; r++) q[r] = c->R[3 * r] * x[0] + c->R[3 * r + 1] * x[1] + c->R[3 * r + 2] * x[2] + c->t[r];
+        float *o = uvz + 3 * i;
+        o[2] = (float)q[2];
+        if (q[2] <= CS_MESH_RASTER_NEAR) continue;
+        o[0] = (float)(c->fx * q[0] / q[2] + c->cx);
+        o[1] = (float)(c->fy * q[1] / q[2] + c->cy);
+    }
+}
+
+int cs_mesh_rasterize(const cs_mesh *m, const cs_camera *c, const float bg[3], cs_image *out, double *covered)
+{
+    target tg = {c->width, c->height, NULL, NULL};
+    size_t n = (size_t)tg.W * tg.H;
+    float *uvz = malloc(sizeof(float) * 3 * (m->nv ? m->nv : 1));
+    tg.depth = malloc(sizeof(float) * (n ? n : 1));
+    tg.rgb = malloc(sizeof(float) * 3 * (n ? n : 1));
+    out->px = malloc(3 * (n ? n : 1));
+    if (!uvz || !tg.depth || !tg.rgb || !out->px) {
+        free(uvz), free(tg.depth), free(tg.rgb), free(out->px);
+        out->px = NULL;
+        return cs_fail("out of host memory rasterizing a mesh of %zu vertices at %dx%d", m->nv, tg.W, tg.H);
+    }
+    out->width = tg.W, out->height = tg.H, out->channels = 3;
+    for (size_t i = 0; i < n; i++) {
+        tg.depth[i] = INFINITY;
+        for (int ch = 0; ch < 3; ch++) tg.rgb[3 * i + ch] = bg[ch] * 255.f;
+    }
+    project_vertices(m, c, uvz);
+    for (size_t t = 0; t < m->nt; t++) {
+        const uint32_t *v = m->tri + 3 * t;
+        const float *p[3] = {uvz + 3 * v[0], uvz + 3 * v[1], uvz + 3 * v[2]};
+        if (p[0][2] <= CS_MESH_RASTER_NEAR || p[1][2] <= CS_MESH_RASTER_NEAR || p[2][2] <= CS_MESH_RASTER_NEAR) continue;
+        const uint8_t *col[3] = {m->rgb + 3 * v[0], m->rgb + 3 * v[1], m->rgb + 3 * v[2]};
+        draw_triangle(&tg, p, col);
+    }
+    size_t drawn = 0;
+    for (size_t i = 0; i < n; i++) drawn += tg.depth[i] < INFINITY;
+    if (covered) *covered = n ? (double)drawn / n : 0;
+    for (size_t i = 0; i < 3 * n; i++) {
+        float f = tg.rgb[i] + 0.5f;
+        out->px[i] = (uint8_t)(f < 0.f ? 0.f : f > 255.f ? 255.f : f);
+    }
+    free(uvz), free(tg.depth), free(tg.rgb);
+    return 0;
+}
