@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks the TensorBoard event files of a clsplat output folder with an independent decoder:
 Google's protobuf runtime (messages compiled from tb_events.proto by protoc at run time) and
-python3-crc32c for the TFRecord checksums. Checks every record's CRCs, the version record, the
+python3-crc32c for the TFRecord checksums (or the same CRC from its definition where that
+package is missing). Checks every record's CRCs, the version record, the
 scalars against train_log.jsonl (every number of every line, tag by clsplat's rule), the
 evaluation scalars against metrics.json, that images decode as PNG of the declared size, and
 that histogram buckets sum to the Gaussian count of the log line at the same step.
@@ -10,7 +11,23 @@ usage: check_events.py OUT [--files N] [--truncated-tail-ok] [--min-histograms N
 Prints a summary line; exits 1 with the first failure."""
 import glob, json, os, struct, subprocess, sys, tempfile, zlib
 
-import crc32c
+try:
+    from crc32c import crc32c
+except ImportError:
+    # python3-crc32c missing (a GPU machine without Debian's packages): the same CRC (Castagnoli,
+    # reflected polynomial 0x82F63B78) from its definition, bit by bit through a byte table
+    _TABLE = []
+    for _n in range(256):
+        _c = _n
+        for _ in range(8):
+            _c = (_c >> 1) ^ 0x82F63B78 if _c & 1 else _c >> 1
+        _TABLE.append(_c)
+
+    def crc32c(data):
+        c = 0xFFFFFFFF
+        for b in data:
+            c = _TABLE[(c ^ b) & 0xFF] ^ (c >> 8)
+        return c ^ 0xFFFFFFFF
 
 
 def fail(msg):
@@ -40,14 +57,14 @@ def records(path, truncated_ok):
             fail(f"{path}: truncated record header at byte {pos}")
         (n,) = struct.unpack_from("<Q", data, pos)
         (lcrc,) = struct.unpack_from("<I", data, pos + 8)
-        if lcrc != masked(crc32c.crc32c(data[pos:pos + 8])):
+        if lcrc != masked(crc32c(data[pos:pos + 8])):
             fail(f"{path}: length CRC mismatch at byte {pos}")
         if pos + 12 + n + 4 > len(data):
             if truncated_ok: break
             fail(f"{path}: truncated record at byte {pos}")
         body = data[pos + 12:pos + 12 + n]
         (dcrc,) = struct.unpack_from("<I", data, pos + 12 + n)
-        if dcrc != masked(crc32c.crc32c(body)):
+        if dcrc != masked(crc32c(body)):
             fail(f"{path}: data CRC mismatch at byte {pos}")
         out.append(body)
         pos += 12 + n + 4
