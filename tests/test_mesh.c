@@ -347,10 +347,11 @@ static int read_mesh_ply(const char *path, cs_mesh *m)
     for (size_t v = 0; v < m->nv; v++) memcpy(&m->pos[3 * v], body + 15 * v, 12), memcpy(&m->rgb[3 * v], body + 15 * v + 12, 3);
     char *f = body + 15 * m->nv;
     for (size_t t = 0; t < m->nt; t++) {
-        if (f[13 * t] != 3) return free(d), cs_fail("%s: face %zu has %d corners", path, t, f[13 * t]);
+        int corners = f[13 * t];
+        if (corners != 3) return free(d), cs_mesh_free(m), cs_fail("%s: face %zu has %d corners", path, t, corners);
         memcpy(&m->tri[3 * t], f + 13 * t + 1, 12);
         for (int k = 0; k < 3; k++)
-            if (m->tri[3 * t + k] >= m->nv) return free(d), cs_fail("%s: face %zu index out of range", path, t);
+            if (m->tri[3 * t + k] >= m->nv) return free(d), cs_mesh_free(m), cs_fail("%s: face %zu index out of range", path, t);
     }
     free(d);
     return 0;
