@@ -38,7 +38,7 @@ typedef struct {
     bool depth_maps;              /* render --depth-maps */
     /* mesh: --voxel, --grid, --max-triangles, --depth, --max-depth, --trunc, --volume-mb (0: defaults) */
     double voxel, max_depth, trunc, volume_mb;
-    int grid, max_triangles;
+    int grid, max_triangles, keep_components;
     const char *depth;
     bool psnr;                    /* mesh --psnr (--renders sets it too) */
     const char *renders;          /* mesh --renders DIR */

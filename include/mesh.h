@@ -26,6 +26,10 @@ int cs_mesh_weld(const cs_soup_vertex *soup, size_t nt, cs_mesh *m);
  * that stops above the budget), dropping the vertices no triangle uses. *ERROR: the relative
  * error meshoptimizer reports (0 when nothing was done). */
 int cs_mesh_simplify(cs_mesh *m, size_t max_tris, float *error);
+/* Keeps the triangles of M's KEEP largest connected components (by triangles; components tied
+ * with the KEEP-th are kept too), dropping unused vertices; *COMPONENTS: how many M had. KEEP
+ * must be at least 1. */
+int cs_mesh_keep_largest(cs_mesh *m, size_t keep, size_t *components);
 /* Writes M as a binary little-endian PLY, atomically. */
 int cs_mesh_write_ply(const char *path, const cs_mesh *m);
 /* Edges used by one triangle only (0: closed) and edges used by more than two (0: manifold). */

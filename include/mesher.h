@@ -25,6 +25,7 @@ typedef struct {
     double max_depth;      /* 0: twice the cameras' largest distance from their centroid */
     double trunc_voxels;   /* truncation in voxels */
     double volume_mb;      /* the largest slab of the volume, MiB; 0: half of what the memory budget leaves */
+    long keep_components;  /* keep the N largest connected components (0: all) */
     int psnr;              /* compare the written mesh with the test photos (mesh_eval.h) */
     const char *renders;   /* and write its drawings there (NULL: not) */
 } cs_mesh_opts;
@@ -37,6 +38,8 @@ typedef struct {
     float voxel, bounds[6], max_depth;
     size_t soup_tris, welded_vertices, welded_tris, vertices, triangles, file_bytes;
     size_t boundary_edges, nonmanifold_edges;
+    size_t components, dropped_tris; /* after welding; triangles of the components left out */
+    size_t dropped_simplified;       /* and of pieces the simplification split off */
     size_t peak_device;  /* accounted bytes at the peak (model, renderer, slab, triangles) */
     float simplify_error;
     double secs_fuse, secs_extract, secs_weld, secs_simplify, secs_write;

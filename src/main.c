@@ -191,7 +191,7 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     o->out_path = out;
     o->voxel = a->voxel, o->resolution = a->grid, o->max_triangles = a->max_triangles;
     o->max_depth = a->max_depth, o->trunc_voxels = a->trunc, o->volume_mb = a->volume_mb;
-    o->psnr = a->psnr, o->renders = a->renders;
+    o->psnr = a->psnr, o->renders = a->renders, o->keep_components = a->keep_components;
     if (a->voxel > 0 && a->grid > 0) return USAGE_ERROR("mesh: --voxel and --grid both set the voxel size; give one");
     if (a->depth && strcmp(a->depth, "median") && strcmp(a->depth, "mean"))
         return USAGE_ERROR("mesh --depth %s: median or mean", a->depth);
@@ -208,6 +208,9 @@ static void mesh_report(const cs_mesh_opts *o, const cs_mesh_stats *st, double s
            "%zu vertices, %.1f MiB, %zu open edges, %zu non-manifold\n",
            st->soup_tris, st->passes, st->passes == 1 ? "" : "es", st->welded_tris, st->welded_vertices, st->triangles,
            st->vertices, st->file_bytes / 1048576.0, st->boundary_edges, st->nonmanifold_edges);
+    if (o->keep_components > 0)
+        printf("mesh: kept the %ld largest of %zu connected pieces: %zu triangles left out (and %zu of pieces the "
+               "simplification split off)\n", o->keep_components, st->components, st->dropped_tris, st->dropped_simplified);
     printf("mesh: fuse %.2f s, extract %.2f s, weld %.2f s, simplify %.2f s (error %.2g), write %.2f s; total %.2f s; "
            "peak device memory %.1f MiB (accounted)\n",
            st->secs_fuse, st->secs_extract, st->secs_weld, st->secs_simplify, st->simplify_error, st->secs_write, secs,

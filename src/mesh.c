@@ -82,6 +82,65 @@ static int compact(cs_mesh *m)
     return 0;
 }
 
+static uint32_t root_of(uint32_t *parent, uint32_t v)
+{
+    while (parent[v] != v) v = parent[v] = parent[parent[v]];
+    return v;
+}
+
+static int cmp_size_desc(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* each triangle's component root in ROOT (union-find over shared vertices), the component count */
+static size_t label_components(const cs_mesh *m, uint32_t *parent, uint32_t *root)
+{
+    for (size_t v = 0; v < m->nv; v++) parent[v] = (uint32_t)v;
+    for (size_t t = 0; t < m->nt; t++) {
+        uint32_t a = root_of(parent, m->tri[3 * t]);
+        for (int k = 1; k < 3; k++) {
+            uint32_t b = root_of(parent, m->tri[3 * t + k]);
+            if (a != b) parent[b] = a;
+        }
+    }
+    size_t n = 0;
+    for (size_t v = 0; v < m->nv; v++) n += parent[v] == v;
+    for (size_t t = 0; t < m->nt; t++) root[t] = root_of(parent, m->tri[3 * t]);
+    return n;
+}
+
+int cs_mesh_keep_largest(cs_mesh *m, size_t keep, size_t *components)
+{
+    *components = 0;
+    if (m->nt == 0) return 0;
+    uint32_t *parent = malloc(sizeof(uint32_t) * (m->nv ? m->nv : 1)), *root = malloc(sizeof(uint32_t) * m->nt);
+    size_t *count = calloc(m->nv ? m->nv : 1, sizeof(size_t)), *sizes = NULL;
+    if (!parent || !root || !count) goto oom;
+    *components = label_components(m, parent, root);
+    for (size_t t = 0; t < m->nt; t++) count[root[t]]++;
+    if (*components <= keep) goto done;
+    /* the keep-th largest component's size; ties with it are kept too */
+    if (!(sizes = malloc(sizeof(size_t) * *components))) goto oom;
+    size_t k = 0;
+    for (size_t v = 0; v < m->nv; v++)
+        if (count[v]) sizes[k++] = count[v];
+    qsort(sizes, k, sizeof *sizes, cmp_size_desc);
+    size_t least = sizes[keep - 1 < k ? keep - 1 : k - 1], nt = 0;
+    for (size_t t = 0; t < m->nt; t++)
+        if (count[root[t]] >= least) memmove(&m->tri[3 * nt++], &m->tri[3 * t], 12);
+    m->nt = nt;
+    free(parent), free(root), free(count), free(sizes);
+    return compact(m);
+done:
+    free(parent), free(root), free(count);
+    return 0;
+oom:
+    free(parent), free(root), free(count), free(sizes);
+    return cs_fail("out of host memory (the components of %zu triangles)", m->nt);
+}
+
 int cs_mesh_simplify(cs_mesh *m, size_t max_tris, float *error)
 {
     *error = 0.f;

@@ -157,8 +157,15 @@ static int finish_mesh(cs_soup_vertex *soup, const cs_scene *scene, const cs_mes
     double t0 = cs_now();
     if (cs_mesh_weld(soup, st->soup_tris, &m)) return -1;
     st->welded_vertices = m.nv, st->welded_tris = m.nt;
+    int rc = o->keep_components > 0 ? cs_mesh_keep_largest(&m, (size_t)o->keep_components, &st->components) : 0;
+    st->dropped_tris = st->welded_tris - m.nt;
     double t1 = cs_now();
-    int rc = o->max_triangles > 0 ? cs_mesh_simplify(&m, (size_t)o->max_triangles, &st->simplify_error) : 0;
+    if (!rc && o->max_triangles > 0) rc = cs_mesh_simplify(&m, (size_t)o->max_triangles, &st->simplify_error);
+    /* simplification can split a piece: the pieces are counted again */
+    size_t simplified = m.nt, again;
+    if (!rc && o->keep_components > 0 && o->max_triangles > 0)
+        rc = cs_mesh_keep_largest(&m, (size_t)o->keep_components, &again);
+    st->dropped_simplified = simplified - m.nt;
     double t2 = cs_now();
     if (!rc) rc = cs_mesh_write_ply(o->out_path, &m);
     st->secs_weld = t1 - t0, st->secs_simplify = t2 - t1, st->secs_write = cs_now() - t2;

@@ -283,6 +283,60 @@ int test_mesh_raster(void)
     return 0;
 }
 
+/* cs_mesh_keep_largest on four pieces in a shuffled order: a tetrahedron (4 triangles), a quad
+   (2), two lone triangles; keeping 1, 2 and 3 (the lone two tie: both kept) */
+int test_mesh_components(void)
+{
+    uint64_t rs = test_seed() ^ 0x636f;
+    /* vertices 0-3 tetrahedron, 4-7 quad, 8-10 and 11-13 the lone triangles */
+    static const uint32_t tris[8][3] = {{0, 1, 2}, {0, 3, 1}, {1, 3, 2}, {2, 3, 0}, {4, 5, 6}, {4, 6, 7}, {8, 9, 10}, {11, 12, 13}};
+    static const int piece[8] = {0, 0, 0, 0, 1, 1, 2, 3};
+    const size_t want_tris[3] = {4, 6, 8}, want_verts[3] = {4, 8, 14};
+    for (int keep = 1; keep <= 3; keep++) {
+        cs_mesh m;
+        float pos[14 * 3];
+        uint8_t rgb[14 * 3];
+        uint32_t perm[14], order[8], tri[24];
+        for (int v = 0; v < 14; v++) perm[v] = (uint32_t)v;
+        for (int v = 13; v > 0; v--) {
+            int j = (int)(test_rand(&rs) * (v + 1));
+            uint32_t x = perm[v];
+            perm[v] = perm[j], perm[j] = x;
+        }
+        for (int t = 0; t < 8; t++) order[t] = (uint32_t)t;
+        for (int t = 7; t > 0; t--) {
+            int j = (int)(test_rand(&rs) * (t + 1));
+            uint32_t x = order[t];
+            order[t] = order[j], order[j] = x;
+        }
+        /* vertex v is stored at perm[v], at position (v, v * v, piece) */
+        for (int t = 0; t < 8; t++)
+            for (int k = 0; k < 3; k++) {
+                uint32_t v = tris[order[t]][k];
+                tri[3 * t + k] = perm[v];
+                pos[3 * perm[v]] = (float)v, pos[3 * perm[v] + 1] = (float)(v * v), pos[3 * perm[v] + 2] = (float)piece[order[t]];
+                rgb[3 * perm[v]] = rgb[3 * perm[v] + 1] = rgb[3 * perm[v] + 2] = (uint8_t)v;
+            }
+        m.pos = malloc(sizeof pos), m.rgb = malloc(sizeof rgb), m.tri = malloc(sizeof tri), m.nv = 14, m.nt = 8;
+        memcpy(m.pos, pos, sizeof pos), memcpy(m.rgb, rgb, sizeof rgb), memcpy(m.tri, tri, sizeof tri);
+        size_t comps = 0;
+        CHECK_OK(cs_mesh_keep_largest(&m, (size_t)keep, &comps));
+        CHECK(comps == 4 && m.nt == want_tris[keep - 1] && m.nv == want_verts[keep - 1],
+              "keep %d: %zu pieces, %zu triangles, %zu vertices", keep, comps, m.nt, m.nv);
+        for (size_t t = 0; t < m.nt; t++) {
+            int p = (int)m.pos[3 * m.tri[3 * t] + 2];
+            CHECK(p < keep || (keep == 3 && p == 3), "keep %d: a triangle of piece %d kept", keep, p);
+            for (int k = 0; k < 3; k++) {
+                const float *x = &m.pos[3 * m.tri[3 * t + k]];
+                CHECK(x[1] == x[0] * x[0] && m.rgb[3 * m.tri[3 * t + k]] == (uint8_t)x[0] && (int)x[2] == p,
+                      "keep %d: a corner moved or lost its colour", keep);
+            }
+        }
+        cs_mesh_free(&m);
+    }
+    return 0;
+}
+
 /* ---- the CLI on the demo scene ------------------------------------------------------------ */
 
 /* distance from P to gen_demo's surfaces: ground disc, sphere, box, cylinder (tools/gen_demo.c) */
@@ -534,7 +588,7 @@ int test_mesh_cli(void)
                   "--set eval.save_renders=false", scene, out) == 0, "training failed, see %s", log);
     uint64_t rs = test_seed() ^ 0x6e54;
     snprintf(log, sizeof log, "%s/mesh.log", dir);
-    const char *variants[] = {"--voxel 0.025 --renders %s/drawn", "--voxel 0.025 --max-triangles 20000 -o %s/small.ply",
+    const char *variants[] = {"--voxel 0.025 --renders %s/drawn", "--voxel 0.025 --keep-components 1 --max-triangles 20000 -o %s/small.ply",
                               "--grid 100 --depth mean --volume-mb 4 -o %s/slabs.ply"};
     for (int i = 0; i < 3; i++) {
         char args[600], path[800];
@@ -555,7 +609,12 @@ int test_mesh_cli(void)
         CHECK(acc < 0.08 && within > 0.35 && comp < 0.035, "%s: accuracy %.4f, %.3f within, completeness %.4f", args, acc,
               within, comp);
         if (i == 0) CHECK(mesh_psnr(dir, scene, text) == 0 && closed_where_seen(&m) == 0, "(above)");
-        if (i == 1) CHECK(m.nt <= 20000 && m.nt > 10000, "--max-triangles 20000 gave %zu", m.nt);
+        if (i == 1) {
+            size_t pieces = 0;
+            CHECK(m.nt <= 20000 && m.nt > 10000, "--max-triangles 20000 gave %zu", m.nt);
+            CHECK(text && strstr(text, "kept the 1 largest of "), "no --keep-components line: %s", text ? text : "");
+            CHECK(cs_mesh_keep_largest(&m, 1, &pieces) == 0 && pieces == 1, "--keep-components 1 left %zu pieces", pieces);
+        }
         if (i == 2) CHECK(text && !strstr(text, " 1 slab)"), "--volume-mb 4 still fitted one slab: %s", text ? text : "");
         free(text);
         cs_mesh_free(&m);
