@@ -440,6 +440,16 @@ static void chamfer(const cs_mesh *m, double tol, uint64_t *rs, double *acc, dou
     free(pts);
 }
 
+/* the dataset at DIR under the default config, with its test split when EVAL */
+static int load_scene(const char *dir, bool eval, cs_scene *sc)
+{
+    cs_config cfg;
+    cs_config_defaults(&cfg);
+    snprintf(cfg.data.path, sizeof cfg.data.path, "%s", dir);
+    cfg.data.eval = eval;
+    return cs_scene_load(&cfg.data, sc);
+}
+
 /* a 16-bit grey PNG into *PX (host order); -1 when it is not one */
 static int read_png16(const char *path, int *w, int *h, uint16_t **px)
 {
@@ -480,11 +490,8 @@ static int check_depth_maps(const char *dir, const char *scene, const char *out)
     double scale = j ? json_number_value(json_object_get(j, "scale")) : 0;
     json_decref(j);
     CHECK(scale > 0, "no scale in %s", p);
-    cs_config cfg;
-    cs_config_defaults(&cfg);
-    snprintf(cfg.data.path, sizeof cfg.data.path, "%s", scene);
     cs_scene sc;
-    CHECK_OK(cs_scene_load(&cfg.data, &sc));
+    CHECK_OK(load_scene(scene, false, &sc));
     long covered = 0, near = 0, within = 0;
     for (int c = 0; c < sc.n_cams; c++) {
         const cs_camera *cam = &sc.cams[c];
@@ -527,12 +534,8 @@ static int mesh_psnr(const char *dir, const char *scene, const char *log)
     const char *at = log ? strstr(log, "mesh: drawn at ") : NULL;
     CHECK(at && sscanf(at, "mesh: drawn at %d test views: PSNR %lf dB (lowest %*f), %lf%%", &views, &psnr, &covered) == 3,
           "no PSNR line in the mesh log");
-    cs_config cfg;
-    cs_config_defaults(&cfg);
-    snprintf(cfg.data.path, sizeof cfg.data.path, "%s", scene);
-    cfg.data.eval = true;
     cs_scene sc;
-    CHECK_OK(cs_scene_load(&cfg.data, &sc));
+    CHECK_OK(load_scene(scene, true, &sc));
     int tests = cs_scene_count(&sc, 1), files = 0;
     for (int i = 0; i < sc.n_cams; i++) {
         char p[1400], stem[256];
