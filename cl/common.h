@@ -64,6 +64,9 @@
 #ifndef RADIUS_SIGMA
 #define RADIUS_SIGMA 3.f /* graphdeco's: the tile rectangle spans this many standard deviations */
 #endif
+/* the largest screen radius in pixels the int tile arithmetic takes: far past any image side,
+   so clamping to it never changes what is drawn */
+#define RADIUS_MAX_PX 1e7f
 #ifndef NEAR_PLANE
 #define NEAR_PLANE 0.2f /* graphdeco's: Gaussians at camera depth <= this are culled */
 #endif

@@ -112,7 +112,6 @@ __kernel void project_fwd(int n,
                           __global const float *filter3d, /* (N) or unused */
                           float16 cam, float4 intr, int W, int H, int tiles_x, int tiles_y, int active_degree,
                           float kernel_size,
-                          float max_radius,               /* cull beyond this screen radius (0: no cap) */
                           /* outputs */
                           __global float2 *xy,            /* (N) pixel-index coordinates */
                           __global float4 *conic_opacity, /* (N) a b c opacity */
@@ -130,11 +129,13 @@ __kernel void project_fwd(int n,
     if (!project_gaussian(geo, filter3d, i, cam, intr, W, H, kernel_size, &P)) return;
     float mid = 0.5f * (P.a + P.c);
     float lambda1 = mid + sqrt(max(0.1f, mid * mid - P.det));
-    /* a foreign model's Gaussian can be huge (or its scale infinite): past the cap it is culled,
-       and no radius is converted to int beyond what the tile arithmetic can hold */
+    /* a Gaussian can be huge (a foreign model's, or one the camera is inside of): its radius is
+       clamped where the int tile arithmetic holds it, which changes nothing drawn (the tile
+       rectangle is bounded by the image either way); only a non-finite one (an infinite or NaN
+       scale) is culled */
     float rf = ceil(RADIUS_SIGMA * sqrt(lambda1));
-    if ((max_radius > 0.f && !(rf <= max_radius)) || !(rf < 1e7f)) return;
-    int radius = (int)rf;
+    if (!(rf < INFINITY)) return;
+    int radius = (int)min(rf, RADIUS_MAX_PX);
     float2 m2 = (float2)(intr.x * P.t.x / P.t.z + intr.z - 0.5f, intr.y * P.t.y / P.t.z + intr.w - 0.5f);
     int2 rmin, rmax;
     tile_rect(m2, radius, tiles_x, tiles_y, &rmin, &rmax);

@@ -68,17 +68,16 @@ int cs_evaluate_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, co
                       int iteration);
 /* `clsplat render`: writes OUT_DIR/<stem>.png for each view of SPLIT ("train", "test" or
  * "all"; DIR/<image folder>/<stem>.png when the views come from several folders) and, when
- * GT_DIR is not NULL, the ground truth beside them in GT_DIR. RADIUS_CAP: the renderer's
- * screen-radius cap (CS_FOREIGN_RADIUS_CAP for a model clsplat did not train, else 0). With
+ * GT_DIR is not NULL, the ground truth beside them in GT_DIR. With
  * DEPTH_MAPS, also <stem>_depth_mean.png and <stem>_depth_median.png (16-bit) and
  * OUT_DIR/depth_scale.json. Sets *COUNT to the number rendered. -1 with a message, also for an
  * unknown split or a split with no views. */
 int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const char *split,
-                          const char *out_dir, const char *gt_dir, float radius_cap, int depth_maps, int *count);
+                          const char *out_dir, const char *gt_dir, int depth_maps, int *count);
 /* `clsplat render --orbit N`: S from N cameras circling SCENE (orbit.h) into
  * OUT_DIR/orbit_NNN.png, and OUT_DIR/contact_sheet.png with 8 of them (fewer when N is), 4 a
- * row, each at most 320 px wide. RADIUS_CAP as for cs_render_model_views. */
+ * row, each at most 320 px wide. */
 int cs_render_orbit(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, int n,
-                    const char *out_dir, float radius_cap);
+                    const char *out_dir);
 
 #endif

@@ -22,9 +22,6 @@ typedef struct {
     cs_cl *cl;
     const cs_kernels *k;
     float kernel_size;
-    /* cull Gaussians whose screen radius exceeds this many of the image's larger side (0: no
-       cap; renders of foreign models use CS_FOREIGN_RADIUS_CAP) */
-    float radius_cap;
     /* per Gaussian */
     cs_buf xy, conic_opacity, rgb, depth, radii, touched, offsets, clamped, v_2d;
     cs_buf depth_keys, order; /* depth sort: keys, Gaussians front to back */
@@ -94,10 +91,6 @@ typedef struct {
 /* The footprint under the kernel options O (deterministic mode adds per-pair rows). */
 cs_render_footprint cs_renderer_footprint(const cs_kernel_opts *o);
 #define CS_PAIR_MARGIN 1.25
-/* the screen-radius cap for models clsplat did not train: a Gaussian over 4 image sides wide is a
-   near-constant haze over the view, and a foreign file may hold thousands that would each
-   touch every tile */
-#define CS_FOREIGN_RADIUS_CAP 4.0f
 /* cs_renderer_trim; the renderer may be dropped afterwards. */
 void cs_renderer_free(cs_renderer *r);
 

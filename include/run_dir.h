@@ -9,9 +9,22 @@
 /* True when DIR holds another run's outputs (config.json, train_log.jsonl, point_cloud/ or
  * checkpoints/). */
 bool cs_run_dir_holds_run(const char *dir);
-/* Before a fresh run into DIR: with FORCE, removes the outputs clsplat writes there (and
- * nothing else); without it, -1 with a message when DIR holds another run. */
+/* Before a fresh run into DIR: with FORCE, removes what the earlier runs there listed in
+ * DIR/.clsplat-outputs (files clsplat wrote, and the folders it made once they are empty; a
+ * folder without that list is refused, whatever it holds); without it, -1 with a message when
+ * DIR holds another run. */
 int cs_run_dir_prepare(const char *dir, bool force);
+/* Removes the files and (empty) folders DIR/.clsplat-outputs lists, then the list itself;
+ * nothing else. Entries that leave DIR (absolute, "..") are skipped. Returns how many files
+ * went, or -1 with a message. */
+int cs_run_dir_remove_listed(const char *dir);
+/* -1 with a message when the output folder OUT and the dataset folder DATA are the same
+ * folder or one lies inside the other (outputs would mix with, or be removed from, the
+ * photos), or when OUT itself holds a dataset (sparse/, images/, transforms*.json). */
+int cs_run_dir_check_apart(const char *out, const char *data, const char *flag);
+/* Takes DIR/.clsplat-lock for this process's lifetime (writes its pid there): -1 with a
+ * message naming the holder's pid when another process holds it (a run still training). */
+int cs_run_dir_lock(const char *dir);
 /* A fresh folder name under PARENT: PARENT/YYYYmmdd-HHMMSS (graphdeco picks output/<uuid>). */
 int cs_run_dir_default(const char *parent, char *out, size_t n);
 /* The run folder of a checkpoint OUT/checkpoints/chkpnt_N.bin (OUT), or -1 with a message

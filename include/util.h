@@ -37,6 +37,20 @@ int cs_write_file_atomic(const char *path, const void *data, size_t n);
  * folders (three levels down); returns how many. A live writer's files are kept. */
 int cs_remove_stale_temps(const char *dir);
 
+/* ---- output manifests: what a run wrote, so that a cleanup removes only that ---------- */
+/* The manifest's name inside a tracked folder: one path a line, relative to the folder, a
+ * folder's path ending in '/'. */
+#define CS_MANIFEST_NAME ".clsplat-outputs"
+/* From now on, every file that cs_atomic_commit renames into place under DIR (at any depth)
+ * and every folder cs_mkdirs creates there is appended to DIR/.clsplat-outputs (each path
+ * once). Up to 8 folders at a time, from any thread. Returns 0 or -1 with a message. */
+int cs_outputs_track(const char *dir);
+/* Stops listing what is written under DIR. */
+void cs_outputs_untrack(const char *dir);
+/* Lists PATH (a file clsplat wrote without cs_atomic_commit, or a folder when IS_DIR) in the
+ * manifest of the tracked folder it lies under; nothing when it lies under none. */
+void cs_outputs_note(const char *path, bool is_dir);
+
 /* Creates a directory and its parents (mkdir -p); returns 0 or -1 with a message. */
 int cs_mkdirs(const char *path);
 /* Reads a whole file into a NUL-terminated malloc'd buffer; NULL with a message on failure. */

@@ -163,6 +163,7 @@ static int load_jobs(batch *b)
         r->job = &b->list.jobs[i];
         r->pid = 0, r->lock_fd = -1, r->dev = -1;
         if (cs_path_join(r->dir, sizeof r->dir, o->root, r->job->name)) return cs_fail("%s: path too long", o->root);
+        if (cs_run_dir_check_apart(r->dir, r->job->cfg.data.path, "batch: job folder")) return -1;
         cs_job_dir_read(r->dir, &r->st);
         r->active = o->task < 0 || o->task == i;
     }

@@ -383,7 +383,7 @@ static int render_one(cs_viewer *w, const cs_scene *scene, const cs_camera *c, i
 }
 
 int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const char *split,
-                          const char *out_dir, const char *gt_dir, float radius_cap, int depth_maps, int *count)
+                          const char *out_dir, const char *gt_dir, int depth_maps, int *count)
 {
     *count = 0;
     if (strcmp(split, "train") && strcmp(split, "test") && strcmp(split, "all"))
@@ -395,7 +395,6 @@ int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene
                        !strcmp(split, "test") ? " (train with data.eval, or render --split train)" : "");
     cs_viewer w;
     if (cs_mkdirs(out_dir) || (gt_dir && cs_mkdirs(gt_dir)) || cs_viewer_open(&w, cl, cfg, s, scene)) return -1;
-    w.r.radius_cap = radius_cap;
     w.r.want_depth = depth_maps;
     int mirror = needs_mirror(scene, split), rc = 0;
     /* depth maps: 65535 counts span cs_scene_far_depth (a scale for every view alike) */
@@ -422,7 +421,7 @@ int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene
 #define ORBIT_SHEET_WIDTH 320
 
 int cs_render_orbit(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, int n,
-                    const char *out_dir, float radius_cap)
+                    const char *out_dir)
 {
     cs_camera *cams = calloc((size_t)n, sizeof *cams);
     if (!cams) return cs_fail("out of host memory (%d orbit cameras)", n);
@@ -431,7 +430,6 @@ int cs_render_orbit(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, cons
         free(cams);
         return -1;
     }
-    w.r.radius_cap = radius_cap;
     int k = n < ORBIT_SHEET_FRAMES ? n : ORBIT_SHEET_FRAMES, got = 0, rc = 0;
     cs_image frames[ORBIT_SHEET_FRAMES], sheet = {0};
     char p[1400], stem[256];

@@ -2,6 +2,7 @@
  * render, eval, info, bench, tune, devices, config, batch, metrics). Only main decides to exit: 0 on success,
  * 1 with one "clsplat: error: ..." line on failure, 2 for usage errors, 128 + the signal after
  * SIGINT (130) or SIGTERM (143). */
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -67,14 +68,29 @@ static int resolve_config(const cs_args *a, const char *base_file, cs_config *cf
     return cs_cli_apply(a, cfg);
 }
 
-/* a trained model's folder: its saved config, then the command line on top */
+/* DATA.path as an absolute path (graphdeco stores source_path absolute), so that a run's
+   config.json works from any folder; a path that does not exist is kept as given for the
+   loader to name */
+static void absolute_data_path(cs_config *cfg)
+{
+    char abs[PATH_MAX];
+    if (cfg->data.path[0] && cfg->data.path[0] != '/' && realpath(cfg->data.path, abs) &&
+        strlen(abs) < sizeof cfg->data.path)
+        snprintf(cfg->data.path, sizeof cfg->data.path, "%s", abs);
+}
+
+/* a trained model's folder: its saved config, then the command line on top; what the command
+   writes there joins the run's list of outputs */
 static int model_config(const cs_args *a, cs_config *cfg)
 {
     char p[1200];
-    cs_remove_stale_temps(a->model);
     if (cs_path_join(p, sizeof p, a->model, "config.json")) return -1;
     if (!cs_file_exists(p)) return cs_fail("%s: no config.json (is it a clsplat output folder?)", a->model);
-    return resolve_config(a, p, cfg);
+    if (resolve_config(a, p, cfg)) return -1;
+    absolute_data_path(cfg);
+    if (cs_run_dir_check_apart(a->model, cfg->data.path, "-m")) return -1;
+    cs_remove_stale_temps(a->model);
+    return cs_outputs_track(a->model);
 }
 
 static int open_device(const cs_args *a, const cs_config *cfg, cs_cl *cl, int profiling)
@@ -100,12 +116,24 @@ static int train_config(const cs_args *a, cs_config *cfg)
             return -1;
         if (resolve_config(a, cs_file_exists(base) ? base : NULL, cfg)) return -1;
         if (!cs_cli_sets(a, "output.dir")) snprintf(cfg->output.dir, sizeof cfg->output.dir, "%s", run);
+        absolute_data_path(cfg);
         return 0;
     }
     if (resolve_config(a, NULL, cfg)) return -1;
+    absolute_data_path(cfg);
     if (!strcmp(cfg->output.dir, "output") && !cs_cli_sets(a, "output.dir"))
         return cs_run_dir_default("output", cfg->output.dir, sizeof cfg->output.dir);
     return 0;
+}
+
+/* The output folder of a run, apart from its dataset, made, locked for this process, cleared
+   of an earlier run's outputs (FORCE) and listing what this run writes. */
+static int open_run_dir(const cs_config *cfg, bool fresh, bool force)
+{
+    const char *out = cfg->output.dir;
+    if (cs_run_dir_check_apart(out, cfg->data.path, "-o") || cs_mkdirs(out) || cs_run_dir_lock(out)) return -1;
+    if (fresh && cs_run_dir_prepare(out, force)) return -1;
+    return cs_outputs_track(out);
 }
 
 static int cmd_train(const cs_args *a)
@@ -116,7 +144,7 @@ static int cmd_train(const cs_args *a)
     cs_scene scene;
     if (cs_scene_load(&cfg.data, &scene)) return -1; /* before the device and the output folder */
     cs_fault_point("phase:scene");
-    int rc = g_stop ? 2 : a->resume ? 0 : cs_run_dir_prepare(cfg.output.dir, a->force);
+    int rc = g_stop ? 2 : open_run_dir(&cfg, !a->resume, a->force);
     cs_cl cl;
     if (!rc) rc = open_device(a, &cfg, &cl, 0);
     if (!rc) {
@@ -164,11 +192,9 @@ static int cmd_render(const cs_args *a)
     }
     cs_cl cl;
     int count = 0, rc = open_device(a, &cfg, &cl, 0);
-    /* a PLY from elsewhere gets the screen-radius cap; a model trained here does not */
-    float cap = a->model ? 0.f : CS_FOREIGN_RADIUS_CAP;
     if (!rc) {
-        rc = a->orbit ? cs_render_orbit(&cl, &cfg, &scene, &s, a->orbit, out, cap)
-                      : cs_render_model_views(&cl, &cfg, &scene, &s, split, out, with_gt ? gt : NULL, cap, a->depth_maps,
+        rc = a->orbit ? cs_render_orbit(&cl, &cfg, &scene, &s, a->orbit, out)
+                      : cs_render_model_views(&cl, &cfg, &scene, &s, split, out, with_gt ? gt : NULL, a->depth_maps,
                                               &count);
         cs_cl_close(&cl);
     }

@@ -166,11 +166,10 @@ static int project(cs_renderer *r, const cs_model *m, const cs_view *v, int acti
     int n = m->n, W = v->width, H = v->height;
     size_t lp = k->wg[CS_WG_PROJECT], g = (size_t)n;
     cl_mem filt = m->has_filter ? m->filter3d.mem : m->geo.mem;
-    float max_radius = r->radius_cap > 0 ? r->radius_cap * (float)(W > H ? W : H) : 0.f;
     return cs_cl_run(r->cl, k->project_fwd, CS_STAGE_PROJECT, 1, &g, &lp, CS_ARG(n), CS_ARG(m->geo.mem),
                      CS_ARG(m->sh.mem), CS_ARG(filt), CS_ARG(v->cam), CS_ARG(v->intr), CS_ARG(W), CS_ARG(H),
                      CS_ARG(r->tiles_x), CS_ARG(r->tiles_y), CS_ARG(active_degree), CS_ARG(r->kernel_size),
-                     CS_ARG(max_radius), CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->rgb.mem), CS_ARG(r->depth.mem),
+                     CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->rgb.mem), CS_ARG(r->depth.mem),
                      CS_ARG(r->radii.mem), CS_ARG(r->touched.mem), CS_ARG(r->clamped.mem));
 }
 

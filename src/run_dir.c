@@ -3,18 +3,18 @@
 #include "run_dir.h"
 
 #include <dirent.h>
-#include <ftw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "util.h"
-
-/* what a run writes at the top of its folder: files, then folders */
-static const char *const RUN_FILES[] = {"config.json", "cameras.json", "input.ply", "metrics.json",
-                                        "train_log.jsonl", "memory.json", "cfg_args", "result.json"};
-static const char *const RUN_DIRS[] = {"point_cloud", "checkpoints", "renders", "test", "train"};
 
 bool cs_run_dir_holds_run(const char *dir)
 {
@@ -27,27 +27,69 @@ bool cs_run_dir_holds_run(const char *dir)
     return false;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+/* ---- removing what a run wrote ----------------------------------------------------------- */
+
+/* true when REL is a path inside the folder: relative, no ".." part, not empty */
+static bool stays_inside(const char *rel)
 {
-    (void)st, (void)flag, (void)ftw;
-    return remove(path) ? -1 : 0;
+    if (!rel[0] || rel[0] == '/') return false;
+    for (const char *p = rel; *p;) {
+        size_t n = strcspn(p, "/");
+        if (n == 2 && p[0] == '.' && p[1] == '.') return false;
+        p += n;
+        if (*p) p++;
+    }
+    return true;
 }
 
-/* event files of earlier runs: events.out.tfevents.* */
-static int remove_event_files(const char *dir)
+static int cmp_longer_first(const void *a, const void *b)
 {
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    struct dirent *e;
-    char p[4200];
-    int rc = 0;
-    while ((e = readdir(d)))
-        if (!strncmp(e->d_name, "events.out.tfevents.", 20)) {
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            if (remove(p)) rc = cs_fail("--force: cannot remove %s", p);
+    size_t x = strlen(*(char *const *)a), y = strlen(*(char *const *)b);
+    return (x < y) - (x > y);
+}
+
+int cs_run_dir_remove_listed(const char *dir)
+{
+    char mpath[4200], p[8400];
+    snprintf(mpath, sizeof mpath, "%s/%s", dir, CS_MANIFEST_NAME);
+    char *text = cs_read_file(mpath, NULL);
+    if (!text) return -1;
+    size_t n_lines = 1;
+    for (const char *c = text; *c; c++) n_lines += *c == '\n';
+    char **dirs = malloc(n_lines * sizeof *dirs);
+    if (!dirs) {
+        free(text);
+        return cs_fail("out of host memory (%s)", mpath);
+    }
+    size_t n_dirs = 0;
+    int removed = 0, rc = 0;
+    for (char *line = text, *nl; *line && !rc; line = nl ? nl + 1 : line + strlen(line)) {
+        nl = strchr(line, '\n');
+        if (nl) *nl = '\0';
+        size_t len = strlen(line);
+        bool is_dir = len > 0 && line[len - 1] == '/';
+        if (is_dir) line[len - 1] = '\0';
+        if (!stays_inside(line)) continue;
+        if (is_dir) {
+            dirs[n_dirs++] = line;
+            continue;
         }
-    closedir(d);
-    return rc;
+        snprintf(p, sizeof p, "%s/%s", dir, line);
+        struct stat st;
+        if (lstat(p, &st) || !S_ISREG(st.st_mode)) continue; /* gone, or replaced by something else */
+        if (unlink(p)) rc = cs_fail("--force: cannot remove %s: %s", p, strerror(errno));
+        else removed++;
+    }
+    /* the folders clsplat made, deepest first, where nothing else is left in them */
+    qsort(dirs, n_dirs, sizeof *dirs, cmp_longer_first);
+    for (size_t i = 0; i < n_dirs && !rc; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, dirs[i]);
+        rmdir(p);
+    }
+    free(dirs);
+    free(text);
+    if (!rc && unlink(mpath)) rc = cs_fail("--force: cannot remove %s: %s", mpath, strerror(errno));
+    return rc ? -1 : removed;
 }
 
 int cs_run_dir_prepare(const char *dir, bool force)
@@ -58,18 +100,93 @@ int cs_run_dir_prepare(const char *dir, bool force)
                        "--force to replace it, --resume %s/checkpoints/chkpnt_N.bin to continue it, or -o another "
                        "folder",
                        dir, dir);
-    char p[4200];
-    for (size_t i = 0; i < sizeof RUN_FILES / sizeof RUN_FILES[0]; i++) {
-        snprintf(p, sizeof p, "%s/%s", dir, RUN_FILES[i]);
-        if (access(p, F_OK) == 0 && remove(p)) return cs_fail("--force: cannot remove %s", p);
+    char mpath[4200];
+    snprintf(mpath, sizeof mpath, "%s/%s", dir, CS_MANIFEST_NAME);
+    if (!cs_file_exists(mpath))
+        return cs_fail("--force: %s holds a run but no %s listing what that run wrote (an older clsplat, or not "
+                       "clsplat's), so nothing there is removed: remove its outputs yourself, or -o another folder",
+                       dir, CS_MANIFEST_NAME);
+    int n = cs_run_dir_remove_listed(dir);
+    if (n < 0) return -1;
+    printf("--force: removed the %d files the earlier run wrote in %s (and nothing else)\n", n, dir);
+    return 0;
+}
+
+/* ---- apart from the data, and locked ---------------------------------------------------- */
+
+/* true when folder A is B or lies inside B (both absolute, resolved) */
+static bool inside(const char *a, const char *b)
+{
+    size_t n = strlen(b);
+    if (n == 1 && b[0] == '/') return true;
+    return !strncmp(a, b, n) && (a[n] == '\0' || a[n] == '/');
+}
+
+/* the resolved absolute form of PATH; for a folder not made yet, its nearest existing parent's
+ * with the rest appended */
+static int resolve(const char *path, char *out, size_t n)
+{
+    char tail[4200] = "", head[4200];
+    snprintf(head, sizeof head, "%s", path);
+    for (;;) {
+        char r[PATH_MAX];
+        if (realpath(head[0] ? head : ".", r)) {
+            if (snprintf(out, n, "%s%s", strcmp(r, "/") ? r : "", tail) >= (int)n) return -1;
+            if (!out[0]) snprintf(out, n, "/");
+            return 0;
+        }
+        char *slash = strrchr(head, '/');
+        char t[4200];
+        snprintf(t, sizeof t, "/%s%s", slash ? slash + 1 : head, tail);
+        snprintf(tail, sizeof tail, "%s", t);
+        if (!slash) head[0] = '\0';
+        else if (slash == head) snprintf(head, sizeof head, "/");
+        else *slash = '\0';
     }
-    for (size_t i = 0; i < sizeof RUN_DIRS / sizeof RUN_DIRS[0]; i++) {
-        snprintf(p, sizeof p, "%s/%s", dir, RUN_DIRS[i]);
-        if (access(p, F_OK) == 0 && nftw(p, remove_entry, 16, FTW_DEPTH | FTW_PHYS))
-            return cs_fail("--force: cannot remove %s", p);
+}
+
+int cs_run_dir_check_apart(const char *out, const char *data, const char *flag)
+{
+    static const char *const marks[] = {"sparse", "images", "transforms_train.json", "transforms.json"};
+    char o[4200], d[4200], p[4400];
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", out, marks[i]);
+        if (access(p, F_OK) == 0)
+            return cs_fail("%s %s holds a dataset (%s): outputs never go into a dataset folder; give another folder",
+                           flag, out, marks[i]);
     }
-    printf("--force: removed the earlier run's outputs in %s\n", dir);
-    return remove_event_files(dir);
+    if (!data || !data[0] || resolve(out, o, sizeof o) || resolve(data, d, sizeof d)) return 0;
+    if (inside(o, d))
+        return cs_fail("%s %s is %s the dataset folder %s: outputs never go into a dataset folder; give another folder",
+                       flag, out, strcmp(o, d) ? "inside" : "the same folder as", data);
+    if (inside(d, o))
+        return cs_fail("%s %s holds the dataset folder %s: outputs never go around a dataset; give another folder",
+                       flag, out, data);
+    return 0;
+}
+
+int cs_run_dir_lock(const char *dir)
+{
+    char p[4200], text[32] = "";
+    snprintf(p, sizeof p, "%s/.clsplat-lock", dir);
+    int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return cs_fail("%s: cannot open the run's lock: %s", p, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB)) {
+        ssize_t got = pread(fd, text, sizeof text - 1, 0);
+        text[got > 0 ? got : 0] = '\0';
+        close(fd);
+        long pid = strtol(text, NULL, 10);
+        return cs_fail("%s is in use by a run still training (pid %ld holds %s): wait for it, stop it, or -o another "
+                       "folder (--force never replaces a live run)",
+                       dir, pid, p);
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)n, 0) != n) {
+        close(fd);
+        return cs_fail("%s: cannot write the run's lock: %s", p, strerror(errno));
+    }
+    return 0; /* held until the process ends: the descriptor is never closed */
 }
 
 int cs_run_dir_default(const char *parent, char *out, size_t n)

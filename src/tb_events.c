@@ -194,6 +194,7 @@ int cs_tb_open(cs_tb_writer *w, const char *dir)
         return cs_fail("%s: path too long for a TensorBoard event file", dir);
     w->f = fopen(w->path, "ab");
     if (!w->f) return cs_fail("%s: cannot create the TensorBoard event file", w->path);
+    cs_outputs_note(w->path, false);
     if (write_event(w, 0, "brain.Event:2", NULL, 1)) {
         cs_tb_close(w);
         return -1;

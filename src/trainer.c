@@ -187,10 +187,9 @@ static int resume(trainer *t, const char *path, const cs_kernel_opts *ko, int *s
 
 /* ---- one step ---------------------------------------------------------------------------- */
 
-static int densify_and_filter(trainer *t, int iter, const cs_step_plan *p, const cs_view *v)
+static int densify_and_filter(trainer *t, int iter, const cs_step_plan *p)
 {
     cs_cl *cl = t->cl;
-    if (p->densify_stats && cs_densify_stats(cl, &t->k, &t->m, &t->r, v->width, v->height)) return -1;
     unsigned seed = cs_hash_u32((uint32_t)t->cfg->optim.seed * 2654435761u ^ (uint32_t)iter);
     if (p->densify && p->mcmc) {
         int relocated, added;
@@ -210,9 +209,9 @@ static void trim_pools(trainer *t)
     cs_densifier_trim(t->cl, &t->d);
 }
 
-/* Forward, loss and backward of the iteration's view, then the optimizer and density control
- * as P plans them. */
-static int step(trainer *t, int iter, const cs_step_plan *p, const cs_camera **cam)
+/* Forward, loss and backward of the iteration's view, the regularizers' gradients and the
+ * densification statistics (which read the renderer's state of this view). */
+static int learn(trainer *t, int iter, const cs_step_plan *p, const cs_camera **cam)
 {
     int vi = cs_view_for_iteration(&t->order, iter);
     const cs_camera *c = *cam = &t->scene->cams[t->split.train[vi]];
@@ -229,10 +228,19 @@ static int step(trainer *t, int iter, const cs_step_plan *p, const cs_camera **c
     for (int k = 2; k <= cs_images_lookahead(&t->images) + 1 && iter + k <= t->iterations; k++)
         cs_images_want(&t->images, cs_view_for_iteration(&t->order, iter + k));
     const cs_optim_cfg *o = &t->cfg->optim;
+    if (cs_regularize(t->cl, &t->k, &t->m, o->opacity_reg, o->scale_reg)) return -1;
+    return p->densify_stats && cs_densify_stats(t->cl, &t->k, &t->m, &t->r, c->width, c->height) ? -1 : 0;
+}
+
+/* The optimizer and density control as P plans them: what changes the model after the marks
+ * that report and save it (graphdeco reports and saves before its densification block and
+ * its optimizer step, so an opacity reset never reaches a saved or evaluated model). */
+static int update(trainer *t, int iter, const cs_step_plan *p)
+{
+    const cs_optim_cfg *o = &t->cfg->optim;
     unsigned noise_seed = cs_hash_u32((uint32_t)o->seed * 0x9e3779b1u ^ (uint32_t)iter ^ 0x4e4f4953u);
-    if (cs_regularize(t->cl, &t->k, &t->m, o->opacity_reg, o->scale_reg) ||
-        (p->step_before && cs_adam_step(t->cl, &t->k, &t->m, &t->lrs, p->position_lr)) ||
-        densify_and_filter(t, iter, p, &v) ||
+    if ((p->step_before && cs_adam_step(t->cl, &t->k, &t->m, &t->lrs, p->position_lr)) ||
+        densify_and_filter(t, iter, p) ||
         (p->step_after && cs_adam_step(t->cl, &t->k, &t->m, &t->lrs, p->position_lr)) ||
         (p->reset_opacity && cs_densify_reset_opacity(t->cl, &t->k, &t->m)) ||
         (p->mcmc && cs_mcmc_noise(t->cl, &t->k, &t->m, p->position_lr * t->cfg->densify.noise_lr, noise_seed)))
@@ -340,12 +348,11 @@ static int save_ply(trainer *t, int iteration)
     return r;
 }
 
-static int at_marks(trainer *t, int iter, const cs_step_plan *p, const cs_camera *c)
+/* The marks that report and save the model as the iteration's pass saw it, before update(). */
+static int report_marks(trainer *t, int iter, const cs_step_plan *p, const cs_camera *c)
 {
     if (p->log && log_mark(t, iter, p, c)) return -1;
     if (p->histograms && cs_tb_log_histograms(&t->tb, t->cl, &t->k, &t->m, iter)) return -1;
-    if (p->checkpoint && save_checkpoint(t, iter, t->last_ckpt, sizeof t->last_ckpt)) return -1;
-    if (p->checkpoint_periodic && save_periodic_checkpoint(t, iter)) return -1;
     if (p->evaluate) {
         cs_fault_point("phase:evaluate");
         cs_progress_break(&t->bar);
@@ -353,6 +360,14 @@ static int at_marks(trainer *t, int iter, const cs_step_plan *p, const cs_camera
         if (cs_evaluate_splits(&t->ev, &t->m, &t->cfg->eval, &t->split, iter, p->active_sh)) return -1;
     }
     return p->save ? save_ply(t, iter) : 0;
+}
+
+/* Checkpoints hold the state after the whole iteration, update() included: a resume from one
+ * goes on exactly as the run would have. */
+static int checkpoint_marks(trainer *t, int iter, const cs_step_plan *p)
+{
+    if (p->checkpoint && save_checkpoint(t, iter, t->last_ckpt, sizeof t->last_ckpt)) return -1;
+    return p->checkpoint_periodic ? save_periodic_checkpoint(t, iter) : 0;
 }
 
 /* Ctrl-C / SIGTERM: a checkpoint of the last finished iteration; 2 when one was saved. */
@@ -516,7 +531,9 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_tr
         }
         cs_step_plan p = cs_schedule_at(t->cfg, iter, t->iterations, t->extent);
         const cs_camera *c;
-        if (step(t, iter, &p, &c) || at_marks(t, iter, &p, c)) goto done;
+        if (learn(t, iter, &p, &c) || report_marks(t, iter, &p, c) || update(t, iter, &p) ||
+            checkpoint_marks(t, iter, &p))
+            goto done;
         cs_progress_tick(&t->bar, iter, t->m.n, cl->mem.cur_total, t->plan.budget);
     }
     rc = finish(t, start);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,7 @@ int cs_atomic_commit(cs_atomic_file *af)
         unlink(af->tmp);
         return cs_fail("renaming %s to %s failed: %s", af->tmp, af->path, strerror(err));
     }
+    cs_outputs_note(af->path, false);
     return 0;
 }
 
@@ -91,6 +93,122 @@ int cs_write_file_atomic(const char *path, const void *data, size_t n)
     return cs_atomic_commit(&af);
 }
 
+/* ---- output manifests ----------------------------------------------------------------- */
+
+#define MAX_TRACKED 8
+typedef struct {
+    char dir[1024];      /* as given, without trailing slashes or leading "./" */
+    uint64_t *seen;      /* hashes of the listed paths */
+    size_t n_seen, cap_seen;
+} tracked_dir;
+static tracked_dir g_tracked[MAX_TRACKED];
+static int g_n_tracked;
+static pthread_mutex_t g_track_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* PATH without leading "./" and without repeated or trailing slashes, into OUT */
+static void path_norm(const char *path, char *out, size_t n)
+{
+    while (path[0] == '.' && path[1] == '/') path += 2;
+    size_t k = 0;
+    for (const char *p = path; *p && k + 1 < n; p++) {
+        if (*p == '/' && k > 0 && out[k - 1] == '/') continue;
+        if (*p == '/' && p[1] == '.' && p[2] == '/') { p++; continue; }
+        out[k++] = *p;
+    }
+    while (k > 1 && out[k - 1] == '/') k--;
+    out[k] = '\0';
+}
+
+static int seen_add(tracked_dir *t, uint64_t h)
+{
+    for (size_t i = 0; i < t->n_seen; i++)
+        if (t->seen[i] == h) return 0;
+    if (t->n_seen == t->cap_seen) {
+        size_t cap = t->cap_seen ? t->cap_seen * 2 : 64;
+        uint64_t *ns = realloc(t->seen, cap * sizeof *ns);
+        if (!ns) return 1; /* listed again rather than lost */
+        t->seen = ns, t->cap_seen = cap;
+    }
+    t->seen[t->n_seen++] = h;
+    return 1;
+}
+
+int cs_outputs_track(const char *dir)
+{
+    char d[1024], mpath[1200];
+    path_norm(dir, d, sizeof d);
+    if (strlen(d) + sizeof CS_MANIFEST_NAME + 2 > sizeof mpath) return cs_fail("output folder name too long: %s", dir);
+    pthread_mutex_lock(&g_track_mu);
+    int rc = 0;
+    for (int i = 0; i < g_n_tracked; i++)
+        if (!strcmp(g_tracked[i].dir, d)) goto out;
+    if (g_n_tracked == MAX_TRACKED) {
+        rc = cs_fail("more than %d output folders at once", MAX_TRACKED);
+        goto out;
+    }
+    tracked_dir *t = &g_tracked[g_n_tracked++];
+    memset(t, 0, sizeof *t);
+    snprintf(t->dir, sizeof t->dir, "%s", d);
+    /* the paths an earlier session of this run listed are not listed twice */
+    snprintf(mpath, sizeof mpath, "%s/%s", d, CS_MANIFEST_NAME);
+    char *text = cs_file_exists(mpath) ? cs_read_file(mpath, NULL) : NULL;
+    for (char *line = text, *nl; line && *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        if (!nl) break;
+        seen_add(t, cs_hash64(line, (size_t)(nl - line), CS_HASH_SEED));
+    }
+    free(text);
+out:
+    pthread_mutex_unlock(&g_track_mu);
+    return rc;
+}
+
+void cs_outputs_untrack(const char *dir)
+{
+    char d[1024];
+    path_norm(dir, d, sizeof d);
+    pthread_mutex_lock(&g_track_mu);
+    for (int i = 0; i < g_n_tracked; i++)
+        if (!strcmp(g_tracked[i].dir, d)) {
+            free(g_tracked[i].seen);
+            g_tracked[i] = g_tracked[--g_n_tracked];
+            break;
+        }
+    pthread_mutex_unlock(&g_track_mu);
+}
+
+/* appends REL (with a '/' when IS_DIR) to T's manifest, once */
+static void manifest_append(tracked_dir *t, const char *rel, bool is_dir)
+{
+    char line[4200], mpath[1200];
+    int n = snprintf(line, sizeof line, "%s%s\n", rel, is_dir ? "/" : "");
+    if (n <= 1 || n >= (int)sizeof line || strcmp(rel, CS_MANIFEST_NAME) == 0) return;
+    if (!seen_add(t, cs_hash64(line, (size_t)n - 1, CS_HASH_SEED))) return;
+    snprintf(mpath, sizeof mpath, "%s/%s", t->dir, CS_MANIFEST_NAME);
+    int fd = open(mpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    /* one write of one line: appends from several threads or processes do not interleave */
+    if (write(fd, line, (size_t)n) != n) { /* a later cleanup leaves this file in place */
+    }
+    close(fd);
+}
+
+void cs_outputs_note(const char *path, bool is_dir)
+{
+    char p[4200];
+    path_norm(path, p, sizeof p);
+    pthread_mutex_lock(&g_track_mu);
+    for (int i = 0; i < g_n_tracked; i++) {
+        tracked_dir *t = &g_tracked[i];
+        size_t dl = strlen(t->dir);
+        if (!strncmp(p, t->dir, dl) && p[dl] == '/' && p[dl + 1]) {
+            manifest_append(t, p + dl + 1, is_dir);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_track_mu);
+}
+
 /* ---- files and paths ---------------------------------------------------------------- */
 
 int cs_mkdirs(const char *path)
@@ -104,8 +222,8 @@ int cs_mkdirs(const char *path)
         if (buf[i] == '/' || buf[i] == '\0') {
             char c = buf[i];
             buf[i] = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                return cs_fail("cannot create directory %s: %s", buf, strerror(errno));
+            if (mkdir(buf, 0755) == 0) cs_outputs_note(buf, true);
+            else if (errno != EEXIST) return cs_fail("cannot create directory %s: %s", buf, strerror(errno));
             buf[i] = c;
         }
     }

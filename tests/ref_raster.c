@@ -124,8 +124,9 @@ static void project(const cs_splats *s, int i, const cs_view *v, const ref_opts 
     double mid = 0.5 * (a + cc);
     double l1 = mid + sqrt(fmax(0.1, mid * mid - det));
     double rr = 3.0 * sqrt(l1);
+    if (!isfinite(rr)) return; /* an infinite or NaN scale: culled */
     if (near_int(rr, 1e-4)) g->ambiguous = 1; /* float radius error is ~1e-5 */
-    int radius = (int)ceil(rr);
+    int radius = (int)ceil(fmin(rr, 1e7)); /* clamped where the int tile arithmetic holds it */
     double mx = fx * pc[0] / tz + cx - 0.5, my = fy * pc[1] / tz + cy - 0.5;
     int T = TILE_OF(o);
     double e[4] = {(mx - radius) / T, (my - radius) / T, (mx + radius + T - 1) / T, (my + radius + T - 1) / T};
