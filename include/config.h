@@ -139,6 +139,12 @@ int cs_config_set_from(cs_config *cfg, const char *assignment, const char *sourc
  * config file's count for CPUs (unless SETS_CPU_COUNT: optim.iterations_on_cpu was set beside
  * it) and is the count trained whatever optim.steps_scale (stored as count / scale). */
 void cs_config_explicit_iterations(cs_config *cfg, bool sets_cpu_count);
+/* Iteration marks given explicitly (the command line's --test_iterations, --save_iterations,
+ * --checkpoint_iterations, a --set of those keys): each is the iteration evaluated or saved
+ * whatever optim.steps_scale (stored as the mark / scale, so that the stored config repeats
+ * the run). KEY names the marks' key. -1 with a message when a scale above 1 cannot reach a
+ * mark exactly. */
+int cs_config_explicit_marks(cs_config *cfg, const char *key);
 /* True if NAME ("optim.iterations") is a key. */
 bool cs_config_is_key(const char *name);
 /* Multiplies every iteration-valued setting by optim.steps_scale (floor; intervals at least

@@ -342,5 +342,9 @@ int cs_cli_apply(const cs_args *a, cs_config *cfg)
     /* an explicit iteration count wins over the config file's count for CPUs, and is the count
        trained whatever optim.steps_scale (which then shapes only the schedule) */
     if (cs_cli_sets(a, "optim.iterations")) cs_config_explicit_iterations(cfg, cs_cli_sets(a, "optim.iterations_on_cpu"));
+    /* so are its marks: --test_iterations 20 40 evaluates at 20 and 40 */
+    static const char *const marks[] = {"eval.test_iterations", "output.save_iterations", "output.checkpoint_iterations"};
+    for (int i = 0; i < 3; i++)
+        if (cs_cli_sets(a, marks[i]) && cs_config_explicit_marks(cfg, marks[i])) return -1;
     return 0;
 }

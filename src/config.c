@@ -431,19 +431,49 @@ int cs_config_set(cs_config *cfg, const char *assignment) { return cs_config_set
 
 bool cs_config_is_key(const char *name) { return find_key(name) != NULL; }
 
-void cs_config_explicit_iterations(cs_config *cfg, bool sets_cpu_count)
-{
-    if (!sets_cpu_count) cfg->optim.iterations_on_cpu = 0;
-    double s = cfg->optim.steps_scale;
-    if (s != 1.0) cfg->optim.iterations = (int)ceil(cfg->optim.iterations / s - 1e-9);
-}
-
 /* ---- steps_scale ----------------------------------------------------------------------- */
 
 static int scaled(int v, double s, int at_least)
 {
     double x = floor(v * s);
     return x < at_least ? at_least : x > 1e8 ? 100000000 : (int)x;
+}
+
+/* the smallest stored value that S scales to V (V itself when none does: a scale above 1
+   reaches only some values) */
+static int unscaled(int v, double s, bool *exact)
+{
+    int m = (int)fmax(1, fmin(1e8, ceil(v / s - 1e-9)));
+    while (m > 1 && scaled(m - 1, s, 1) >= v) m--;
+    while (m < 100000000 && scaled(m, s, 1) < v) m++;
+    *exact = scaled(m, s, 1) == v;
+    return *exact ? m : v;
+}
+
+void cs_config_explicit_iterations(cs_config *cfg, bool sets_cpu_count)
+{
+    if (!sets_cpu_count) cfg->optim.iterations_on_cpu = 0;
+    bool exact;
+    if (cfg->optim.steps_scale != 1.0) cfg->optim.iterations = unscaled(cfg->optim.iterations, cfg->optim.steps_scale, &exact);
+}
+
+int cs_config_explicit_marks(cs_config *cfg, const char *key)
+{
+    double s = cfg->optim.steps_scale;
+    int *marks = NULL, n = 0;
+    if (!strcmp(key, "eval.test_iterations")) marks = cfg->eval.test_iterations, n = cfg->eval.n_test_iterations;
+    else if (!strcmp(key, "output.save_iterations")) marks = cfg->output.save_iterations, n = cfg->output.n_save_iterations;
+    else if (!strcmp(key, "output.checkpoint_iterations"))
+        marks = cfg->output.checkpoint_iterations, n = cfg->output.n_checkpoint_iterations;
+    for (int i = 0; i < n && s != 1.0; i++) {
+        bool exact;
+        int v = marks[i];
+        marks[i] = unscaled(v, s, &exact);
+        if (!exact)
+            return cs_fail("%s: optim.steps_scale %g reaches no stored mark that gives iteration %d exactly; give "
+                           "marks it reaches, or set them in a config file (they are scaled there)", key, s, v);
+    }
+    return 0;
 }
 
 static void scale_marks(int *marks, int n, double s)

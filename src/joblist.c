@@ -73,6 +73,21 @@ static int apply_sets(json_t *set, cs_config *cfg, const where *w, int *sets_ite
     return 0;
 }
 
+/* true when a 'set' of the list or the job, or the command line's, assigns KEY */
+static bool sets_key(json_t *list_set, json_t *job_set, const cs_job_sets *cli, const char *key)
+{
+    size_t n = strlen(key), i;
+    json_t *sets[2] = {list_set, job_set}, *v;
+    for (int s = 0; s < 2; s++)
+        if (json_is_array(sets[s])) json_array_foreach(sets[s], i, v) {
+                const char *a = json_string_value(v);
+                if (a && !strncmp(a, key, n) && a[n] == '=') return true;
+            }
+    for (int k = 0; cli && k < cli->n; k++)
+        if (!strncmp(cli->assign[k], key, n) && cli->assign[k][n] == '=') return true;
+    return false;
+}
+
 /* A job folder name: letters, digits, '.', '_', '-', '+', not starting with '.'. */
 static int check_name(const char *name, const where *w)
 {
@@ -119,6 +134,10 @@ static int resolve(cs_job *j, const char *base_cfg, const char *list_cfg, json_t
         cpu |= !strncmp(cli->assign[i], "optim.iterations_on_cpu=", 24);
     }
     if (iters) cs_config_explicit_iterations(c, cpu);
+    static const char *const marks[] = {"eval.test_iterations", "output.save_iterations", "output.checkpoint_iterations"};
+    for (int i = 0; i < 3; i++)
+        if (sets_key(list_set, job_set, cli, marks[i]) && cs_config_explicit_marks(c, marks[i]))
+            return cs_fail_prefix("%s%s", w->file, w->job);
     if (data) snprintf(c->data.path, sizeof c->data.path, "%s", data);
     if (!c->data.path[0]) return cs_fail("%s%s: no data folder (give \"data\")", w->file, w->job);
     char abs[PATH_MAX];

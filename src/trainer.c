@@ -127,6 +127,15 @@ static int trainer_open(trainer *t, cs_cl *cl, const cs_config *user, const cs_s
         printf("steps_scale %g: %d iterations, densification from %d every %d until %d, opacity reset every %d\n",
                user->optim.steps_scale, cfg->optim.iterations, cfg->densify.from, cfg->densify.interval,
                cfg->densify.until, cfg->densify.opacity_reset_interval);
+    if (t->iterations <= cfg->densify.from && cfg->densify.from < cfg->densify.until) {
+        cs_config full;
+        cs_config_defaults(&full);
+        printf("note: the run ends at iteration %d, before densification starts (densify.from %d): the model keeps the "
+               "Gaussians it starts with; for a short run with the whole schedule use --set optim.steps_scale=%.4g "
+               "(%d of graphdeco's %d) instead of --iterations, or set densify.from lower\n",
+               t->iterations, cfg->densify.from, (double)t->iterations / full.optim.iterations, t->iterations,
+               full.optim.iterations);
+    }
     t->lrs = cs_adam_lrs_of(&cfg->optim);
     if (cs_mkdirs(t->out) || open_data(t)) return -1;
     int stale = cs_remove_stale_temps(t->out);
@@ -154,6 +163,7 @@ static int open_outputs(trainer *t, int keep)
         cs_evaluator_use_lpips(&t->ev, &t->k, t->cfg->eval.lpips_weights) ||
         cs_tb_log_open(&t->tb, t->out, t->cfg->log.tensorboard))
         return -1;
+    t->ev.resolution = t->cfg->data.resolution; /* the records say what the run was trained at (-r) */
     t->ev.tb = t->tb.on ? &t->tb.w : NULL;
     t->ev.tb_views = t->cfg->eval.tensorboard_views;
     return 0;

@@ -270,3 +270,31 @@ int test_render_ply_same(void)
     printf("  %d test views drawn the same by render --ply and render -m, with 5 huge Gaussians\n", views);
     return 0;
 }
+
+/* #33 item 5: marks given on the command line are literal whatever optim.steps_scale, and a run
+ * that ends before densification starts says so */
+int test_short_schedules(void)
+{
+    const char *data = scene_dir();
+    CHECK(data, "%s", cs_last_error());
+    char log[700], out[700], p[1200];
+    snprintf(log, sizeof log, "%s/trust_short.log", test_tmpdir());
+    snprintf(out, sizeof out, "%s/trust_short", test_tmpdir());
+    CHECK(cli_run("", log, "train -s %s -o %s --eval -r 2 --iterations 12 --test_iterations 4 8 --save_iterations 8 "
+                  "--set optim.steps_scale=0.5 --set device.tune=off --set optim.random_init_points=300",
+                  data, out) == 0,
+          "training, see %s", log);
+    CHECK(contains(log, "before densification starts (densify.from 250)"), "no note that the run never densifies, see %s",
+          log);
+    snprintf(p, sizeof p, "%s/metrics.json", out);
+    CHECK(contains(p, "\"iteration\": 4,") && contains(p, "\"iteration\": 8,") && contains(p, "\"iteration\": 12,") &&
+              !contains(p, "\"iteration\": 2,"),
+          "the marks 4 8 were scaled, see %s", p);
+    CHECK(contains(p, "\"resolution\": 2,"), "the records do not say -r 2, see %s", p);
+    snprintf(p, sizeof p, "%s/point_cloud/iteration_8/point_cloud.ply", out);
+    CHECK(cs_file_exists(p), "--save_iterations 8 was scaled: no %s", p);
+    /* the stored config repeats the run: a resume-free rerun from it trains the same marks */
+    snprintf(p, sizeof p, "%s/config.json", out);
+    CHECK(contains(p, "\"steps_scale\": 0.5") && contains(p, "\"iterations\": 24,"), "config.json: %s", p);
+    return 0;
+}
