@@ -60,6 +60,10 @@ int cs_dir_exists(const char *path);
 /* Joins two path parts into OUT (size N); returns 0 or -1 if it does not fit. */
 int cs_path_join(char *out, size_t n, const char *a, const char *b);
 
+/* Levenshtein distance of two strings (1000 when B has 127 characters or more): the
+ * "did you mean" of config keys and command-line flags. */
+size_t cs_edit_distance(const char *a, const char *b);
+
 /* 64-bit FNV-1a, chainable through SEED (use CS_HASH_SEED to start). */
 #define CS_HASH_SEED 0xcbf29ce484222325ull
 /* FNV-1a of N bytes, continuing from SEED. */

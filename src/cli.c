@@ -18,7 +18,7 @@
 
 typedef enum { O_FLAG, O_VALUE, O_LIST } opt_kind;
 /* how a value becomes a config assignment: as a JSON string, as it is (numbers), a list */
-typedef enum { V_NONE, V_STRING, V_RAW, V_TRUE } value_kind;
+typedef enum { V_NONE, V_STRING, V_RAW, V_TRUE, V_DEVICE } value_kind;
 
 typedef struct {
     const char *name, *alias; /* "--source", "-s" (alias may be NULL) */
@@ -65,11 +65,14 @@ static const opt_desc OPTS[] = {
      "train into an output folder that holds another run (its outputs are removed first)"},
     {"--resolution", "-r", O_VALUE, (RUNS_ON_DEVICE & ~C(CS_CMD_TUNE)) | C(CS_CMD_BATCH), "data.resolution", V_RAW, "N",
      "1, 2, 4, 8 (divide), a width >= 16, or -1 (data.resolution)"},
-    {"--eval", NULL, O_FLAG, TRAINS, "data.eval", V_TRUE, NULL, "hold out test views (data.eval)"},
-    {"--white_background", "-w", O_FLAG, TRAINS, "data.white_background", V_TRUE, NULL,
+    {"--eval", NULL, O_FLAG, TRAINS | C(CS_CMD_RENDER), "data.eval", V_TRUE, NULL, "hold out test views (data.eval)"},
+    {"--white_background", "-w", O_FLAG, TRAINS | C(CS_CMD_RENDER), "data.white_background", V_TRUE, NULL,
      "white background (data.white_background)"},
     {"--iterations", NULL, O_VALUE, TRAINS, "optim.iterations", V_RAW, "N", "optim.iterations"},
-    {"--test_iterations", NULL, O_LIST, TRAINS, "eval.test_iterations", V_RAW, "N...", "eval.test_iterations"},
+    {"--data_device", NULL, O_VALUE, TRAINS, "data.image_residency", V_DEVICE, "cpu|cuda",
+     "graphdeco's: cpu keeps the training images in host memory (data.image_residency host), cuda on the device"},
+    {"--test_iterations", NULL, O_LIST, TRAINS, "eval.test_iterations", V_RAW, "N...",
+     "eval.test_iterations (-1: none but the last iteration)"},
     {"--save_iterations", NULL, O_LIST, TRAINS, "output.save_iterations", V_RAW, "N...",
      "output.save_iterations"},
     {"--checkpoint_iterations", NULL, O_LIST, TRAINS, "output.checkpoint_iterations", V_RAW, "N...",
@@ -170,6 +173,26 @@ static const opt_desc *find_opt(const char *arg, cs_command c)
     return NULL;
 }
 
+/* The message for FLAG, which is no option of command C: the closest of C's options when one
+ * is near ("did you mean"). */
+static int unknown_option(const char *flag, cs_command c)
+{
+    const char *best = NULL;
+    size_t bd = (size_t)-1, len = strlen(flag);
+    for (size_t i = 0; i < NOPTS; i++) {
+        const opt_desc *o = &OPTS[i];
+        if (!(o->commands & C(c)) || o->commands == ~0u) continue;
+        size_t d = cs_edit_distance(flag, o->name);
+        /* graphdeco's underscores and a missing dash count little */
+        if (d < bd) bd = d, best = o->name;
+    }
+    if (best && bd <= (len > 8 ? 3 : len > 4 ? 2 : 1))
+        return cs_fail("'%s' is not an option of 'clsplat %s' (did you mean '%s'? clsplat %s --help lists them)", flag,
+                       CMDS[c].name, best, CMDS[c].name);
+    return cs_fail("'%s' is not an option of 'clsplat %s' (clsplat %s --help lists them)", flag, CMDS[c].name,
+                   CMDS[c].name);
+}
+
 /* A whole decimal integer >= MIN (and < 2^31) for option OPT. */
 static int parse_int(const char *opt, const char *text, int min, int *out)
 {
@@ -209,6 +232,11 @@ static int add_assign(cs_args *a, const char *flag, const char *key, const char 
 static int assign_value(cs_args *a, const opt_desc *o, const char *flag, char **vals, int nv)
 {
     if (o->as == V_TRUE) return add_assign(a, flag, o->key, "true");
+    if (o->as == V_DEVICE) { /* graphdeco's --data_device: where the training images live */
+        if (strcmp(vals[0], "cpu") && strcmp(vals[0], "cuda"))
+            return cs_fail("%s: '%s' is cpu (images in host memory) or cuda (on the device)", flag, vals[0]);
+        return add_assign(a, flag, o->key, !strcmp(vals[0], "cpu") ? "\"host\"" : "\"device\"");
+    }
     if (o->as == V_STRING) {
         json_t *js = json_string(vals[0]);
         if (!js) return cs_fail("%s: the value is not valid UTF-8 text", flag);
@@ -222,6 +250,7 @@ static int assign_value(cs_args *a, const opt_desc *o, const char *flag, char **
     char buf[1024] = "[";
     for (int i = 0; i < nv; i++) {
         int v;
+        if (nv == 1 && !strcmp(vals[i], "-1")) break; /* graphdeco's "-1": no marks */
         if (parse_int(flag, vals[i], 0, &v)) return -1;
         size_t used = strlen(buf);
         snprintf(buf + used, sizeof buf - used, "%s%d", i ? "," : "", v);
@@ -277,6 +306,8 @@ int cs_cli_parse(int argc, char **argv, cs_args *a)
     int c = argc > 1 ? find_command(argv[1]) : -1;
     if (c < 0) return cs_fail("unknown command '%s' (clsplat --help lists them)", argc > 1 ? argv[1] : "");
     a->command = (cs_command)c;
+    cs_config scratch;
+    cs_config_defaults(&scratch);
     for (int i = 2; i < argc; i++) {
         const char *flag = argv[i];
         const opt_desc *o = find_opt(flag, a->command);
@@ -289,22 +320,23 @@ int cs_cli_parse(int argc, char **argv, cs_args *a)
             a->positional[a->n_positional++] = flag;
             continue;
         }
-        if (!o)
-            return cs_fail("'%s' is not an option of 'clsplat %s' (clsplat %s --help lists them)", flag, CMDS[c].name,
-                           CMDS[c].name);
+        if (!o) return unknown_option(flag, a->command);
         char *vals[CS_MAX_MARKS];
         int nv = 0;
         if (o->kind == O_VALUE) {
             if (i + 1 >= argc) return cs_fail("%s needs a value (%s)", flag, o->arg);
             vals[nv++] = argv[++i];
         } else if (o->kind == O_LIST) {
-            while (i + 1 < argc && argv[i + 1][0] != '-' && nv < CS_MAX_MARKS) vals[nv++] = argv[++i];
+            while (i + 1 < argc && (argv[i + 1][0] != '-' || !strcmp(argv[i + 1], "-1")) && nv < CS_MAX_MARKS)
+                vals[nv++] = argv[++i];
             if (!nv) return cs_fail("%s needs at least one value (%s)", flag, o->arg);
         }
         int r = !o->key ? own_option(a, o, flag, nv ? vals[0] : NULL)
               : !o->key[0] ? add_assign(a, flag, "", vals[0]) /* --set */
                            : assign_value(a, o, flag, vals, nv);
         if (r) return -1;
+        /* a value no config takes is a usage error here, before any file is read */
+        if (o->key && a->n_assign > 0 && cs_config_set_from(&scratch, a->assign[a->n_assign - 1], flag)) return -1;
     }
     return 0;
 }

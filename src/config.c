@@ -172,25 +172,6 @@ bool cs_config_has_mark(const int *marks, int n, int iter)
 
 /* ---- key lookup and suggestions ------------------------------------------------------ */
 
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    size_t row[128];
-    if (lb >= 127) return 1000;
-    for (size_t j = 0; j <= lb; j++) row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t prev = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t cur = row[j];
-            size_t sub = prev + (a[i - 1] != b[j - 1]);
-            size_t m = row[j] + 1 < row[j - 1] + 1 ? row[j] + 1 : row[j - 1] + 1;
-            row[j] = m < sub ? m : sub;
-            prev = cur;
-        }
-    }
-    return row[lb];
-}
 
 static const key_desc *find_key(const char *name)
 {
@@ -204,11 +185,11 @@ static int unknown_key(const char *src, const char *name)
     const char *best = NULL;
     size_t bd = (size_t)-1;
     for (size_t i = 0; i < NKEYS; i++) {
-        size_t d = edit_distance(name, KEYS[i].name);
+        size_t d = cs_edit_distance(name, KEYS[i].name);
         /* a bare leaf name ("iterations") should still find its group */
         const char *dot = strchr(KEYS[i].name, '.');
         if (dot) {
-            size_t d2 = edit_distance(name, dot + 1) + 1;
+            size_t d2 = cs_edit_distance(name, dot + 1) + 1;
             if (d2 < d) d = d2;
         }
         if (d < bd) bd = d, best = KEYS[i].name;

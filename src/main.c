@@ -158,33 +158,50 @@ static int cmd_train(const cs_args *a)
 
 /* ---- render, eval, info ------------------------------------------------------------------ */
 
+/* The model, settings and folders of `clsplat render`. With -m the test views are the model's
+ * own (as eval -m has them: none when it was trained without --eval, and then its training
+ * views are rendered unless --split says otherwise); with --ply the test views are held out
+ * (every 8th, or the Blender test file) as --eval holds them. */
+static int render_paths(const cs_args *a, cs_config *cfg, const char **split, char *ply, char *out, char *gt, int *it,
+                        int *with_gt)
+{
+    const size_t n = 1400;
+    if (a->orbit && a->depth_maps) return USAGE_ERROR("render --depth-maps renders the dataset's views, not --orbit");
+    if (!a->model) {
+        if (!a->ply || !cs_cli_sets(a, "data.path")) return USAGE_ERROR("render needs -m OUTDIR, or --ply FILE and -s DATASET");
+        if (resolve_config(a, NULL, cfg)) return -1;
+        if (!strcmp(*split, "test")) cfg->data.eval = 1;
+        snprintf(ply, n, "%s", a->ply);
+        snprintf(out, n, "%s", a->out ? a->out : "renders");
+        return 0;
+    }
+    if (model_config(a, cfg) || cs_run_dir_latest_ply(a->model, ply, n, it)) return -1;
+    if (!a->split && !cfg->data.eval) {
+        *split = "train";
+        printf("the model was trained without --eval, so it has no test views: rendering its training views\n");
+    }
+    if (a->out) {
+        snprintf(out, n, "%s", a->out);
+    } else if (a->orbit) {
+        snprintf(out, n, "%s/orbit", a->model);
+    } else { /* graphdeco render.py's layout */
+        snprintf(out, n, "%s/%s/ours_%d/renders", a->model, *split, *it);
+        snprintf(gt, n, "%s/%s/ours_%d/gt", a->model, *split, *it);
+        *with_gt = 1;
+    }
+    return 0;
+}
+
 static int cmd_render(const cs_args *a)
 {
     cs_config cfg;
     char ply[1400], out[1400], gt[1400];
     int it = 0, with_gt = 0;
     const char *split = a->split ? a->split : "test";
-    if (a->orbit && a->depth_maps) return USAGE_ERROR("render --depth-maps renders the dataset's views, not --orbit");
-    if (a->model) {
-        if (model_config(a, &cfg) || cs_run_dir_latest_ply(a->model, ply, sizeof ply, &it)) return -1;
-        if (a->out) {
-            snprintf(out, sizeof out, "%s", a->out);
-        } else if (a->orbit) {
-            snprintf(out, sizeof out, "%s/orbit", a->model);
-        } else { /* graphdeco render.py's layout */
-            snprintf(out, sizeof out, "%s/%s/ours_%d/renders", a->model, split, it);
-            snprintf(gt, sizeof gt, "%s/%s/ours_%d/gt", a->model, split, it);
-            with_gt = 1;
-        }
-    } else {
-        if (!a->ply || !cs_cli_sets(a, "data.path")) return USAGE_ERROR("render needs -m OUTDIR, or --ply FILE and -s DATASET");
-        if (resolve_config(a, NULL, &cfg)) return -1;
-        snprintf(ply, sizeof ply, "%s", a->ply);
-        snprintf(out, sizeof out, "%s", a->out ? a->out : "renders");
-    }
+    int u = render_paths(a, &cfg, &split, ply, out, gt, &it, &with_gt);
+    if (u) return u;
     cs_splats s;
     if (cs_splat_file_read(ply, &s, NULL)) return -1;
-    if (!cfg.data.eval && !strcmp(split, "test")) cfg.data.eval = 1;
     cs_scene scene;
     if (cs_scene_load(&cfg.data, &scene)) {
         cs_splats_free(&s);

@@ -296,6 +296,26 @@ int cs_path_join(char *out, size_t n, const char *a, const char *b)
     return 0;
 }
 
+size_t cs_edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    size_t row[128];
+    if (lb >= 127) return 1000;
+    for (size_t j = 0; j <= lb; j++) row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t prev = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t cur = row[j];
+            size_t sub = prev + (a[i - 1] != b[j - 1]);
+            size_t m = row[j] + 1 < row[j - 1] + 1 ? row[j] + 1 : row[j - 1] + 1;
+            row[j] = m < sub ? m : sub;
+            prev = cur;
+        }
+    }
+    return row[lb];
+}
+
 /* ---- hashing, time, random ---------------------------------------------------------- */
 
 uint64_t cs_hash64(const void *data, size_t n, uint64_t seed)

@@ -49,8 +49,16 @@ int test_cli_arguments(void)
         {"export --format spz", "export needs -m OUTDIR or --ply FILE", 2},
         {"config", "config needs --list", 2},
         {"train -s /nonexistent/scene --iterations 5", "dataset folder /nonexistent/scene does not exist", 1},
-        {"train -s x --set optim.iterations=abc", "--set: key 'optim.iterations' must be an integer", 1},
-        {"train -s x --iterations -5", "--iterations: key 'optim.iterations' = -5 is out of range", 1},
+        {"train -s x --set optim.iterations=abc", "--set: key 'optim.iterations' must be an integer", 2},
+        {"train -s x --iterations -5", "--iterations: key 'optim.iterations' = -5 is out of range", 2},
+        /* #33 item 8: values and names on the command line are usage errors, with a suggestion */
+        {"train -s x -r 3", "-r: key 'data.resolution' = 3: allowed are 1, 2, 4, 8", 2},
+        {"train -s x --iteration 5", "(did you mean '--iterations'?", 2},
+        {"train -s x --white-background", "(did you mean '--white_background'?", 2},
+        {"train -s x --set optim.iteratons=5", "did you mean 'optim.iterations'?", 2},
+        {"train -s x --data_device gpu", "--data_device: 'gpu' is cpu (images in host memory) or cuda", 2},
+        {"train -s /nonexistent/scene --data_device cpu --test_iterations -1", "dataset folder /nonexistent/scene", 1},
+        {"render --eval -w --ply x.ply", "render needs -m OUTDIR, or --ply FILE and -s DATASET", 2},
         {"--version", "clsplat 0.9.0", 0},
         {"train --help", "--white_background", 0},
         {"config --list", "optim.steps_scale", 0},
@@ -69,7 +77,7 @@ int test_cli_arguments(void)
     char longo[1200];
     memset(longo, 'x', sizeof longo - 1);
     longo[sizeof longo - 1] = '\0';
-    CHECK(cli_run("", log, "train -s x -o %s", longo) == 1 && contains(log, "-o: key 'output.dir' is too long"),
+    CHECK(cli_run("", log, "train -s x -o %s", longo) == 2 && contains(log, "-o: key 'output.dir' is too long"),
           "an over-long -o");
     /* a failed dataset load leaves no output folder behind */
     char out[600];
