@@ -7,7 +7,10 @@
 #include "config.h"
 #include "dataset.h"
 
-/* COLMAP: sparse/0/{cameras,images,points3D}.{bin,txt} and the image folder. */
+/* The folder of ROOT's COLMAP model into OUT: sparse/0, or sparse/ itself when it holds
+ * cameras.bin or cameras.txt (a single model exported flat, as gsplat reads it). */
+void cs_colmap_model_dir(const char *root, char *out, size_t n);
+/* COLMAP: {cameras,images,points3D}.{bin,txt} in cs_colmap_model_dir and the image folder. */
 int cs_read_colmap(const cs_data_cfg *data, cs_scene *s);
 /* Blender / NeRF-synthetic: transforms_train.json (+ transforms_test.json). */
 int cs_read_blender(const cs_data_cfg *data, cs_scene *s);

@@ -48,7 +48,7 @@ int cs_scene_load(const cs_data_cfg *cfg, cs_scene *out)
     float bg = cfg->white_background ? 1.0f : 0.0f;
     out->background[0] = out->background[1] = out->background[2] = bg;
     int r;
-    snprintf(p, sizeof p, "%s/sparse/0", root);
+    cs_colmap_model_dir(root, p, sizeof p);
     int has_colmap = cs_dir_exists(p);
     snprintf(p, sizeof p, "%s/transforms_train.json", root);
     int has_blender = cs_file_exists(p);
@@ -58,7 +58,7 @@ int cs_scene_load(const cs_data_cfg *cfg, cs_scene *out)
     else if (has_blender) r = cs_read_blender(cfg, out);
     else if (has_ns) r = cs_read_nerfstudio(cfg, out);
     else
-        return cs_fail("%s: not a dataset (expected sparse/0 (COLMAP), transforms_train.json (Blender) or "
+        return cs_fail("%s: not a dataset (expected sparse/0 or sparse/ with cameras.bin (COLMAP), transforms_train.json (Blender) or "
                        "transforms.json (nerfstudio))", root);
     if (r) {
         cs_scene_free(out);

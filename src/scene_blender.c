@@ -39,18 +39,21 @@ static int grow(cs_scene *s, int *cap)
     return 0;
 }
 
-/* Resolves a frame's file path; Blender omits the extension. */
+/* Resolves a frame's file path; Blender omits the extension (.png, or a JPEG's). */
 static int resolve_image(const char *root, const char *rel, char *out, size_t n)
 {
+    static const char *const exts[] = {".png", ".jpg", ".jpeg", ".PNG", ".JPG", ".JPEG"};
     if (cs_path_join(out, n, root, rel)) return -1;
     if (cs_file_exists(out)) return 0;
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.png", out);
-    if (cs_file_exists(tmp) && strlen(tmp) < n) {
-        strcpy(out, tmp);
-        return 0;
+    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
+        snprintf(tmp, sizeof tmp, "%s%s", out, exts[i]);
+        if (cs_file_exists(tmp) && strlen(tmp) < n) {
+            strcpy(out, tmp);
+            return 0;
+        }
     }
-    return cs_fail("%s: image file does not exist (also tried .png)", out);
+    return cs_fail("%s: image file does not exist (also tried .png, .jpg and .jpeg after it)", out);
 }
 
 static int load_split(const cs_data_cfg *cfg, cs_scene *s, int *cap, const char *file, int is_test)

@@ -347,20 +347,73 @@ static int read_points_txt(const char *path, cs_scene *s)
     return 0;
 }
 
+void cs_colmap_model_dir(const char *root, char *out, size_t n)
+{
+    snprintf(out, n, "%s/sparse/0", root);
+    if (cs_dir_exists(out)) return;
+    char p[4300];
+    snprintf(p, sizeof p, "%s/sparse/cameras.bin", root);
+    int flat = cs_file_exists(p);
+    snprintf(p, sizeof p, "%s/sparse/cameras.txt", root);
+    if (flat || cs_file_exists(p)) snprintf(out, n, "%s/sparse", root);
+}
+
+/* The photo of a listed NAME that is missing, under the same stem with another extension
+   (images converted after the reconstruction: a.jpg listed, a.png on disk), into OUT. */
+static int same_stem(const char *dir, const char *name, char *out, size_t n)
+{
+    static const char *const exts[] = {".png", ".jpg", ".jpeg", ".PNG", ".JPG", ".JPEG", ".tif", ".tiff"};
+    char stem[4200];
+    snprintf(stem, sizeof stem, "%s/%s", dir, name);
+    char *dot = strrchr(stem, '.'), *slash = strrchr(stem, '/');
+    if (dot && (!slash || dot > slash)) *dot = '\0';
+    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)
+        if (snprintf(out, n, "%s%s", stem, exts[i]) < (int)n && cs_file_exists(out)) return 1;
+    return 0;
+}
+
+/* Each camera's photo in DIR; a photo converted to another format since the reconstruction is
+   taken under its stem (said once); missing ones are counted and named. */
+static int find_images(cs_scene *s, const char *dir, const char *list)
+{
+    int missing = 0, converted = 0;
+    char first[4200] = "", alt[4200], example[4200] = "";
+    for (int i = 0; i < s->n_cams; i++) {
+        cs_camera *c = &s->cams[i];
+        if (cs_path_join(c->path, sizeof c->path, dir, c->name)) return -1;
+        if (cs_file_exists(c->path)) continue;
+        if (same_stem(dir, c->name, alt, sizeof alt) && strlen(alt) < sizeof c->path) {
+            if (!converted++) snprintf(example, sizeof example, "%s for %s", alt, c->name);
+            snprintf(c->path, sizeof c->path, "%s", alt);
+            continue;
+        }
+        if (!missing++) snprintf(first, sizeof first, "%s", c->path);
+    }
+    if (missing)
+        return cs_fail("%d of the %d images listed in %s are missing from %s (the first: %s)%s", missing, s->n_cams, list,
+                       dir, first,
+                       converted ? "; others were found converted under their names with another extension" : "");
+    if (converted)
+        printf("note: %d of the %d images listed in %s exist only with another extension (converted after the "
+               "reconstruction; e.g. %s): using those\n", converted, s->n_cams, list, example);
+    return 0;
+}
+
 int cs_read_colmap(const cs_data_cfg *cfg, cs_scene *s)
 {
     s->kind = CS_SCENE_COLMAP;
     const char *root = cfg->path;
-    char p[4200];
+    char p[4200], model[4200];
+    cs_colmap_model_dir(root, model, sizeof model);
     colmap_cam *cams = NULL;
     int ncams = 0, r;
-    snprintf(p, sizeof p, "%s/sparse/0/cameras.bin", root);
+    snprintf(p, sizeof p, "%s/cameras.bin", model);
     int bin = cs_file_exists(p);
-    if (!bin) snprintf(p, sizeof p, "%s/sparse/0/cameras.txt", root);
-    if (!cs_file_exists(p)) return cs_fail("%s/sparse/0: neither cameras.bin nor cameras.txt exists", root);
+    if (!bin) snprintf(p, sizeof p, "%s/cameras.txt", model);
+    if (!cs_file_exists(p)) return cs_fail("%s: neither cameras.bin nor cameras.txt exists", model);
     r = bin ? read_cameras_bin(p, &cams, &ncams) : read_cameras_txt(p, &cams, &ncams);
     if (r) return -1;
-    snprintf(p, sizeof p, "%s/sparse/0/images.%s", root, bin ? "bin" : "txt");
+    snprintf(p, sizeof p, "%s/images.%s", model, bin ? "bin" : "txt");
     if (!cs_file_exists(p)) {
         free(cams);
         return cs_fail("%s: missing (cameras.%s exists)", p, bin ? "bin" : "txt");
@@ -368,7 +421,7 @@ int cs_read_colmap(const cs_data_cfg *cfg, cs_scene *s)
     r = bin ? read_images_bin(p, s, cams, ncams) : read_images_txt(p, s, cams, ncams);
     free(cams);
     if (r) return -1;
-    snprintf(p, sizeof p, "%s/sparse/0/points3D.%s", root, bin ? "bin" : "txt");
+    snprintf(p, sizeof p, "%s/points3D.%s", model, bin ? "bin" : "txt");
     if (cs_file_exists(p)) {
         if (bin ? read_points_bin(p, s) : read_points_txt(p, s)) return -1;
     }
@@ -381,10 +434,9 @@ int cs_read_colmap(const cs_data_cfg *cfg, cs_scene *s)
     }
     if (!use_n) snprintf(dir, sizeof dir, "%s/%s", root, cfg->images);
     if (!cs_dir_exists(dir)) return cs_fail("%s: image folder does not exist (data.images)", dir);
+    if (find_images(s, dir, bin ? "images.bin" : "images.txt")) return -1;
     for (int i = 0; i < s->n_cams; i++) {
         cs_camera *c = &s->cams[i];
-        if (cs_path_join(c->path, sizeof c->path, dir, c->name)) return -1;
-        if (!cs_file_exists(c->path)) return cs_fail("%s: image listed in images.%s is missing", c->path, bin ? "bin" : "txt");
         int w, h, o;
         if (cs_image_probe(c->path, &w, &h, &o)) return -1;
         int ew = use_n ? (int)((c->file_width + res / 2) / res) : c->file_width;

@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 #include "cli_run.h"
+#include "config.h"
+#include "fixtures.h"
+#include "scene.h"
 #include "ply.h"
 #include "splats.h"
 #include "test.h"
@@ -296,5 +299,76 @@ int test_short_schedules(void)
     /* the stored config repeats the run: a resume-free rerun from it trains the same marks */
     snprintf(p, sizeof p, "%s/config.json", out);
     CHECK(contains(p, "\"steps_scale\": 0.5") && contains(p, "\"iterations\": 24,"), "config.json: %s", p);
+    return 0;
+}
+
+/* loads DATA (resolution 1, --eval); 0 or -1 with the loader's message */
+static int load_scene(const char *data, int *n_cams)
+{
+    cs_config c;
+    cs_config_defaults(&c);
+    snprintf(c.data.path, sizeof c.data.path, "%s", data);
+    c.data.eval = true, c.data.resolution = 1;
+    cs_scene s;
+    if (cs_scene_load(&c.data, &s)) return -1;
+    *n_cams = s.n_cams;
+    cs_scene_free(&s);
+    return 0;
+}
+
+static int move(const char *root, const char *from, const char *to)
+{
+    char a[1200], b[1200];
+    snprintf(a, sizeof a, "%s/%s", root, from);
+    snprintf(b, sizeof b, "%s/%s", root, to);
+    return rename(a, b) ? cs_fail("rename %s %s", a, b) : 0;
+}
+
+/* #33 item 9: the layouts users have: COLMAP's sparse/ without 0/, photos converted to another
+ * format after the reconstruction, Blender frames in JPEG; missing photos counted and named */
+int test_datasets_users_have(void)
+{
+    char root[700], p[1200];
+    int n = 0;
+    snprintf(root, sizeof root, "%s/trust_colmap", test_tmpdir());
+    write_colmap(root, 1, 1, 0, 0);
+    /* sparse/ holding the model itself */
+    const char *files[] = {"cameras.bin", "images.bin", "points3D.bin"};
+    for (int i = 0; i < 3; i++) {
+        char a[64], b[64];
+        snprintf(a, sizeof a, "sparse/0/%s", files[i]);
+        snprintf(b, sizeof b, "sparse/%s", files[i]);
+        CHECK_OK(move(root, a, b));
+    }
+    snprintf(p, sizeof p, "%s/sparse/0", root);
+    CHECK(rmdir(p) == 0, "rmdir %s", p);
+    CHECK(load_scene(root, &n) == 0 && n == 10, "sparse/ without 0/: %s", cs_last_error());
+    /* photos converted: img_03.png listed, img_03.jpg on disk (decoded by content) */
+    CHECK_OK(move(root, "images/img_03.png", "images/img_03.jpg"));
+    CHECK(load_scene(root, &n) == 0 && n == 10, "a converted photo: %s", cs_last_error());
+    /* two gone: counted, the first named */
+    CHECK_OK(move(root, "images/img_05.png", "img_05.bak"));
+    CHECK_OK(move(root, "images/img_06.png", "img_06.bak"));
+    CHECK(load_scene(root, &n) == -1 && strstr(cs_last_error(), "2 of the 10 images listed in images.bin are missing") &&
+              (strstr(cs_last_error(), "first: ") && strstr(strstr(cs_last_error(), "first: "), "img_0")),
+          "missing photos: %s", cs_last_error());
+    /* Blender frames stored as .jpg and .jpeg (file_path without an extension, as Blender writes) */
+    snprintf(root, sizeof root, "%s/trust_blender", test_tmpdir());
+    const char *m = "[[1,0,0,0],[0,0,-1,-4],[0,1,0,0],[0,1,0,0]]";
+    const char *split[] = {"train", "test"}, *ext[] = {"jpg", "jpeg"};
+    cs_image img = {20, 10, 3, calloc(20 * 10 * 3, 1)};
+    for (int i = 0; i < 2; i++) {
+        char js[512];
+        snprintf(p, sizeof p, "%s/%s", root, split[i]);
+        CHECK_OK(cs_mkdirs(p));
+        snprintf(p, sizeof p, "%s/%s/r_0.%s", root, split[i], ext[i]);
+        CHECK_OK(write_jpeg(p, &img));
+        snprintf(js, sizeof js, "{\"camera_angle_x\": 0.8, \"frames\": [{\"file_path\": \"./%s/r_0\", \"transform_matrix\": %s}]}",
+                 split[i], m);
+        snprintf(p, sizeof p, "%s/transforms_%s.json", root, split[i]);
+        CHECK_OK(write_text(p, js));
+    }
+    cs_image_free(&img);
+    CHECK(load_scene(root, &n) == 0 && n == 2, "Blender frames in JPEG: %s", cs_last_error());
     return 0;
 }
