@@ -27,6 +27,7 @@ extern const char *const cs_job_status_names[CS_JOB_NSTATUS];
 
 typedef struct {
     cs_job_status status;
+    cs_job_status recorded;/* what job.json says (PENDING when there is none) */
     char device[160];      /* "P:D name" */
     int attempts;
     int exit_code;         /* of the last attempt; -1 none */

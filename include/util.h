@@ -70,10 +70,11 @@ size_t cs_edit_distance(const char *a, const char *b);
 uint64_t cs_hash64(const void *data, size_t n, uint64_t seed);
 
 /* Fault injection for the tests: with CLSPLAT_FAULT=SIGNAL:TEXT (SIGNAL kill, term or int),
- * a fault point whose WHERE contains TEXT raises that signal. Points: every atomic write after
- * its data and before its rename (WHERE = the final path), and the phases of a run
- * ("phase:scene", "phase:kernels", "phase:iteration <N>", "phase:evaluate"). Without the
- * variable it does nothing. */
+ * a fault point whose WHERE contains TEXT raises that signal; with sleep:TEXT it waits 3 s
+ * there. Points: every atomic write after its data and before its rename (WHERE = the final
+ * path), and the phases of a run ("phase:scene", "phase:kernels", "phase:iteration <N>",
+ * "phase:evaluate", "phase:stop" before the checkpoint of a stopped run). Without the variable
+ * it does nothing. */
 void cs_fault_point(const char *where);
 /* True when CLSPLAT_FAULT is set (so a caller can skip formatting WHERE). */
 bool cs_fault_enabled(void);

@@ -148,6 +148,40 @@ static bool locked_elsewhere(const char *dir)
     return busy;
 }
 
+/* The batch that took DIR/.lock (its pid is written there); 0 when unknown. */
+static long lock_owner(const char *dir)
+{
+    char p[1300], text[32] = "";
+    snprintf(p, sizeof p, "%s/.lock", dir);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t got = read(fd, text, sizeof text - 1);
+    close(fd);
+    text[got > 0 ? got : 0] = '\0';
+    return strtol(text, NULL, 10);
+}
+
+/* How long a re-run waits for the run of a killed batch to stop (it saves a checkpoint on the
+   SIGTERM its batch's death sends it). */
+#define ORPHAN_WAIT_S 300
+
+/* True when DIR's lock is held by the run of a batch that is gone (killed): it was sent
+   SIGTERM when its batch died and is saving its checkpoint. Waits until it lets go (true) or
+   ORPHAN_WAIT_S pass (false: still held). */
+static bool wait_for_orphan(batch *b, const job_run *r)
+{
+    long owner = lock_owner(r->dir);
+    if (owner <= 0 || owner == (long)getpid() || kill((pid_t)owner, 0) == 0 || errno != ESRCH) return false;
+    cs_batch_progress_event(&b->prog, "%s: its batch (pid %ld) is gone and its run (pid %ld) is stopping; waiting for "
+                            "it (at most %d s)", r->job->name, owner, r->st.pid, ORPHAN_WAIT_S);
+    for (double t0 = cs_now(); cs_now() - t0 < ORPHAN_WAIT_S;) {
+        if (!locked_elsewhere(r->dir)) return true;
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return false;
+}
+
 static int load_jobs(batch *b)
 {
     const cs_batch_opts *o = b->o;
@@ -238,6 +272,13 @@ static int take_lock(job_run *r)
     if (flock(fd, LOCK_EX | LOCK_NB)) {
         close(fd);
         return cs_fail("%s is running in another process (it holds %s)", r->job->name, p);
+    }
+    /* the batch's pid: a re-run after this batch is killed tells its orphaned run from a live batch's */
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)n, 0) != n) {
+        close(fd);
+        return cs_fail("%s: cannot write the batch's pid: %s", p, strerror(errno));
     }
     r->lock_fd = fd;
     return 0;
@@ -425,12 +466,22 @@ static void run_jobs(batch *b)
         if (r->st.status == CS_JOB_DONE) {
             cs_batch_progress_event(&b->prog, "%s: done earlier (%d iterations), skipped", r->job->name,
                                     r->st.iterations);
+            if (r->st.recorded != CS_JOB_DONE) job_event_write(b, r); /* its batch died before saying so */
             continue;
         }
         if (locked_elsewhere(r->dir)) {
-            r->st.status = CS_JOB_RUNNING, r->active = false;
-            cs_batch_progress_event(&b->prog, "%s: running in another process, skipped", r->job->name);
-            continue;
+            if (wait_for_orphan(b, r)) {
+                cs_job_dir_read(r->dir, &r->st); /* what the stopped run left */
+            } else {
+                r->st.status = CS_JOB_RUNNING, r->active = false;
+                cs_batch_progress_event(&b->prog, "%s: running in another process, skipped", r->job->name);
+                continue;
+            }
+            if (r->st.status == CS_JOB_DONE) {
+                cs_batch_progress_event(&b->prog, "%s: done (its run finished after its batch died)", r->job->name);
+                job_event_write(b, r);
+                continue;
+            }
         }
         survey_job(r, &b->devs[0]);
         r->st.status = CS_JOB_QUEUED;

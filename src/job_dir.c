@@ -103,6 +103,7 @@ void cs_job_dir_read(const char *dir, cs_job_state *st)
 {
     cs_job_state_init(st);
     read_job_json(dir, st);
+    st->recorded = st->status;
     char p[1400];
     st->checkpoint = cs_run_dir_latest_checkpoint(dir, p, sizeof p);
     cs_job_dir_progress(dir, &st->log_iteration, &st->log_seconds);

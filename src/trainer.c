@@ -384,6 +384,7 @@ static int checkpoint_marks(trainer *t, int iter, const cs_step_plan *p)
 static int stop_with_checkpoint(trainer *t, int done_iter)
 {
     char cp[1400];
+    cs_fault_point("phase:stop");
     if (save_checkpoint(t, done_iter, cp, sizeof cp)) return -1;
     cs_progress_break(&t->bar);
     fprintf(stderr, "interrupted: checkpoint saved to %s (resume with --resume %s)\n", cp, cp);

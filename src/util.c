@@ -444,6 +444,11 @@ void cs_fault_point(const char *where)
     const char *colon = strchr(spec, ':');
     if (!colon || !strstr(where, colon + 1)) return;
     size_t n = (size_t)(colon - spec);
+    if (!strncmp(spec, "sleep", n)) { /* a slow phase: 3 s */
+        struct timespec ts = {3, 0};
+        nanosleep(&ts, NULL);
+        return;
+    }
     int sig = !strncmp(spec, "kill", n) ? SIGKILL : !strncmp(spec, "term", n) ? SIGTERM : !strncmp(spec, "int", n) ? SIGINT : 0;
     if (sig) raise(sig);
 }
