@@ -17,7 +17,7 @@ typedef struct {
     bool densify_check_size;/* with the screen / world size prune (after the first opacity reset) */
     bool filter3d;          /* recompute the mip 3D filter */
     bool step_after;        /* Adam step after the densification work (graphdeco's order) */
-    bool reset_opacity;     /* opacity <- min(opacity, 0.01), after the step */
+    bool reset_opacity;     /* opacity <- min(opacity, 0.01), after the marks that save and report */
     bool mcmc;              /* densify means an MCMC refinement; position noise after the step */
     bool trim_pool;         /* release the scratch pools */
     bool log;               /* progress line and train_log.jsonl */

@@ -242,9 +242,8 @@ static int learn(trainer *t, int iter, const cs_step_plan *p, const cs_camera **
     return p->densify_stats && cs_densify_stats(t->cl, &t->k, &t->m, &t->r, c->width, c->height) ? -1 : 0;
 }
 
-/* The optimizer and density control as P plans them: what changes the model after the marks
- * that report and save it (graphdeco reports and saves before its densification block and
- * its optimizer step, so an opacity reset never reaches a saved or evaluated model). */
+/* The optimizer and density control as P plans them, but for the opacity reset: the marks
+ * that report and save the model come after this, and the reset after them. */
 static int update(trainer *t, int iter, const cs_step_plan *p)
 {
     const cs_optim_cfg *o = &t->cfg->optim;
@@ -252,7 +251,6 @@ static int update(trainer *t, int iter, const cs_step_plan *p)
     if ((p->step_before && cs_adam_step(t->cl, &t->k, &t->m, &t->lrs, p->position_lr)) ||
         densify_and_filter(t, iter, p) ||
         (p->step_after && cs_adam_step(t->cl, &t->k, &t->m, &t->lrs, p->position_lr)) ||
-        (p->reset_opacity && cs_densify_reset_opacity(t->cl, &t->k, &t->m)) ||
         (p->mcmc && cs_mcmc_noise(t->cl, &t->k, &t->m, p->position_lr * t->cfg->densify.noise_lr, noise_seed)))
         return -1;
     if (p->trim_pool) trim_pools(t);
@@ -358,7 +356,9 @@ static int save_ply(trainer *t, int iteration)
     return r;
 }
 
-/* The marks that report and save the model as the iteration's pass saw it, before update(). */
+/* The marks that report and save the model: after the iteration's update, before its opacity
+ * reset (graphdeco reports and saves before its densification block, so a reset never reaches
+ * a saved or evaluated model). */
 static int report_marks(trainer *t, int iter, const cs_step_plan *p, const cs_camera *c)
 {
     if (p->log && log_mark(t, iter, p, c)) return -1;
@@ -372,10 +372,11 @@ static int report_marks(trainer *t, int iter, const cs_step_plan *p, const cs_ca
     return p->save ? save_ply(t, iter) : 0;
 }
 
-/* Checkpoints hold the state after the whole iteration, update() included: a resume from one
- * goes on exactly as the run would have. */
-static int checkpoint_marks(trainer *t, int iter, const cs_step_plan *p)
+/* The opacity reset, then the checkpoints: they hold the state after the whole iteration, so
+ * a resume from one goes on exactly as the run would have. */
+static int after_marks(trainer *t, int iter, const cs_step_plan *p)
 {
+    if (p->reset_opacity && cs_densify_reset_opacity(t->cl, &t->k, &t->m)) return -1;
     if (p->checkpoint && save_checkpoint(t, iter, t->last_ckpt, sizeof t->last_ckpt)) return -1;
     return p->checkpoint_periodic ? save_periodic_checkpoint(t, iter) : 0;
 }
@@ -542,8 +543,7 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_tr
         }
         cs_step_plan p = cs_schedule_at(t->cfg, iter, t->iterations, t->extent);
         const cs_camera *c;
-        if (learn(t, iter, &p, &c) || report_marks(t, iter, &p, c) || update(t, iter, &p) ||
-            checkpoint_marks(t, iter, &p))
+        if (learn(t, iter, &p, &c) || update(t, iter, &p) || report_marks(t, iter, &p, c) || after_marks(t, iter, &p))
             goto done;
         cs_progress_tick(&t->bar, iter, t->m.n, cl->mem.cur_total, t->plan.budget);
     }
