@@ -342,8 +342,9 @@ static void finished(batch *b, job_run *r, int status)
     if (code == 0 && r->st.status == CS_JOB_DONE) {
         char q[64] = "no test views";
         if (isfinite(r->st.psnr)) snprintf(q, sizeof q, "PSNR %.2f, SSIM %.3f", r->st.psnr, r->st.ssim);
-        cs_batch_progress_event(&b->prog, "%s: done on %s in %.0f s: %s, %d Gaussians", name, d->id, wall, q,
-                                r->st.gaussians);
+        /* the training seconds of every attempt, as summary.csv has them, and this attempt's wall time */
+        cs_batch_progress_event(&b->prog, "%s: done on %s: %.0f s of training (this attempt %.0f s): %s, %d Gaussians",
+                                name, d->id, r->st.train_seconds, wall, q, r->st.gaussians);
     } else if (code == 130 || code == 143) {
         r->st.status = CS_JOB_STOPPED;
         cs_batch_progress_event(&b->prog, "%s: stopped at iteration %d (checkpoint %d); the next run resumes it", name,

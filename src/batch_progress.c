@@ -57,7 +57,8 @@ void cs_batch_progress_overall(cs_batch_progress *p, const int counts[CS_JOB_NST
     if (!p->tty && !force) return;
     char el[32], et[32] = "unknown";
     cs_format_hms(elapsed, el, sizeof el);
-    if (eta >= 0) cs_format_hms(eta, et, sizeof et);
+    if (eta >= 1) cs_format_hms(eta, et, sizeof et);
+    else if (eta >= 0 && counts[CS_JOB_RUNNING]) snprintf(et, sizeof et, "finishing"); /* evaluating and saving */
     int queued = counts[CS_JOB_QUEUED] + counts[CS_JOB_PENDING];
     clear_line(p);
     fprintf(p->out, "batch: %d done, %d running, %d queued, %d failed, %d stopped; %s elapsed, ETA %s",

@@ -105,21 +105,24 @@ static void cell(FILE *out, double v, int width, int prec)
     else fprintf(out, " %*s", width, "-");
 }
 
+/* The table fits 88 columns (a terminal's 100 with room); a failed job's error follows its row
+   on a line of its own. */
 void cs_report_print(const cs_report_row *rows, int n, FILE *out)
 {
-    fprintf(out, "%-20s %-8s %-6s %7s %7s %6s %6s %9s %8s %8s %8s  %s\n", "job", "status", "device", "iters", "PSNR",
-            "SSIM", "LPIPS", "Gaussians", "train s", "acc MiB", "drv MiB", "error");
+    fprintf(out, "%-16s %-7s %-5s %6s %6s %5s %5s %8s %7s %6s %6s\n", "job", "status", "dev", "iters", "PSNR", "SSIM",
+            "LPIPS", "Gaussian", "train s", "accMiB", "drvMiB");
     for (int i = 0; i < n; i++) {
         const cs_job_state *s = &rows[i].st;
         char dev[8];
-        snprintf(dev, sizeof dev, "%.6s", s->device[0] ? s->device : "-");
+        snprintf(dev, sizeof dev, "%.5s", s->device[0] ? s->device : "-");
         char *sp = strchr(dev, ' ');
         if (sp) *sp = '\0';
-        fprintf(out, "%-20.20s %-8s %-6s", rows[i].name, cs_job_status_names[s->status], dev);
-        cell(out, s->iterations, 7, 0), cell(out, s->psnr, 7, 2), cell(out, s->ssim, 6, 3), cell(out, s->lpips, 6, 3);
-        cell(out, s->gaussians, 9, 0), cell(out, s->train_seconds, 8, 1), cell(out, s->peak_accounted_mb, 8, 0);
-        cell(out, s->peak_driver_mb, 8, 0);
-        fprintf(out, "  %s\n", s->status == CS_JOB_FAILED ? s->error : "");
+        fprintf(out, "%-16.16s %-7s %-5s", rows[i].name, cs_job_status_names[s->status], dev);
+        cell(out, s->iterations, 6, 0), cell(out, s->psnr, 6, 2), cell(out, s->ssim, 5, 3), cell(out, s->lpips, 5, 3);
+        cell(out, s->gaussians, 8, 0), cell(out, s->train_seconds, 7, 1), cell(out, s->peak_accounted_mb, 6, 0);
+        cell(out, s->peak_driver_mb, 6, 0);
+        fputc('\n', out);
+        if (s->status == CS_JOB_FAILED && s->error[0]) fprintf(out, "    error: %s\n", s->error);
     }
     int count[CS_JOB_NSTATUS] = {0};
     for (int i = 0; i < n; i++) count[rows[i].st.status]++;

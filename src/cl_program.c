@@ -2,6 +2,7 @@
  * on-disk binary cache whose key and file layout cl_program.h documents. */
 #include "cl_program.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +162,12 @@ int cs_cl_build(cs_cl *cl, const char *options, cl_program *out)
     if (prog) {
         cl->last_build_cached = 1;
     } else {
+        /* the first build on a device says so before it starts: minutes of silence on a CPU
+           read as a hang (stderr: `clsplat metrics` prints JSON on stdout) */
+        static atomic_int said;
+        if (atomic_fetch_add(&said, 1) == 0)
+            fprintf(stderr, "kernels: compiling for %s (the first run with these settings: up to a few minutes on a CPU; "
+                            "later runs load them from the cache)...\n", cl->name);
         r = build_from_source(cl, texts, n, opts, &prog);
         if (r == 0 && cl->use_cache) store_cache(cl, path, key, prog);
     }

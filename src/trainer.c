@@ -100,8 +100,12 @@ static int open_kernels(trainer *t, cs_kernel_opts *ko)
     cs_tuning tun;
     if (cs_kernels_build_tuned(t->cl, ko, t->cfg->device.tune, &t->k, &tun)) return -1;
     *ko = t->k.opts; /* as built: the memory plan sizes what these kernels use */
-    printf("kernels: %s in %.1f s (float atomics: %s, fast math: %s, rasterizer: %d pixel%s a work-item%s)\n",
-           t->cl->last_build_cached ? "loaded from cache" : "built", cs_now() - tb,
+    char how[64];
+    if (tun.source == CS_TUNED_MEASURED) /* the builds are part of the tuning's time, printed below */
+        snprintf(how, sizeof how, "built while tuning");
+    else
+        snprintf(how, sizeof how, "%s in %.1f s", t->cl->last_build_cached ? "loaded from cache" : "built", cs_now() - tb);
+    printf("kernels: %s (float atomics: %s, fast math: %s, rasterizer: %d pixel%s a work-item%s)\n", how,
            cs_atomic_path_names[t->cl->atomics], t->cl->fast_math ? "on" : "off", t->k.opts.pixels,
            t->k.opts.pixels > 1 ? "s" : "",
            t->k.opts.deterministic && !t->cfg->optim.deterministic ? ", deterministic backward: loops are limited" : "");
@@ -124,9 +128,11 @@ static int trainer_open(trainer *t, cs_cl *cl, const cs_config *user, const cs_s
     snprintf(t->out, sizeof t->out, "%s", cfg->output.dir);
     t->iterations = cs_schedule_iterations(cfg, cl->is_cpu);
     if (user->optim.steps_scale != 1.0)
-        printf("steps_scale %g: %d iterations, densification from %d every %d until %d, opacity reset every %d\n",
-               user->optim.steps_scale, cfg->optim.iterations, cfg->densify.from, cfg->densify.interval,
+        printf("steps_scale %g: a schedule of %d iterations, densification from %d every %d until %d, opacity reset "
+               "every %d\n", user->optim.steps_scale, cfg->optim.iterations, cfg->densify.from, cfg->densify.interval,
                cfg->densify.until, cfg->densify.opacity_reset_interval);
+    if (t->iterations != cfg->optim.iterations)
+        printf("training %d iterations on this CPU (optim.iterations_on_cpu; --iterations N trains N)\n", t->iterations);
     if (t->iterations <= cfg->densify.from && cfg->densify.from < cfg->densify.until) {
         cs_config full;
         cs_config_defaults(&full);

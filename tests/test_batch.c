@@ -171,6 +171,15 @@ int test_batch_pack(void)
     return 0;
 }
 
+/* true when FILE contains TEXT */
+static int contains_text(const char *file, const char *text)
+{
+    char *d = cs_read_file(file, NULL);
+    int r = d && strstr(d, text);
+    free(d);
+    return r;
+}
+
 int test_batch_eta_and_report(void)
 {
     /* two running jobs: 100 of 1000 iterations in 10 s, 500 of 1000 in 50 s; 2 queued */
@@ -209,6 +218,35 @@ int test_batch_eta_and_report(void)
           "summary.json totals");
     json_decref(j);
     CHECK(cs_report_done(rows, 2) == 1, "done count");
+    /* the closing table fits 100 columns with the widest values (#33 item 7) */
+    rows[0].name = "a_job_name_longer_than_the_column", rows[0].st.iterations = 999999, rows[0].st.gaussians = 99999999;
+    rows[0].st.train_seconds = 99999.9, rows[0].st.peak_accounted_mb = 99999, rows[0].st.peak_driver_mb = 99999;
+    rows[0].st.lpips = 0.123, rows[0].st.status = CS_JOB_STOPPED;
+    snprintf(p, sizeof p, "%s/table.txt", root);
+    FILE *f = fopen(p, "w");
+    CHECK(f != NULL, "cannot write %s", p);
+    cs_report_print(rows, 2, f);
+    fclose(f);
+    char *table = cs_read_file(p, NULL);
+    int widest = 0, lines = 0;
+    for (char *l = table; l && *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] == '\n'), lines++) {
+        int w = (int)strcspn(l, "\n");
+        if (strncmp(l, "    error:", 10) && w > widest) widest = w;
+    }
+    CHECK(table && widest <= 100 && strstr(table, "    error: bad"), "the table is %d columns wide:\n%s", widest, table);
+    free(table);
+    /* a running job at its last iteration is finishing, not done in 0:00:00 */
+    int counts[CS_JOB_NSTATUS] = {0};
+    counts[CS_JOB_RUNNING] = 1;
+    snprintf(p, sizeof p, "%s/progress.txt", root);
+    f = fopen(p, "w");
+    CHECK(f != NULL, "cannot write %s", p);
+    cs_batch_progress prog;
+    cs_batch_progress_init(&prog, f, false);
+    cs_eta_job last = {1000, 1000, 60.0};
+    cs_batch_progress_overall(&prog, counts, 61, cs_batch_eta(&last, 1, 0, 0, 0, 1), true);
+    fclose(f);
+    CHECK(contains_text(p, "ETA finishing"), "a job at its last iteration: see %s", p);
     return 0;
 }
 

@@ -258,17 +258,14 @@ int test_raster_forward_random(void)
     return 0;
 }
 
-/* rasterize_fwd_depth (#23) against the CPU reference: expected and median depth per pixel,
- * and the same image as rasterize_fwd, bit for bit (one body, WITH_DEPTH a constant). */
-int test_raster_depth(void)
+/* One random scene of test_raster_depth: 0 when the depths match, 1 when they do not (or the
+ * depth kernel's image differs), 2 when too few pixels have a depth to say (drawn again). */
+static int depth_scene(dev_ctx *d, uint64_t *rs)
 {
-    uint64_t rs = test_seed() ^ 0xde97;
-    dev_ctx d;
-    CHECK_OK(dev_open(&d, 1, 0, 0, 0, 0, -1));
     cs_camera cam;
-    random_camera(&rs, 61, 47, 0, &cam);
+    random_camera(rs, 61, 47, 0, &cam);
     cs_splats s;
-    random_splats(&rs, 300, 1, 0, &cam, 0, &s);
+    random_splats(rs, 300, 1, 0, &cam, 0, &s);
     cs_view v;
     cs_view_from_camera(&cam, &v);
     int W = v.width, H = v.height, n = W * H;
@@ -280,20 +277,22 @@ int test_raster_depth(void)
     for (int i = 0; i < 2 * n; i++) dep[i] = NAN; /* poison */
     cs_model m;
     cs_renderer r;
-    CHECK_OK(render_cl(&d, &s, &v, 1, bg, 0.1f, plain, NULL, NULL) || cs_model_create(&d.cl, &m, &s, &d.k.opts.layout, s.n));
-    cs_renderer_init(&r, &d.cl, &d.k, 0.1f);
-    r.want_depth = 1;
-    CHECK_OK(cs_render_forward_sync(&r, &m, &v, 1, bg) || cs_buf_read(&d.cl, &r.img, 0, sizeof(float) * 3 * n, img) ||
-             cs_render_read_depth(&r, W, H, dep));
-    cs_renderer_free(&r);
-    cs_model_free(&d.cl, &m);
-    ref_render_depth(&s, &v, &o, rimg, rdep, amb);
-    int bad = 0, namb = 0, covered = 0, medians = 0;
+    int rc = render_cl(d, &s, &v, 1, bg, 0.1f, plain, NULL, NULL) || cs_model_create(&d->cl, &m, &s, &d->k.opts.layout, s.n);
+    if (!rc) {
+        cs_renderer_init(&r, &d->cl, &d->k, 0.1f);
+        r.want_depth = 1;
+        rc = cs_render_forward_sync(&r, &m, &v, 1, bg) || cs_buf_read(&d->cl, &r.img, 0, sizeof(float) * 3 * n, img) ||
+             cs_render_read_depth(&r, W, H, dep);
+        cs_renderer_free(&r);
+        cs_model_free(&d->cl, &m);
+    }
+    if (rc) fprintf(stderr, "  %s\n", cs_last_error());
+    int bad = 0, namb = 0, covered = 0, medians = 0, differ = 0;
     double worst = 0;
-    for (int p = 0; p < n; p++) {
-        CHECK(!memcmp(&img[p], &plain[p], 4) && !memcmp(&img[n + p], &plain[n + p], 4) &&
-                  !memcmp(&img[2 * n + p], &plain[2 * n + p], 4),
-              "pixel %d: the depth kernel's image differs from rasterize_fwd's", p);
+    if (!rc) ref_render_depth(&s, &v, &o, rimg, rdep, amb);
+    for (int p = 0; p < n && !rc; p++) {
+        differ += memcmp(&img[p], &plain[p], 4) || memcmp(&img[n + p], &plain[n + p], 4) ||
+                  memcmp(&img[2 * n + p], &plain[2 * n + p], 4);
         if (amb[p]) {
             namb++;
             continue;
@@ -307,12 +306,27 @@ int test_raster_depth(void)
     }
     printf("  %dx%d, %d Gaussians: %d pixels with depth, %d with a median, %d ambiguous; worst relative error %.2g\n", W, H,
            s.n, covered, medians, namb, worst);
-    CHECK(bad == 0, "%d depths differ from the reference (worst %.3g, seed %llu)", bad, worst, (unsigned long long)test_seed());
-    CHECK(covered > n / 4 && medians > n / 8 && namb < n / 4, "too few pixels to test: %d, %d medians, %d ambiguous",
-          covered, medians, namb);
+    if (differ) fprintf(stderr, "  %d pixels: the depth kernel's image differs from rasterize_fwd's\n", differ);
+    if (bad) fprintf(stderr, "  %d depths differ from the reference (worst %.3g)\n", bad, worst);
+    int result = rc || differ || bad ? 1 : covered > n / 4 && medians > n / 8 && namb < n / 4 ? 0 : 2;
     free(plain), free(img), free(dep), free(rimg), free(rdep), free(amb);
     cs_splats_free(&s);
+    return result;
+}
+
+/* rasterize_fwd_depth (#23) against the CPU reference: expected and median depth per pixel,
+ * and the same image as rasterize_fwd, bit for bit (one body, WITH_DEPTH a constant). A
+ * scene with too few pixels to say (most of it outside the view) is drawn again. */
+int test_raster_depth(void)
+{
+    uint64_t rs = test_seed() ^ 0xde97;
+    dev_ctx d;
+    CHECK_OK(dev_open(&d, 1, 0, 0, 0, 0, -1));
+    int r = 2;
+    for (int attempt = 0; attempt < 5 && r == 2; attempt++) r = depth_scene(&d, &rs);
     dev_close(&d);
+    CHECK(r != 2, "five scenes in a row had too few pixels with a depth (seed %llu)", (unsigned long long)test_seed());
+    CHECK(r == 0, "the depths differ from the reference (seed %llu)", (unsigned long long)test_seed());
     return 0;
 }
 
