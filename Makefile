@@ -55,7 +55,7 @@ $(BUILD)/obj:
 test: deps
 	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo
 	@sh tools/check_structure.sh . $(BUILD)/obj
-	$(BUILD)/run_tests
+	CLSPLAT_TEST_VERBOSE=$(V) $(BUILD)/run_tests
 
 # clsplat batch as a Slurm job array on a real single-node Slurm started here (installs Debian's
 # slurmctld, slurmd, slurm-client and munge when missing; about a minute).
@@ -109,7 +109,7 @@ check-real: deps
 sanitize:
 	$(MAKE) BUILD=build-san OPT=-O1 EXTRA="-fsanitize=address,undefined -fno-omit-frame-pointer" \
 	  build-san/run_tests build-san/gen_demo build-san/clsplat
-	CLSPLAT_GEN_DEMO=build-san/gen_demo CLSPLAT_BIN=build-san/clsplat UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	CLSPLAT_TEST_VERBOSE=1 CLSPLAT_GEN_DEMO=build-san/gen_demo CLSPLAT_BIN=build-san/clsplat UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 build-san/run_tests
 
 # libFuzzer harnesses (tests/fuzz/) with ASan + UBSan, built with clang into build-fuzz/, each

@@ -1,5 +1,9 @@
-/* main: runs every registered test; prints "N passed, N failed" last.
+/* main: runs every registered test; prints "N passed, N failed" last. A test's own output
+ * (its measurements, the warnings of the faults it simulates) is kept in the scratch folder
+ * and shown only when it fails, or always with CLSPLAT_TEST_VERBOSE=1 (make test V=1): a
+ * passing run reads as one line a test.
  * usage: run_tests [group|name-substring] */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -85,6 +89,35 @@ static int selected(const cs_test *t, char **filters, int n)
     return any ? hit : strcmp(t->group, "real") != 0;
 }
 
+/* Runs T with its stdout and stderr going to a file of the scratch folder; shows that file when
+   T fails (or always when VERBOSE). Returns T's result. */
+static int run_captured(const cs_test *t, int verbose)
+{
+    if (verbose) return t->fn();
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s.out", g_tmp, t->name);
+    fflush(stdout), fflush(stderr);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int out = dup(1), err = dup(2);
+    if (fd < 0 || out < 0 || err < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) { /* cannot capture: run it plainly */
+        if (fd >= 0) close(fd);
+        if (out >= 0) close(out);
+        if (err >= 0) close(err);
+        return t->fn();
+    }
+    close(fd);
+    int r = t->fn();
+    fflush(stdout), fflush(stderr);
+    dup2(out, 1), dup2(err, 2);
+    close(out), close(err);
+    if (r) {
+        char *text = cs_read_file(path, NULL);
+        if (text) fputs(text, stdout);
+        free(text);
+    }
+    return r;
+}
+
 int main(int argc, char **argv)
 {
     const char *se = getenv("CLSPLAT_TEST_SEED");
@@ -95,13 +128,15 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("seed %llu (set CLSPLAT_TEST_SEED to repeat), scratch %s\n", (unsigned long long)g_seed, g_tmp);
+    const char *v = getenv("CLSPLAT_TEST_VERBOSE");
+    int verbose = v && v[0] && strcmp(v, "0");
     int passed = 0, failed = 0;
     for (size_t i = 0; i < sizeof TESTS / sizeof TESTS[0]; i++) {
         const cs_test *t = &TESTS[i];
         if (!selected(t, argv + 1, argc - 1)) continue;
         double t0 = cs_now();
         fflush(stdout);
-        int r = t->fn();
+        int r = run_captured(t, verbose);
         printf("%-4s %-40s %6.2fs\n", r ? "FAIL" : "ok", t->name, cs_now() - t0);
         fflush(stdout);
         if (r) failed++;

@@ -40,6 +40,8 @@ part() { # NAME COMMAND...
         echo "check-oclgrind: ok   $name ($(( $(date +%s) - t0 )) s)"
     fi
 }
+# the tests' own output unfiltered: oclgrind writes its reports there
+export CLSPLAT_TEST_VERBOSE=1
 for t in test_scan_and_sort test_raster_forward_random test_raster_forward_edge_cases test_mip_kernel_size \
          test_ssim_loss test_adam_fp32 test_adam_fp16_moments test_grad_classic test_grad_mip test_grad_fp16_sh test_grad_deterministic \
          test_grad_cas_atomics test_histo_kernels test_lpips_reference test_mcmc_refine test_mcmc_noise \
