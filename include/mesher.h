@@ -30,7 +30,12 @@ typedef struct {
     const char *renders;   /* and write its drawings there (NULL: not) */
 } cs_mesh_opts;
 
+/* the default grid: a training pixel at the cameras' median distance a voxel, within 64 to 512
+   voxels along the bounds' longest side */
 #define CS_MESH_DEFAULT_RESOLUTION 512
+#define CS_MESH_MIN_RESOLUTION 64
+#define CS_STR_(x) #x
+#define CS_STR(x) CS_STR_(x)
 #define CS_MESH_DEFAULT_TRUNC 4.0
 
 typedef struct {

@@ -43,7 +43,9 @@ static const opt_desc OPTS[] = {
     {"--output", "-o", O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "FILE", "the mesh to write (default OUT/mesh.ply)"},
     {"--voxel", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "SIZE",
      "voxel side in scene units (default: the bounds' longest side / --grid)"},
-    {"--grid", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N", "voxels along the bounds' longest side (default 512)"},
+    {"--grid", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
+     "voxels along the bounds' longest side (default: a training pixel at the cameras' median distance a voxel, "
+     "64 to 512 along the longest side)"},
     {"--max-triangles", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N", "simplify to at most N triangles (meshoptimizer)"},
     {"--depth", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "median|mean", "the rendered depth fused (default median)"},
     {"--max-depth", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "D",

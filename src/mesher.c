@@ -60,13 +60,43 @@ static int slab_fits(const cs_cl *cl, const cs_tsdf_grid *g, int L, size_t avail
     return cs_tsdf_slab_bytes(g, L) <= avail && (size_t)g->nx * g->ny * L * 16 <= cl->max_alloc;
 }
 
+/* The default voxel: what one pixel of a training view spans at the median distance from the
+ * training cameras to the bounds' centre (finer voxels than the model was trained to show add
+ * time and triangles, not detail), within CS_MESH_MIN_RESOLUTION to CS_MESH_DEFAULT_RESOLUTION
+ * voxels along the longest side. */
+static float default_voxel(const cs_scene *scene, const cs_mesh_stats *st, float longest, char *why, size_t n)
+{
+    double c[3], *px = malloc(sizeof(double) * (size_t)(scene->n_cams > 0 ? scene->n_cams : 1));
+    int m = 0;
+    for (int k = 0; k < 3; k++) c[k] = 0.5 * (st->bounds[k] + st->bounds[3 + k]);
+    for (int i = 0; px && i < scene->n_cams; i++) {
+        const cs_camera *cam = &scene->cams[i];
+        if (cam->is_test) continue;
+        double p[3];
+        cs_camera_center(cam, p);
+        double d = sqrt((p[0] - c[0]) * (p[0] - c[0]) + (p[1] - c[1]) * (p[1] - c[1]) + (p[2] - c[2]) * (p[2] - c[2]));
+        px[m++] = d / fmax(cam->fx, cam->fy);
+    }
+    float pixel = px && m ? (float)cs_median(px, m) : 0.f;
+    free(px);
+    float lo = longest / CS_MESH_DEFAULT_RESOLUTION, hi = longest / CS_MESH_MIN_RESOLUTION;
+    float vox = pixel > 0 ? fminf(fmaxf(pixel, lo), hi) : lo;
+    snprintf(why, n, "%s", vox == pixel ? "a training pixel at the cameras' median distance"
+                           : vox == lo  ? "the finest default, " CS_STR(CS_MESH_DEFAULT_RESOLUTION) " along the longest side"
+                                        : "the coarsest default, " CS_STR(CS_MESH_MIN_RESOLUTION) " along the longest side");
+    return vox;
+}
+
 /* the grid over the bounds (grown by the truncation) and the slab height that fits the budget */
-static int plan_grid(cs_cl *cl, const cs_mesh_opts *o, cs_mesh_stats *st, cs_tsdf_grid *g, int *layers)
+static int plan_grid(cs_cl *cl, const cs_scene *scene, const cs_mesh_opts *o, cs_mesh_stats *st, cs_tsdf_grid *g,
+                     int *layers)
 {
     float ext[3], longest = 0;
     for (int k = 0; k < 3; k++) ext[k] = st->bounds[3 + k] - st->bounds[k], longest = fmaxf(longest, ext[k]);
-    int res = o->resolution > 0 ? o->resolution : CS_MESH_DEFAULT_RESOLUTION;
-    float vox = o->voxel > 0 ? (float)o->voxel : longest / res;
+    char why[128] = "--voxel";
+    float vox = o->voxel > 0 ? (float)o->voxel : o->resolution > 0 ? longest / o->resolution : 0.f;
+    if (o->resolution > 0 && o->voxel <= 0) snprintf(why, sizeof why, "--grid %d", o->resolution);
+    if (o->voxel <= 0 && o->resolution <= 0) vox = default_voxel(scene, st, longest, why, sizeof why);
     if (!(vox > 0)) return cs_fail("the model's bounds are empty");
     double tv = o->trunc_voxels > 0 ? o->trunc_voxels : CS_MESH_DEFAULT_TRUNC;
     float pad = (float)(tv + 1) * vox;
@@ -79,6 +109,7 @@ static int plan_grid(cs_cl *cl, const cs_mesh_opts *o, cs_mesh_stats *st, cs_tsd
     }
     g->nx = nv[0], g->ny = nv[1], g->nz = nv[2];
     g->voxel = vox;
+    printf("mesh: voxel %.4g (%s; --voxel or --grid to choose), grid %dx%dx%d\n", vox, why, g->nx, g->ny, g->nz);
     g->trunc = (float)tv * vox;
     g->max_depth = st->max_depth;
     g->plane = o->depth_plane;
@@ -111,9 +142,12 @@ static int first_view(cs_viewer *w, const cs_scene *scene, int degree)
     return 0;
 }
 
-/* fuses every training view into slab T; the renderer of W makes each view's depths */
-static int fuse_views(cs_viewer *w, const cs_scene *scene, int degree, cs_tsdf *t, int *views)
+/* fuses every training view into slab T (SLAB of SLABS); the renderer of W makes each view's
+   depths. A line every 10 s says how far it is (minutes on a CPU). */
+static int fuse_views(cs_viewer *w, const cs_scene *scene, int degree, cs_tsdf *t, int slab, int slabs, int *views)
 {
+    int total = cs_scene_count(scene, 0);
+    double t0 = cs_now(), said = t0;
     *views = 0;
     for (int i = 0; i < scene->n_cams; i++) {
         if (scene->cams[i].is_test) continue;
@@ -121,6 +155,11 @@ static int fuse_views(cs_viewer *w, const cs_scene *scene, int degree, cs_tsdf *
         cs_view_from_camera(&scene->cams[i], &v);
         if (cs_render_forward_sync(&w->r, &w->m, &v, degree, scene->background) || cs_tsdf_fuse(t, &w->r, &v)) return -1;
         (*views)++;
+        if (cs_now() - said > 10) {
+            said = cs_now();
+            printf("mesh: fusing slab %d of %d: %d of %d views in %.0f s\n", slab, slabs, *views, total, said - t0);
+            fflush(stdout);
+        }
     }
     return 0;
 }
@@ -130,11 +169,12 @@ static int fuse_and_extract(cs_cl *cl, cs_viewer *w, const cs_scene *scene, int 
                             cs_soup_vertex **soup, size_t *nt, cs_mesh_stats *st)
 {
     size_t cap = 0;
+    int slabs = (g->nz - 2) / (L - 1) + 1;
     for (int z0 = 0; z0 < g->nz - 1; z0 += L - 1) {
         int layers = g->nz - z0 < L ? g->nz - z0 : L;
         cs_tsdf t;
         double t0 = cs_now();
-        if (cs_tsdf_begin(&t, cl, &w->k, g, z0, layers) || fuse_views(w, scene, degree, &t, &st->views) ||
+        if (cs_tsdf_begin(&t, cl, &w->k, g, z0, layers) || fuse_views(w, scene, degree, &t, st->slabs + 1, slabs, &st->views) ||
             cs_cl_finish(cl)) {
             cs_tsdf_free(&t);
             return -1;
@@ -191,7 +231,7 @@ int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const 
     w.r.want_depth = 1;
     cs_soup_vertex *soup = NULL;
     size_t nt = 0;
-    int rc = first_view(&w, scene, s->sh_degree) || plan_grid(cl, o, st, &g, &L) ||
+    int rc = first_view(&w, scene, s->sh_degree) || plan_grid(cl, scene, o, st, &g, &L) ||
                      fuse_and_extract(cl, &w, scene, s->sh_degree, &g, L, &soup, &nt, st)
                  ? -1
                  : 0;

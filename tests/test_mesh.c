@@ -592,11 +592,12 @@ int test_mesh_cli(void)
     uint64_t rs = test_seed() ^ 0x6e54;
     snprintf(log, sizeof log, "%s/mesh.log", dir);
     const char *variants[] = {"--voxel 0.025 --renders %s/drawn", "--voxel 0.025 --keep-components 1 --max-triangles 20000 -o %s/small.ply",
-                              "--grid 100 --depth mean --volume-mb 4 -o %s/slabs.ply"};
-    for (int i = 0; i < 3; i++) {
+                              "--grid 100 --depth mean --volume-mb 4 -o %s/slabs.ply", "-o %s/default.ply"};
+    for (int i = 0; i < 4; i++) {
         char args[600], path[800];
         snprintf(args, sizeof args, variants[i], dir);
-        snprintf(path, sizeof path, i == 0 ? "%s/run/mesh.ply" : i == 1 ? "%s/small.ply" : "%s/slabs.ply", dir);
+        snprintf(path, sizeof path, i == 0 ? "%s/run/mesh.ply" : i == 1 ? "%s/small.ply" : i == 2 ? "%s/slabs.ply" : "%s/default.ply",
+                 dir);
         CHECK(cli_run("", log, "mesh -m %s %s", out, args) == 0, "mesh %s failed, see %s", args, log);
         cs_mesh m;
         CHECK_OK(read_mesh_ply(path, &m));
@@ -619,6 +620,11 @@ int test_mesh_cli(void)
             CHECK(cs_mesh_keep_largest(&m, 1, &pieces) == 0 && pieces == 1, "--keep-components 1 left %zu pieces", pieces);
         }
         if (i == 2) CHECK(text && !strstr(text, " 1 slab)"), "--volume-mb 4 still fitted one slab: %s", text ? text : "");
+        /* #33 item 11: the default grid follows the training resolution (a 96x72 model: a few
+           hundredths, not the 512 voxels of the longest side a full-size capture gets) */
+        if (i == 3)
+            CHECK(text && strstr(text, "(a training pixel at the cameras' median distance;") && !strstr(text, "grid 5"),
+                  "the default grid: %s", text ? text : "");
         free(text);
         cs_mesh_free(&m);
     }
