@@ -90,6 +90,12 @@ void cs_bytes_append(cs_bytes *b, const void *p, size_t n);
 /* Frees the bytes and empties B. */
 void cs_bytes_free(cs_bytes *b);
 
+/* PSNR in dB of a mean squared error of values in [0, 1]: 10 log10(1 / MSE), and CS_PSNR_MAX for
+ * identical images and anything closer (one value, whatever the image: float rounding of an
+ * exact match gave 150 or 161 dB before). */
+#define CS_PSNR_MAX 99.0
+double cs_psnr(double mse);
+
 /* Monotonic wall clock in seconds. */
 double cs_now(void);
 /* Host memory available now (MemAvailable of /proc/meminfo) in bytes; 0 when not known. */

@@ -104,7 +104,7 @@ int cs_loss_read(cs_loss *l, int slot, int W, int H, float lambda, cs_metrics *m
     m->l1 = s[0] / n3;
     m->mse = s[1] / n3;
     m->ssim = s[2] / n3;
-    m->psnr = m->mse > 0 ? 10.0 * log10(1.0 / m->mse) : 99.0;
+    m->psnr = cs_psnr(m->mse);
     if (loss) *loss = (1.0 - lambda) * m->l1 + lambda * (1.0 - m->ssim);
     return 0;
 }

@@ -35,7 +35,7 @@ static double psnr_of(const cs_image *d, const cs_image *g)
         w += 3 * wi;
     }
     double mse = w > 0 ? se / w / (255.0 * 255.0) : 0;
-    return mse > 0 ? -10.0 * log10(mse) : 99.0;
+    return cs_psnr(mse);
 }
 
 /* view I of J: drawn, compared with its photo, written */

@@ -48,6 +48,12 @@ static int mesh_bounds(const cs_scene *scene, const cs_splats *s, const cs_mesh_
         qsort(v, m, sizeof *v, cmp_float);
         st->bounds[k] = fmaxf(v[(size_t)(m * 0.005)], (float)(lo[k] - st->max_depth));
         st->bounds[3 + k] = fminf(v[(size_t)(m * 0.995)], (float)(hi[k] + st->max_depth));
+        if (!(st->bounds[3 + k] > st->bounds[k])) {
+            free(v);
+            return cs_fail("%s %g: no Gaussian lies that close to the cameras (the default limit is %g): give a "
+                           "larger one",
+                           o->max_depth > 0 ? "--max-depth" : "the default depth limit", st->max_depth, far);
+        }
     }
     free(v);
     return 0;
@@ -103,7 +109,11 @@ static int plan_grid(cs_cl *cl, const cs_scene *scene, const cs_mesh_opts *o, cs
     int nv[3];
     for (int k = 0; k < 3; k++) {
         double cnt = ceil((ext[k] + 2 * pad) / vox) + 1;
-        if (cnt > 16384) return cs_fail("--voxel %g: %.0f voxels along an axis (16384 at most)", vox, cnt);
+        if (cnt > 16384 && pad > ext[k])
+            return cs_fail("--trunc %g: a truncation that wide pads the grid to %.0f voxels along an axis (16384 at "
+                           "most): give a smaller one", tv, cnt);
+        if (cnt > 16384) return cs_fail("%s %g: %.0f voxels along an axis (16384 at most)", o->voxel > 0 ? "--voxel" : "voxel",
+                                        vox, cnt);
         nv[k] = (int)cnt;
         g->origin[k] = st->bounds[k] - pad;
     }
@@ -118,9 +128,13 @@ static int plan_grid(cs_cl *cl, const cs_scene *scene, const cs_mesh_opts *o, cs
        as --volume-mb says */
     size_t budget = cl->mem.budget != (size_t)-1 ? cl->mem.budget : (size_t)(cl->global_mem * 0.97);
     size_t avail = budget > cl->mem.cur_total ? (budget - cl->mem.cur_total) / 2 : 0;
-    if (o->volume_mb > 0 && o->volume_mb * 1048576.0 < (double)avail) avail = (size_t)(o->volume_mb * 1048576.0);
+    int capped = o->volume_mb > 0 && o->volume_mb * 1048576.0 < (double)avail;
+    if (capped) avail = (size_t)(o->volume_mb * 1048576.0);
     int L = g->nz;
     while (L > 2 && !slab_fits(cl, g, L, avail)) L--;
+    if (!slab_fits(cl, g, L, avail) && capped)
+        return cs_fail("--volume-mb %g: the thinnest slab of the grid, %dx%dx2 voxels, takes %.2f MiB: give at least that",
+                       o->volume_mb, g->nx, g->ny, cs_tsdf_slab_bytes(g, 2) / 1048576.0);
     if (!slab_fits(cl, g, L, avail))
         return cs_fail("a TSDF slab of %dx%dx2 voxels (%.1f MiB) does not fit the memory left (%.1f MiB): give a "
                        "larger --voxel",
@@ -195,6 +209,10 @@ static int finish_mesh(cs_soup_vertex *soup, const cs_scene *scene, const cs_mes
 {
     cs_mesh m;
     double t0 = cs_now();
+    if (!st->soup_tris)
+        return cs_fail("no surface was found, so no mesh is written (voxel %g over bounds of %g x %g x %g: a voxel that "
+                       "large, or a depth limit that short, leaves nothing; try the defaults)",
+                       st->voxel, st->bounds[3] - st->bounds[0], st->bounds[4] - st->bounds[1], st->bounds[5] - st->bounds[2]);
     if (cs_mesh_weld(soup, st->soup_tris, &m)) return -1;
     st->welded_vertices = m.nv, st->welded_tris = m.nt;
     int rc = o->keep_components > 0 ? cs_mesh_keep_largest(&m, (size_t)o->keep_components, &st->components) : 0;

@@ -266,7 +266,8 @@ static int check_layout(const char *path, const element el[3], int *R, int *chun
     return 0;
 }
 
-static float lerp(float a, float b, float t) { return a + (b - a) * t; }
+/* in double: finite bounds of +-3e38 would overflow b - a in float and decode to infinities */
+static float lerp(float a, float b, float t) { return (float)((double)a + ((double)b - (double)a) * t); }
 static float unorm_f(uint32_t v, int bits) { return (float)(v & ((1u << bits) - 1)) / (float)((1u << bits) - 1); }
 
 static void decode_one(const float *ch, int chunk_floats, const uint32_t *w, cs_splats *o, int i)
@@ -329,6 +330,14 @@ int cs_cply_read(const char *path, cs_splats *out)
             }
         memcpy(w, p + (size_t)nch * cf * 4 + (size_t)i * 16, sizeof w);
         decode_one(ch, cf, w, out, (int)i);
+        for (int c = 0; c < 3; c++)
+            if (!isfinite(out->means[i * 3 + c]) || !isfinite(out->log_scales[i * 3 + c])) {
+                cs_fail("%s: Gaussian %ld decodes to a non-finite position or scale (chunk %ld's bounds)", path, i,
+                        i / CS_CPLY_CHUNK);
+                cs_splats_free(out);
+                free(buf);
+                return -1;
+            }
         for (int c = 0; c < 3; c++)
             for (int k = 1; k < K; k++) {
                 uint8_t b = shp[(size_t)i * R + c * (K - 1) + k - 1];

@@ -136,6 +136,28 @@ static double num_or(json_t *o, json_t *fallback, const char *key, double def, i
     return def;
 }
 
+/* -1 with a message when a camera key of the frame or the file has the wrong JSON type: a
+   number written as a string ("k1": "0.3") would otherwise be dropped and the lens taken for a
+   pinhole without a word */
+static int ns_check_types(json_t *fr, json_t *root, const char *path, size_t i)
+{
+    static const char *const nums[] = {"fl_x", "fl_y", "cx", "cy", "w", "h", "k1", "k2", "k3", "k4", "p1", "p2"};
+    json_t *objs[2] = {fr, root};
+    for (int o = 0; o < 2; o++) {
+        char where[64] = "";
+        if (!o) snprintf(where, sizeof where, "frame %zu: ", i);
+        for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++) {
+            json_t *v = json_object_get(objs[o], nums[k]);
+            if (v && !json_is_number(v))
+                return cs_fail("%s: %s'%s' is not a number (write it without quotes)", path, where, nums[k]);
+        }
+        json_t *cm = json_object_get(objs[o], "camera_model");
+        if (cm && !json_is_string(cm))
+            return cs_fail("%s: %s'camera_model' is not a name (OPENCV, OPENCV_FISHEYE, PINHOLE)", path, where);
+    }
+    return 0;
+}
+
 /* A frame's lens: nerfstudio's camera_model (the frame's, else the file's; OPENCV when absent)
    and distortion k1..k4, p1, p2 (OPENCV: 1 + k1 r^2 + k2 r^4 + k3 r^6 + k4 r^8 and tangential;
    OPENCV_FISHEYE: k1..k4 of the angle). */
@@ -213,7 +235,7 @@ int cs_read_nerfstudio(const cs_data_cfg *cfg, cs_scene *s)
             cs_fail("%s: frame %zu: missing 'file_path'", path, i);
             goto done;
         }
-        if (grow(s, &cap)) goto done;
+        if (grow(s, &cap) || ns_check_types(fr, root, path, i)) goto done;
         cs_camera *c = &s->cams[s->n_cams];
         memset(c, 0, sizeof *c);
         if (resolve_image(cfg->path, json_string_value(fp), c->path, sizeof c->path)) goto done;

@@ -67,10 +67,10 @@ int cs_splat32_read(const char *path, cs_splats *out)
     size_t len;
     uint8_t *buf = (uint8_t *)cs_read_file(path, &len);
     if (!buf) return -1;
-    if (len == 0 || len % CS_SPLAT32_BYTES || len / CS_SPLAT32_BYTES > 0x7fffffff) {
+    /* no header: a model of no Gaussians is an empty file, as clsplat writes it */
+    if (len % CS_SPLAT32_BYTES || len / CS_SPLAT32_BYTES > 0x7fffffff) {
         free(buf);
-        return cs_fail("%s: a .splat file is whole 32-byte records; this one is %zu bytes%s", path, len,
-                       len ? "" : " (empty)");
+        return cs_fail("%s: a .splat file is whole 32-byte records; this one is %zu bytes", path, len);
     }
     int n = (int)(len / CS_SPLAT32_BYTES);
     if (cs_splats_alloc(out, n, 0, 0)) {

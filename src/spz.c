@@ -204,6 +204,18 @@ static void decode(const uint8_t *p, long n, int version, int bits, cs_splats *o
     }
 }
 
+#define SPZ_MAX_RATIO 64
+
+/* 0 when Z is at the end of its gzip stream with the CRC-32 and length of the trailer checked
+   (zlib checks them at the end) and nothing after it */
+static int at_stream_end(z_stream *z)
+{
+    uint8_t extra;
+    z->next_out = &extra, z->avail_out = 1;
+    int r = inflate(z, Z_FINISH);
+    return r == Z_STREAM_END && z->avail_out == 1 ? 0 : -1;
+}
+
 /* Checks the header H of PATH (compressed size CSIZE); 0 with the fields. */
 static int check_header(const char *path, const uint8_t *h, size_t csize, cs_spz_info *inf, long *n, int *deg)
 {
@@ -216,9 +228,14 @@ static int check_header(const char *path, const uint8_t *h, size_t csize, cs_spz
     *deg = h[12], inf->fractional_bits = h[13], inf->flags = h[14];
     if (*deg > 3) return cs_fail("%s: SH degree %d (clsplat handles degrees 0-3)", path, *deg);
     if (inf->fractional_bits > 23) return cs_fail("%s: %d fractional bits in a 24-bit position", path, inf->fractional_bits);
-    /* deflate expands at most ~1032x: a count the file cannot hold is refused before allocating */
-    if (count > 0x7fffffffu || payload_bytes(count, *deg, inf->version) > (csize + 64) * 1100)
-        return cs_fail("%s: the header claims %u Gaussians, more than %zu compressed bytes can hold", path, count, csize);
+    /* real SPZ data compresses 2-3x (8x for a model without higher SH): a count that would need
+       more than SPZ_MAX_RATIO times the compressed bytes is refused before anything is
+       allocated (deflate itself allows ~1032x: a file of compressed zeros would take 3.6 GB of
+       host memory from 778 KB) */
+    if (count > 0x7fffffffu || payload_bytes(count, *deg, inf->version) > (csize + 64) * SPZ_MAX_RATIO)
+        return cs_fail("%s: the header claims %u Gaussians, %zu bytes of data: more than %d times the %zu compressed "
+                       "bytes, which no real SPZ compresses to",
+                       path, count, payload_bytes(count, *deg, inf->version), SPZ_MAX_RATIO, csize);
     *n = (long)count;
     return 0;
 }
@@ -253,6 +270,9 @@ int cs_spz_read(const char *path, cs_splats *out, cs_spz_info *info)
             cs_fail("out of host memory for %ld Gaussians (%s)", n, path);
         else if (inflate_n(&z, p, need))
             cs_fail("%s: truncated or corrupt: the header says %ld Gaussians of SH degree %d, the data ends early", path, n, deg);
+        else if (at_stream_end(&z))
+            cs_fail("%s: truncated or corrupt: the gzip stream does not end with its checksum and length after the "
+                    "data (or has data past it)", path);
         else
             decode(p, n, inf->version, inf->fractional_bits, out), rc = 0;
     }

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -327,6 +328,12 @@ uint64_t cs_hash64(const void *data, size_t n, uint64_t seed)
         h *= 0x100000001b3ull;
     }
     return h;
+}
+
+double cs_psnr(double mse)
+{
+    double p = mse > 0 ? 10.0 * log10(1.0 / mse) : CS_PSNR_MAX;
+    return p < CS_PSNR_MAX ? p : CS_PSNR_MAX;
 }
 
 double cs_now(void)

@@ -649,5 +649,21 @@ int test_mesh_cli(void)
     text = cs_read_file(log, NULL);
     CHECK(text && strstr(text, "voxels along an axis"), "message: %s", text ? text : "");
     free(text);
+    /* #33 item 12: each refusal names the option at fault, and no mesh of no triangles is written */
+    struct { const char *args, *says; } bad[] = {
+        {"--max-depth 1e-9", "--max-depth 1e-09: no Gaussian lies that close"},
+        {"--trunc 1e9", "--trunc 1e+09: a truncation that wide"},
+        {"--volume-mb 0.05", "--volume-mb 0.05: the thinnest slab"},
+        {"--voxel 10", "no surface was found, so no mesh is written"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK(cli_run("", log, "mesh -m %s %s -o %s/bad.ply", out, bad[i].args, dir) == 1, "mesh %s: not refused",
+              bad[i].args);
+        text = cs_read_file(log, NULL);
+        CHECK(text && strstr(text, bad[i].says), "mesh %s: %s", bad[i].args, text ? text : "");
+        free(text);
+        snprintf(p, sizeof p, "%s/bad.ply", dir);
+        CHECK(!cs_file_exists(p), "mesh %s wrote %s", bad[i].args, p);
+    }
     return 0;
 }
