@@ -49,7 +49,9 @@ int cs_lens_undistort(const cs_lens *l, double ud, double vd, double *u, double 
  * the centre, and a size symmetric about the optical axis; CROP_FULL 0 keeps the largest such
  * rectangle whose every pixel the photo covers (colmap image_undistorter's default), 1 the one
  * that holds the whole photo (pixels it does not cover are invalid). -1 with a message when
- * the border cannot be undistorted. */
+ * the border cannot be undistorted, or the full view would be over CS_UNDISTORT_MAX_GROWTH
+ * times the photo's sides. */
+#define CS_UNDISTORT_MAX_GROWTH 4
 int cs_lens_ideal(const cs_lens *l, int w, int h, int crop_full, double *fx, double *fy, double *cx, double *cy,
                   int *out_w, int *out_h);
 

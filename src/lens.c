@@ -151,6 +151,13 @@ int cs_lens_ideal(const cs_lens *l, int w, int h, int crop_full, double *fx, dou
     *out_w = (int)fmax(1, crop_full ? ceil(2 * hu * l->fx - 1e-6) : floor(2 * hu * l->fx + 1e-6));
     *out_h = (int)fmax(1, crop_full ? ceil(2 * hv * l->fy - 1e-6) : floor(2 * hv * l->fy + 1e-6));
     *cx = *out_w / 2.0, *cy = *out_h / 2.0;
+    /* a field of view near 180 degrees has no bounded pinhole image: past four times the photo's
+       sides the full crop is refused instead of growing the views (one fisheye line turned
+       64x48 photos into 12016x9012 views) */
+    if (crop_full && (*out_w > CS_UNDISTORT_MAX_GROWTH * w || *out_h > CS_UNDISTORT_MAX_GROWTH * h))
+        return cs_fail("data.undistort_crop full: the %s lens would make the %dx%d photo a %dx%d pinhole view (more "
+                       "than %d times its sides: a field of view a pinhole cannot hold); use undistort_crop valid",
+                       cs_lens_model_name(l->model), w, h, *out_w, *out_h, CS_UNDISTORT_MAX_GROWTH);
     return 0;
 }
 

@@ -1,6 +1,8 @@
 /* tb_events: TensorBoard event files (tb_events.h). */
 #include "tb_events.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -161,9 +163,23 @@ static int write_record(cs_tb_writer *w, const cs_tb_summary *event)
     for (int i = 0; i < 4; i++) head[8 + i] = (uint8_t)(c >> (8 * i));
     c = cs_tb_mask_crc(cs_crc32c(event->buf, event->len));
     for (int i = 0; i < 4; i++) tail[i] = (uint8_t)(c >> (8 * i));
-    if (fwrite(head, 1, 12, w->f) != 12 || fwrite(event->buf, 1, event->len, w->f) != event->len ||
-        fwrite(tail, 1, 4, w->f) != 4)
-        return cs_fail("%s: write failed", w->path);
+    /* whole records only: a record is flushed at once, and one that does not reach the disk in
+       full (a full disk) is cut off again, so the file stays a readable run of records */
+    size_t total = 16 + event->len;
+    uint8_t *rec = malloc(total);
+    if (!rec) return cs_fail("out of host memory (TensorBoard record)");
+    memcpy(rec, head, 12), memcpy(rec + 12, event->buf, event->len), memcpy(rec + 12 + event->len, tail, 4);
+    long at = ftell(w->f);
+    errno = 0;
+    size_t put = fwrite(rec, 1, total, w->f); /* unbuffered (cs_tb_open): nothing is left pending */
+    free(rec);
+    if (put != total) {
+        int err = errno;
+        clearerr(w->f);
+        int cut = at >= 0 && ftruncate(fileno(w->f), at) == 0 && fseek(w->f, at, SEEK_SET) == 0;
+        return cs_fail("%s: writing a TensorBoard record failed: %s%s", w->path, strerror(err ? err : EIO),
+                       cut ? " (the file keeps its earlier records whole)" : "");
+    }
     return 0;
 }
 
@@ -180,7 +196,7 @@ static int write_event(cs_tb_writer *w, int64_t step, const char *version, cs_tb
     if (summary) put_message(&ev, EVENT_SUMMARY, summary);
     int rc = ev.oom ? cs_fail("out of host memory (TensorBoard event)") : write_record(w, &ev);
     cs_tb_summary_free(&ev);
-    if (!rc && flush && fflush(w->f)) rc = cs_fail("%s: write failed", w->path);
+    if (!rc && flush && fflush(w->f)) rc = cs_fail("%s: writing a TensorBoard record failed: %s", w->path, strerror(errno));
     return rc;
 }
 
@@ -193,7 +209,8 @@ int cs_tb_open(cs_tb_writer *w, const char *dir)
                  (int)getpid()) >= (int)sizeof w->path)
         return cs_fail("%s: path too long for a TensorBoard event file", dir);
     w->f = fopen(w->path, "ab");
-    if (!w->f) return cs_fail("%s: cannot create the TensorBoard event file", w->path);
+    if (!w->f) return cs_fail("%s: cannot create the TensorBoard event file: %s", w->path, strerror(errno));
+    setvbuf(w->f, NULL, _IONBF, 0); /* a record goes out in one write, or is cut off (write_record) */
     cs_outputs_note(w->path, false);
     if (write_event(w, 0, "brain.Event:2", NULL, 1)) {
         cs_tb_close(w);

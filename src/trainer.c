@@ -149,6 +149,11 @@ static int trainer_open(trainer *t, cs_cl *cl, const cs_config *user, const cs_s
     if (write_run_files(t) || open_kernels(t, ko)) return -1;
     cs_mem_plan_make(cfg, ko, cl->global_mem, t->scene, &t->split, &t->plan);
     cs_mem_plan_print(&t->plan, stdout);
+    if (t->plan.max_gaussians < 1)
+        return cs_fail("the memory plan leaves room for no Gaussians (budget %.1f MiB, fixed %.1f MiB): raise "
+                       "memory.vram_budget_mb, keep the images off the device (data.image_residency host or lazy) or "
+                       "train at a lower resolution (-r)",
+                       t->plan.budget / 1048576.0, t->plan.fixed_bytes / 1048576.0);
     cl->mem.budget = t->plan.budget;
     if (cs_images_init(&t->images, cl, t->scene, t->plan.residency, t->split.train, t->split.n_train,
                        cfg->data.host_cache_mb, cfg->data.decode_threads) ||

@@ -284,6 +284,50 @@ int test_export_bad_files(void)
     memcpy(buf + hl + 4, &nan_value, 4);
     put_file(p, sizeof p, "nan.ply", buf, hl + 12 * 4 + 10 * 16);
     CHECK(refused(p, "min_y is nan") == 0, "NaN chunk");
+    /* #33 item 12: compressed-PLY bounds of +-3e38 decode to finite positions */
+    float wide[12] = {-3e38f, -3e38f, -3e38f, 3e38f, 3e38f, 3e38f, -1, -1, -1, 1, 1, 1};
+    memcpy(buf + hl, wide, sizeof wide);
+    memset(buf + hl + sizeof wide, 0xff, 10 * 16);
+    put_file(p, sizeof p, "wide.ply", buf, hl + 12 * 4 + 10 * 16);
+    cs_splats t;
+    CHECK(cs_splat_file_read(p, &t, NULL) == 0, "+-3e38 bounds: %s", cs_last_error());
+    int finite = 1;
+    for (int i = 0; i < t.n * 3; i++) finite &= isfinite(t.means[i]) && isfinite(t.log_scales[i]);
+    cs_splats_free(&t);
+    CHECK(finite, "+-3e38 bounds decode to non-finite positions");
+    /* SPZ: data of zeros over 64 times its compressed size (a decompression bomb) is refused
+       before it is inflated; a stream without its gzip trailer is refused */
+    {
+        size_t zn = 16 + (size_t)200000 * 20;
+        uint8_t *zeros = calloc(zn, 1), *bomb = malloc(zn / 50 + 1024);
+        CHECK(zeros && bomb, "out of memory");
+        uint8_t h3[16] = {'N', 'G', 'S', 'P', 3, 0, 0, 0, 0x40, 0x0d, 0x03, 0, 0, 12, 0, 0}; /* 200000, degree 0 */
+        memcpy(zeros, h3, 16);
+        memset(&z, 0, sizeof z);
+        CHECK(deflateInit2(&z, 9, Z_DEFLATED, 31, 9, Z_DEFAULT_STRATEGY) == Z_OK, "deflateInit2");
+        z.next_in = zeros, z.avail_in = (uInt)zn, z.next_out = bomb, z.avail_out = (uInt)(zn / 50 + 1024);
+        CHECK(deflate(&z, Z_FINISH) == Z_STREAM_END, "deflate");
+        deflateEnd(&z);
+        put_file(p, sizeof p, "bomb.spz", bomb, z.total_out);
+        free(zeros), free(bomb);
+        CHECK(refused(p, "which no real SPZ compresses to") == 0, "an SPZ bomb");
+    }
+    snprintf(p, sizeof p, "%s/good.spz", test_tmpdir());
+    size_t glen;
+    char *good = cs_read_file(p, &glen);
+    CHECK(good && glen > 8, "no %s", p);
+    put_file(q, sizeof q, "notrailer.spz", good, glen - 8);
+    free(good);
+    CHECK(refused(q, "does not end with its checksum") == 0, "an SPZ without its gzip trailer");
+    /* a model of no Gaussians written as .splat reads back as one */
+    cs_splats none;
+    CHECK_OK(cs_splats_alloc(&none, 0, 0, 0));
+    snprintf(p, sizeof p, "%s/none.splat", test_tmpdir());
+    cs_export_opts eo = {0, 6};
+    CHECK_OK(cs_splat_file_write(p, &none, CS_FMT_SPLAT, &eo));
+    cs_splats_free(&none);
+    CHECK(cs_splat_file_read(p, &t, NULL) == 0 && t.n == 0, "an empty .splat: %s", cs_last_error());
+    cs_splats_free(&t);
     /* SH degree 4 is refused by the formats that cannot hold it */
     cs_splats_free(&s);
     return 0;

@@ -515,6 +515,17 @@ int test_nerfstudio_and_images_n(void)
     cs_scene_free(&s);
     write_text(p, "{\"frames\": [{\"file_path\": \"imgs/f_0.png\", \"transform_matrix\": [[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]]}]}");
     CHECK(cs_scene_load(&c.data, &s) == -1 && strstr(cs_last_error(), "fl_x"), "missing focal: %s", cs_last_error());
+    /* #33 item 12: values of the wrong JSON type are refused by name, not dropped */
+    const char *typed[][2] = {
+        {"{\"fl_x\": 50, \"k1\": \"0.3\", \"frames\": [{\"file_path\": \"imgs/f_0.png\", \"transform_matrix\": "
+         "[[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]]}]}", "'k1' is not a number"},
+        {"{\"fl_x\": 50, \"frames\": [{\"file_path\": \"imgs/f_0.png\", \"camera_model\": 5, \"transform_matrix\": "
+         "[[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]]}]}", "frame 0: 'camera_model' is not a name"},
+    };
+    for (int i = 0; i < 2; i++) {
+        write_text(p, typed[i][0]);
+        CHECK(cs_scene_load(&c.data, &s) == -1 && strstr(cs_last_error(), typed[i][1]), "case %d: %s", i, cs_last_error());
+    }
     /* COLMAP with an images_2 folder: used as it is for resolution 2 */
     snprintf(root, sizeof root, "%s/colmap_n", test_tmpdir());
     write_colmap(root, 1, 1, 0, 0);

@@ -115,6 +115,17 @@ int test_lens_map_and_remap(void)
 {
     uint64_t rng = test_seed() ^ 0x3a9;
     const int W = 160, H = 120;
+    {   /* #33 item 12: a fisheye whose field of view a pinhole cannot hold is refused in full, not
+           grown without bound (64x48 photos became 12016x9012 views) */
+        cs_lens fe = {0};
+        fe.model = (cs_lens_model)cs_lens_model_by_name("OPENCV_FISHEYE");
+        fe.fx = fe.fy = 27, fe.cx = 32, fe.cy = 24; /* 86 degrees to the corners */
+        double fx, fy, cx, cy;
+        int w, h;
+        CHECK(cs_lens_ideal(&fe, 64, 48, 1, &fx, &fy, &cx, &cy, &w, &h) == -1 &&
+                  strstr(cs_last_error(), "use undistort_crop valid"),
+              "a 172-degree fisheye in full: %dx%d, %s", w, h, cs_last_error());
+    }
     for (size_t c = 0; c < sizeof CASES / sizeof CASES[0]; c++) {
         cs_lens l = case_lens(c, 4, &rng); /* the cases are for 640x480 */
         double fx, fy, cx, cy;

@@ -4,6 +4,7 @@
  * python3-crc32c) checks against train_log.jsonl and metrics.json: after a normal run, after
  * kill -9 (flushed up to the last interval) and after a resume (a second file, steps on). */
 #include <jansson.h>
+#include <sys/resource.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -30,6 +31,68 @@ static uint64_t le64(const uint8_t *p)
 }
 
 static uint32_t le32(const uint8_t *p) { return (uint32_t)le64((const uint8_t[8]){p[0], p[1], p[2], p[3]}); }
+
+/* The records of the event file PATH that frame with their CRCs, and the bytes they span */
+static int tb_records(const char *path, size_t *framed, size_t *size)
+{
+    *framed = *size = 0;
+    uint8_t *d = (uint8_t *)cs_read_file(path, size);
+    if (!d) return -1;
+    int records = 0;
+    size_t pos = 0, n = *size;
+    while (pos + 16 <= n) {
+        uint64_t len = le64(d + pos);
+        if (le32(d + pos + 8) != cs_tb_mask_crc(cs_crc32c(d + pos, 8)) || pos + 16 + len > n ||
+            le32(d + pos + 12 + len) != cs_tb_mask_crc(cs_crc32c(d + pos + 12, len)))
+            break;
+        pos += 16 + len, records++;
+    }
+    free(d);
+    *framed = pos;
+    return records;
+}
+
+/* #33 item 12: on a full disk (here a file size limit) the writer names the cause and leaves no
+   torn record. In a child process: the limit and its signal stay there. */
+static int tb_full_disk(const char *dir)
+{
+    char path[1400], msg[1600];
+    snprintf(msg, sizeof msg, "%s/full.msg", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        cs_tb_writer w;
+        if (cs_tb_open(&w, dir)) _exit(2);
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = {(rlim_t)ftell(w.f) + 3000, (rlim_t)ftell(w.f) + 3000};
+        setrlimit(RLIMIT_FSIZE, &rl);
+        uint8_t png[700] = {0};
+        int rc = 0;
+        for (int i = 0; i < 20 && !rc; i++) {
+            cs_tb_summary s;
+            cs_tb_summary_init(&s);
+            cs_tb_add_image(&s, "images/x", png, sizeof png, 1, 1, 3);
+            rc = cs_tb_write(&w, i, &s, 1);
+        }
+        FILE *f = fopen(msg, "w");
+        if (f) fprintf(f, "%s\n%s\n", w.path, rc ? cs_last_error() : "no error");
+        if (f) fclose(f);
+        _exit(0);
+    }
+    int st;
+    CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0, "the writer's child failed");
+    char *text = cs_read_file(msg, NULL);
+    CHECK(text && strchr(text, '\n'), "no message from the child");
+    *strchr(text, '\n') = '\0';
+    snprintf(path, sizeof path, "%s", text);
+    const char *err = text + strlen(text) + 1;
+    CHECK(strstr(err, "File too large") && strstr(err, "keeps its earlier records whole"), "the error: %s", err);
+    free(text);
+    size_t framed = 0, size = 0;
+    int records = tb_records(path, &framed, &size);
+    printf("  a file size limit: %d whole records, %zu bytes, and the cause named\n", records, size);
+    CHECK(records >= 2 && framed == size, "%d records frame %zu of %zu bytes: a torn record", records, framed, size);
+    return 0;
+}
 
 int test_tb_writer_records(void)
 {
@@ -75,7 +138,9 @@ int test_tb_writer_records(void)
     }
     free(d);
     CHECK(pos == n && records == 3, "%d records, %zu of %zu bytes framed", records, pos, n);
-    return 0;
+    snprintf(dir, sizeof dir, "%s/tb_full", test_tmpdir());
+    CHECK_OK(cs_mkdirs(dir));
+    return tb_full_disk(dir);
 }
 
 /* ---- histogram kernels against the CPU ---------------------------------------------------- */

@@ -8,6 +8,8 @@
 #include "cl_mem.h"
 #include "fixtures.h"
 #include "image.h"
+#include <zlib.h>
+
 #include "model.h"
 #include "outputs.h"
 #include "ply.h"
@@ -79,6 +81,21 @@ static void splat_file_seeds(const char *tmp)
         free(d);
     }
     cs_splats_free(&s);
+    /* an SPZ whose header claims 5 million Gaussians of zeros: 100 MB that deflate to ~97 KB,
+       which once took 390 MB of host memory (the decompression bomb run_fuzzers.sh's memory
+       limit for this harness catches) */
+    size_t zn = 16 + (size_t)5000000 * 20;
+    uint8_t *zeros = calloc(zn + 1, 1), *gz = malloc(zn / 50 + 1024);
+    const uint8_t h3[16] = {'N', 'G', 'S', 'P', 3, 0, 0, 0, 0x40, 0x4b, 0x4c, 0, 0, 12, 0, 0};
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (zeros && gz && deflateInit2(&z, 9, Z_DEFLATED, 31, 9, Z_DEFAULT_STRATEGY) == Z_OK) {
+        memcpy(zeros + 1, h3, 16);
+        z.next_in = zeros + 1, z.avail_in = (uInt)zn, z.next_out = gz + 1, z.avail_out = (uInt)(zn / 50 + 1023);
+        if (deflate(&z, Z_FINISH) == Z_STREAM_END) gz[0] = 1, seed("splat_file", gz, z.total_out + 1);
+        deflateEnd(&z);
+    }
+    free(zeros), free(gz);
 }
 
 static void image_seeds(const char *tmp)
