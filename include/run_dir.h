@@ -31,7 +31,8 @@ int cs_run_dir_default(const char *parent, char *out, size_t n);
  * when the path is not shaped like one. */
 int cs_run_dir_of_checkpoint(const char *ckpt, char *out, size_t n);
 /* The latest complete DIR/point_cloud/iteration_N/point_cloud.ply into OUT and N into
- * *ITERATION; -1 with a message when there is none. */
+ * *ITERATION; -1 with a message when there is none (naming the latest checkpoint and how to
+ * export it when the run was stopped before its first save). */
 int cs_run_dir_latest_ply(const char *dir, char *out, size_t n, int *iteration);
 /* The latest DIR/checkpoints/chkpnt_N.bin into OUT; returns N, or -1 when there is none. */
 int cs_run_dir_latest_checkpoint(const char *dir, char *out, size_t n);

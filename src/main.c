@@ -19,6 +19,8 @@
 #include "image_metrics.h"
 #include "ply.h"
 #include "mesher.h"
+#include "model.h"
+#include "outputs.h"
 #include "render.h"
 #include "run_dir.h"
 #include "scene.h"
@@ -373,6 +375,32 @@ static int cmd_info(const cs_args *a)
 }
 
 /* export: the model's latest PLY (or --ply) in another format, beside it unless -o. */
+/* A checkpoint's model as splats: loaded onto the device with the layout its header gives
+ * (the loader's checks), then read back. 1 when PATH is no checkpoint (a scene file), 0 when
+ * read, -1 with a message. */
+static int read_checkpoint(const cs_args *a, const cs_config *cfg, const char *path, cs_splats *out)
+{
+    uint8_t head[sizeof(cs_ckpt_header)];
+    FILE *f = fopen(path, "rb");
+    size_t got = f ? fread(head, 1, sizeof head, f) : 0;
+    if (f) fclose(f);
+    cs_ckpt_header h;
+    if (got < sizeof head || memcmp(head, "CSCKPT1", 8)) return 1;
+    if (cs_checkpoint_header(head, got, path, &h)) return -1;
+    cs_model_layout layout = {h.sh_degree, h.sh_half, h.has_filter, h.opt_half};
+    cs_cl cl;
+    if (open_device(a, cfg, &cl, 0)) return -1;
+    cs_model m;
+    int it, rc = cs_checkpoint_load(&cl, &m, &it, path, &layout);
+    if (!rc) {
+        rc = cs_model_download(&cl, &m, out);
+        cs_model_free(&cl, &m);
+        if (!rc) printf("read checkpoint %s: iteration %d, %d Gaussians\n", path, it, out->n);
+    }
+    cs_cl_close(&cl);
+    return rc;
+}
+
 static int cmd_export(const cs_args *a)
 {
     if (!a->format) return USAGE_ERROR("export needs --format spz|splat|compressed-ply|ply");
@@ -389,12 +417,15 @@ static int cmd_export(const cs_args *a)
     } else { /* beside the source: NAME.spz, NAME.splat, NAME.compressed.ply, NAME_baked.ply */
         const char *dot = strrchr(src, '.'), *slash = strrchr(src, '/');
         int stem = dot && (!slash || dot > slash) ? (int)(dot - src) : (int)strlen(src);
-        snprintf(dst, sizeof dst, "%.*s%s", stem, src, f == CS_FMT_PLY ? "_baked.ply" : cs_splat_format_ext(f));
+        int from_ckpt = stem >= 4 && !strcmp(src + stem, ".bin"); /* chkpnt_N.bin: chkpnt_N.ply */
+        snprintf(dst, sizeof dst, "%.*s%s", stem, src,
+                 f != CS_FMT_PLY ? cs_splat_format_ext(f) : from_ckpt && !a->bake ? ".ply" : "_baked.ply");
     }
     cs_config cfg; /* output.spz_sh_bits: the run's, or the defaults', then --set */
     if (a->model ? model_config(a, &cfg) : resolve_config(a, NULL, &cfg)) return -1;
     cs_splats s;
-    if (cs_splat_file_read(src, &s, NULL)) return -1;
+    int ck = a->ply ? read_checkpoint(a, &cfg, src, &s) : 1; /* a checkpoint of a stopped run */
+    if (ck < 0 || (ck == 1 && cs_splat_file_read(src, &s, NULL))) return -1;
     cs_export_opts eo = {a->bake, cfg.output.spz_sh_bits};
     int rc = cs_splat_file_write(dst, &s, f, &eo);
     if (!rc) {

@@ -241,12 +241,18 @@ static int latest_of(const char *folder, const char *prefix, const char *suffix,
 
 int cs_run_dir_latest_ply(const char *dir, char *out, size_t n, int *iteration)
 {
-    char folder[4200];
+    char folder[4200], ckpt[4400];
     snprintf(folder, sizeof folder, "%s/point_cloud", dir);
-    if (!cs_dir_exists(folder)) return cs_fail("%s: no point_cloud folder (is it a clsplat output folder?)", dir);
     /* only a folder whose PLY was completed (renamed into place) counts */
-    *iteration = latest_of(folder, "iteration_", "", "%s/iteration_%d/point_cloud.ply", out, n);
-    return *iteration < 0 ? cs_fail("%s: no saved iteration with a complete point_cloud.ply", folder) : 0;
+    *iteration = cs_dir_exists(folder) ? latest_of(folder, "iteration_", "", "%s/iteration_%d/point_cloud.ply", out, n) : -1;
+    if (*iteration >= 0) return 0;
+    /* an interrupted run: checkpoints and no PLY yet */
+    if (cs_run_dir_latest_checkpoint(dir, ckpt, sizeof ckpt) >= 0)
+        return cs_fail("%s holds no saved PLY yet, only checkpoints (the run was stopped before its first save): "
+                       "'clsplat export --ply %s --format ply' writes one, 'clsplat train --resume %s' finishes the run",
+                       dir, ckpt, ckpt);
+    if (!cs_dir_exists(folder)) return cs_fail("%s: no point_cloud folder (is it a clsplat output folder?)", dir);
+    return cs_fail("%s: no saved iteration with a complete point_cloud.ply", folder);
 }
 
 int cs_run_dir_latest_checkpoint(const char *dir, char *out, size_t n)

@@ -375,3 +375,29 @@ int test_datasets_users_have(void)
     CHECK(load_scene(root, &n) == 0 && n == 2, "Blender frames in JPEG: %s", cs_last_error());
     return 0;
 }
+
+/* #33 item 8: a run stopped before its first save is named as such by the -m commands, and its
+ * checkpoint exports to a PLY */
+int test_stopped_run_exports(void)
+{
+    const char *data = scene_dir();
+    CHECK(data, "%s", cs_last_error());
+    char log[700], out[700], p[1200];
+    snprintf(log, sizeof log, "%s/trust_stopped.log", test_tmpdir());
+    snprintf(out, sizeof out, "%s/trust_stopped", test_tmpdir());
+    int st = cli_run("CLSPLAT_FAULT='term:phase:iteration 6;'", log, "train -s %s -o %s --iterations 50 " TINY, data, out);
+    CHECK(st == 143, "the stopped run exited %d, see %s", st, log);
+    snprintf(p, sizeof p, "%s/checkpoints/chkpnt_5.bin", out);
+    CHECK(cs_file_exists(p), "no %s", p);
+    CHECK(cli_run("", log, "render -m %s", out) == 1 && contains(log, "holds no saved PLY yet, only checkpoints") &&
+              contains(log, "chkpnt_5.bin"),
+          "render -m of a stopped run, see %s", log);
+    CHECK(cli_run("", log, "export --ply %s --format ply -o %s/from_ckpt.ply", p, out) == 0 &&
+              contains(log, "iteration 5"),
+          "export of a checkpoint, see %s", log);
+    snprintf(p, sizeof p, "%s/from_ckpt.ply", out);
+    cs_splats s;
+    CHECK(cs_ply_read(p, &s) == 0 && s.n == 600 && s.sh_degree == 3, "the exported PLY: %s", cs_last_error());
+    cs_splats_free(&s);
+    return 0;
+}
