@@ -330,19 +330,21 @@ int test_batch_kill_and_rerun(void)
     snprintf(log, sizeof log, "%s/first.log", dir);
     /* the runs take 3 s to stop: a re-run at once finds b's orphan still holding its lock */
     setenv("CLSPLAT_FAULT", "sleep:phase:stop", 1);
-    pid_t batch = cli_start(log, "batch", list, "-o", root, (char *)NULL);
+    /* one job at a time on a device: a GPU would otherwise start all three at once */
+    pid_t batch = cli_start(log, "batch", list, "-o", root, "--per-device", "1", (char *)NULL);
     unsetenv("CLSPLAT_FAULT");
     CHECK(wait_iteration(root, "b", 120), "job b never reached iteration 120, see %s", log);
     cs_job_state b = job_state(root, "b");
     CHECK(b.pid > 0 && job_state(root, "a").status == CS_JOB_DONE && job_state(root, "c").attempts == 0,
-          "a done, b running (pid %ld), c queued", b.pid);
+          "want a done, b running, c queued: a %s, b %s (pid %ld), c %s (attempts %d); see %s", cs_job_status_names[job_state(root, "a").status],
+          cs_job_status_names[b.status], b.pid, cs_job_status_names[job_state(root, "c").status], job_state(root, "c").attempts, log);
     kill(batch, SIGKILL);
     CHECK(cli_wait(batch) == 128 + SIGKILL, "batch not killed");
     /* the same command again at once (#33 item 6): b's orphaned run still holds its lock while
        it saves a checkpoint on its batch's death; the re-run waits for it, then a is not
        trained again, b resumes, c runs; every job done */
     snprintf(log, sizeof log, "%s/second.log", dir);
-    CHECK(cli_run("", log, "batch %s -o %s", list, root) == 0, "re-run failed, see %s", log);
+    CHECK(cli_run("", log, "batch %s -o %s --per-device 1", list, root) == 0, "re-run failed, see %s", log);
     CHECK(wait_gone(b.pid), "job b's process %ld outlived the killed batch", b.pid);
     CHECK(count_in(log, "running in another process") == 0, "the re-run skipped b's orphan, see %s", log);
     snprintf(p, sizeof p, "%s/a/train.log", root);
