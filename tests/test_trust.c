@@ -401,3 +401,43 @@ int test_stopped_run_exports(void)
     cs_splats_free(&s);
     return 0;
 }
+
+/* #33 items 8 and 12: render -m and eval -m agree on a model trained without --eval (it has no
+ * test views: render takes the training views, eval says so), and a run whose memory plan
+ * holds no Gaussians stops instead of training */
+int test_no_test_views_and_empty_plan(void)
+{
+    const char *data = scene_dir();
+    CHECK(data, "%s", cs_last_error());
+    char log[700], out[700], p[1200];
+    snprintf(log, sizeof log, "%s/trust_views.log", test_tmpdir());
+    snprintf(out, sizeof out, "%s/trust_views", test_tmpdir());
+    CHECK(cli_run("", log, "train -s %s -o %s --iterations 3 " TINY, data, out) == 0, "training, see %s", log);
+    CHECK(cli_run("", log, "render -m %s", out) == 0 && contains(log, "rendering its training views") &&
+              contains(log, "rendered 60 train views"),
+          "render -m of a model without test views, see %s", log);
+    CHECK(cli_run("", log, "eval -m %s", out) == 1 && contains(log, "no test views"), "eval -m, see %s", log);
+    snprintf(p, sizeof p, "%s/trust_plan0", test_tmpdir());
+    CHECK(cli_run("", log, "train -s %s -o %s --iterations 3 --set memory.vram_budget_mb=0.3 "
+                  "--set data.image_residency=device " TINY, data, p) == 1 &&
+              contains(log, "the memory plan leaves room for no Gaussians"),
+          "a plan with room for no Gaussians, see %s", log);
+    return 0;
+}
+
+/* #33 item 10: a passing test's own output stays out of make test's (test_datasets_users_have
+ * prints a note), and shows with CLSPLAT_TEST_VERBOSE=1 */
+int test_runner_quiet(void)
+{
+    char log[700], cmd[1600];
+    snprintf(log, sizeof log, "%s/trust_runner.log", test_tmpdir());
+    for (int verbose = 0; verbose < 2; verbose++) {
+        snprintf(cmd, sizeof cmd, "CLSPLAT_TEST_VERBOSE=%d /proc/%ld/exe test_datasets_users_have > %s 2>&1", verbose,
+                 (long)getpid(), log);
+        CHECK(system(cmd) == 0, "the runner failed, see %s", log);
+        int noted = contains(log, "note: 1 of the 10 images");
+        CHECK(contains(log, "ok   test_datasets_users_have") && noted == verbose,
+              "%s: the test's note %s, see %s", verbose ? "verbose" : "quiet", noted ? "shown" : "not shown", log);
+    }
+    return 0;
+}
