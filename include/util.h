@@ -34,7 +34,9 @@ void cs_atomic_abort(cs_atomic_file *af);
 /* One-shot: writes N bytes atomically. */
 int cs_write_file_atomic(const char *path, const void *data, size_t n);
 /* Removes the temporary files (<file>.tmp.<pid>) that dead processes left in DIR and its
- * folders (three levels down); returns how many. A live writer's files are kept. */
+ * folders (three levels down) and that DIR/.clsplat-outputs lists (cs_atomic_open lists each
+ * temporary name in a tracked folder); returns how many. A live writer's files, and files of
+ * that shape clsplat did not make, are kept. */
 int cs_remove_stale_temps(const char *dir);
 
 /* ---- output manifests: what a run wrote, so that a cleanup removes only that ---------- */

@@ -50,6 +50,7 @@ int cs_atomic_open(cs_atomic_file *af, const char *path)
     snprintf(af->tmp, sizeof af->tmp, "%s.tmp.%ld", path, (long)getpid());
     af->f = fopen(af->tmp, "wb");
     if (!af->f) return cs_fail("cannot create %s: %s", af->tmp, strerror(errno));
+    cs_outputs_note(af->tmp, false); /* so that a later run may remove it if this one is killed */
     return 0;
 }
 
@@ -415,26 +416,63 @@ static long temp_pid(const char *name)
     return *end == '\0' && pid > 0 ? pid : 0;
 }
 
-static int remove_stale_in(const char *dir, int depth)
+/* the hashes of the lines of DIR's manifest (NULL, 0 when it has none) */
+static uint64_t *listed_hashes(const char *dir, size_t *n)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, CS_MANIFEST_NAME);
+    *n = 0;
+    char *text = cs_file_exists(p) ? cs_read_file(p, NULL) : NULL;
+    size_t lines = 0;
+    for (const char *c = text; c && *c; c++) lines += *c == '\n';
+    uint64_t *h = text && lines ? malloc(lines * sizeof *h) : NULL;
+    for (char *line = text, *nl; h && line && (nl = strchr(line, '\n')); line = nl + 1)
+        h[(*n)++] = cs_hash64(line, (size_t)(nl - line), CS_HASH_SEED);
+    free(text);
+    return h;
+}
+
+static bool is_listed(const uint64_t *h, size_t n, const char *rel)
+{
+    uint64_t x = cs_hash64(rel, strlen(rel), CS_HASH_SEED);
+    for (size_t i = 0; i < n; i++)
+        if (h[i] == x) return true;
+    return false;
+}
+
+/* REL: the path below the tracked folder ("" at its top) */
+static int remove_stale_in(const char *dir, const char *rel, const uint64_t *listed, size_t n_listed, int depth)
 {
     DIR *d = opendir(dir);
     if (!d) return 0;
     int removed = 0;
     struct dirent *e;
-    char p[4200];
+    char p[4200], r[4200];
     while ((e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        snprintf(r, sizeof r, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name);
         long pid = temp_pid(e->d_name);
-        /* a writer that is gone (no such process) left it; a live one may still rename it */
-        if (pid && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH && remove(p) == 0) removed++;
-        else if (!pid && depth > 0 && cs_dir_exists(p)) removed += remove_stale_in(p, depth - 1);
+        /* a writer that is gone (no such process) left it, and a run's list says clsplat made
+           it; a live writer may still rename its own */
+        if (pid && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH &&
+            is_listed(listed, n_listed, r) && remove(p) == 0)
+            removed++;
+        else if (!pid && depth > 0 && cs_dir_exists(p))
+            removed += remove_stale_in(p, r, listed, n_listed, depth - 1);
     }
     closedir(d);
     return removed;
 }
 
-int cs_remove_stale_temps(const char *dir) { return remove_stale_in(dir, 3); }
+int cs_remove_stale_temps(const char *dir)
+{
+    size_t n;
+    uint64_t *listed = listed_hashes(dir, &n);
+    int removed = n ? remove_stale_in(dir, "", listed, n, 3) : 0;
+    free(listed);
+    return removed;
+}
 
 /* ---- fault injection (tests) ------------------------------------------------------------- */
 

@@ -67,7 +67,9 @@ static const char *scene_dir(void)
 
 /* user files the way a dataset or a user's folder holds them, where a run writes its own */
 static const char *const USER_FILES[] = {"train/r_0.png", "test/r_0.png", "renders/mine.png", "point_cloud/mine.ply",
-                                         "events.out.tfevents.1.host.1", "notes.txt", "checkpoints/keep.bin"};
+                                         "events.out.tfevents.1.host.1", "notes.txt", "checkpoints/keep.bin",
+                                         /* shaped like a dead writer's temporary file, but not clsplat's */
+                                         "notes.txt.tmp.999999999"};
 #define N_USER (int)(sizeof USER_FILES / sizeof USER_FILES[0])
 
 static int user_files_intact(const char *dir)
@@ -108,7 +110,17 @@ int test_force_keeps_inputs(void)
     for (int i = 0; i < N_USER; i++) CHECK_OK(put(mixed, USER_FILES[i], "user data"));
     snprintf(p, sizeof p, "%s/point_cloud/iteration_6/point_cloud.ply", mixed);
     CHECK(cs_file_exists(p), "no %s", p);
+    /* a temporary file a killed clsplat writer left (listed when it was opened) is swept by
+       render -m; the user's file of the same shape is not */
+    char stale[1300], line[] = "point_cloud/stale.ply.tmp.999999999\n";
+    snprintf(p, sizeof p, "%s/%s", mixed, CS_MANIFEST_NAME);
+    FILE *mf = fopen(p, "a");
+    CHECK(mf && fputs(line, mf) >= 0 && fclose(mf) == 0, "cannot append to %s", p);
+    CHECK_OK(put(mixed, "point_cloud/stale.ply.tmp.999999999", "partial"));
     CHECK(cli_run("", log, "render -m %s", mixed) == 0, "render -m, see %s", log);
+    snprintf(stale, sizeof stale, "%s/point_cloud/stale.ply.tmp.999999999", mixed);
+    CHECK(!cs_file_exists(stale), "a dead writer's listed temporary file was kept");
+    CHECK_OK(user_files_intact(mixed));
     /* a hostile list: entries leaving the folder are skipped */
     snprintf(p, sizeof p, "%s/%s", mixed, CS_MANIFEST_NAME);
     char *list = cs_read_file(p, NULL);
