@@ -56,6 +56,11 @@ int cs_images_lookahead(const cs_image_store *st);
 void cs_images_want(cs_image_store *st, int vi);
 /* Device bytes the store holds for RESIDENCY (for the memory plan). */
 size_t cs_images_device_bytes(const cs_scene *scene, int residency, const int *train, int n_train);
+/* Device residency addresses the training images with 32-bit offsets: true when the N_TRAIN
+ * views of TRAIN take at most CS_IMAGES_DEVICE_MAX bytes. The memory plan asks this before it
+ * chooses device residency; cs_images_init refuses device residency past it. */
+#define CS_IMAGES_DEVICE_MAX 0xffffffffull
+bool cs_images_device_addressable(const cs_scene *scene, const int *train, int n_train);
 /* Makes training view VI available to kernels enqueued next on the main queue. */
 int cs_images_get(cs_image_store *st, int vi, cs_buf **buf, unsigned *off);
 /* Marks the end of the current view's use (enqueue after its last reader). */

@@ -23,6 +23,13 @@ size_t cs_images_device_bytes(const cs_scene *scene, int residency, const int *t
     return residency == CS_RES_DEVICE ? all + largest : 2 * largest;
 }
 
+bool cs_images_device_addressable(const cs_scene *scene, const int *train, int n_train)
+{
+    unsigned long long all = 0;
+    for (int i = 0; i < n_train; i++) all += cam_bytes(scene, &scene->cams[train[i]]);
+    return all <= CS_IMAGES_DEVICE_MAX;
+}
+
 static void wait_release(cl_event *e)
 {
     if (*e) {
@@ -74,7 +81,10 @@ int cs_images_init(cs_image_store *st, cs_cl *cl, const cs_scene *scene, int res
     st->last_use = calloc(n_train ? n_train : 1, sizeof(uint64_t));
     if (!st->img_off || !st->host || !st->last_use) return cs_fail("out of host memory for %d training views", n_train);
     for (int i = 0; i < n_train; i++) st->img_off[i] = total, total += cam_bytes(scene, &scene->cams[train[i]]);
-    if (total > 0xffffffffu && residency == CS_RES_DEVICE) st->residency = residency = CS_RES_HOST; /* 32-bit offsets */
+    if (total > CS_IMAGES_DEVICE_MAX && residency == CS_RES_DEVICE) /* the plan never asks for this */
+        return cs_fail("device residency addresses at most %.2f GiB of images with its 32-bit offsets; these take "
+                       "%.2f GiB (the memory plan chooses host residency for them)",
+                       CS_IMAGES_DEVICE_MAX / 1073741824.0, total / 1073741824.0);
     if (residency == CS_RES_LAZY) {
         st->depth = 2 * st->decode_threads;
         st->ahead = cs_decode_ahead_open(scene, train, n_train, st->decode_threads, st->depth);

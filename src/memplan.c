@@ -14,11 +14,18 @@
 /* a Gaussian's rows with the model's x1.5 spare capacity, and its scratch */
 static size_t per_gaussian(const cs_mem_plan *p) { return p->bytes_per_gaussian * 3 / 2 + p->scratch_per_gaussian; }
 
-/* Resolves residency RES (auto by the rule in memplan.h; HOST_AVAIL 0: unknown) with its reason. */
-static void choose_residency(cs_mem_plan *p, int res, size_t host_avail)
+/* Resolves residency RES (auto by the rule in memplan.h; HOST_AVAIL 0: unknown) with its reason;
+   ADDRESSABLE: whether device residency can hold the images at all (image_store's limit). */
+static void choose_residency(cs_mem_plan *p, int res, size_t host_avail, bool addressable)
 {
     static const char *const names[] = {"auto", "device", "host", "lazy"};
     double gib = 1073741824.0, img = p->image_bytes / gib;
+    if (res == CS_RES_DEVICE && !addressable) {
+        p->residency = CS_RES_HOST;
+        snprintf(p->residency_why, sizeof p->residency_why, "host: data.image_residency asks for device, but %.2f GiB "
+                 "of images pass the %.0f GiB device residency addresses", img, (CS_IMAGES_DEVICE_MAX + 1.0) / gib);
+        return;
+    }
     p->residency = res;
     if (res != CS_RES_AUTO) {
         snprintf(p->residency_why, sizeof p->residency_why, "%s (data.image_residency)", names[res]);
@@ -28,7 +35,7 @@ static void choose_residency(cs_mem_plan *p, int res, size_t host_avail)
                      "would fit", img, host_avail / gib);
         return;
     }
-    if (p->image_bytes <= p->budget / 3) {
+    if (p->image_bytes <= p->budget / 3 && addressable) {
         p->residency = CS_RES_DEVICE;
         snprintf(p->residency_why, sizeof p->residency_why, "device (auto: they fit in a third of the %.2f GiB budget)",
                  p->budget / gib);
@@ -109,7 +116,7 @@ void cs_mem_plan_make(const cs_config *cfg, const cs_kernel_opts *o, size_t devi
     size_t train_loss = maxpx * cs_loss_bytes_per_pixel(), eval = maxpx * cs_loss_metric_bytes_per_pixel() + p->lpips_bytes;
     size_t per_view = maxpx * (f.per_pixel + (size_t)cs_scene_gt_channels(scene)) + (train_loss > eval ? train_loss : eval);
     p->image_bytes = cs_images_device_bytes(scene, CS_RES_DEVICE, train, n_train);
-    choose_residency(p, cfg->data.image_residency, cs_host_mem_available());
+    choose_residency(p, cfg->data.image_residency, cs_host_mem_available(), cs_images_device_addressable(scene, train, n_train));
     p->fixed_bytes = per_view + cs_images_device_bytes(scene, p->residency, train, n_train);
     /* the model keeps x1.5 spare rows when it grows */
     long fit = p->budget > p->fixed_bytes ? (long)((p->budget - p->fixed_bytes) / per_gaussian(p)) : 0;

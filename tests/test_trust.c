@@ -16,6 +16,9 @@
 #include "cli_run.h"
 #include "config.h"
 #include "fixtures.h"
+#include "image_store.h"
+#include "kernels.h"
+#include "memplan.h"
 #include "scene.h"
 #include "ply.h"
 #include "splats.h"
@@ -450,6 +453,37 @@ int test_runner_quiet(void)
         int noted = contains(log, "note: 1 of the 10 images");
         CHECK(contains(log, "ok   test_datasets_users_have") && noted == verbose,
               "%s: the test's note %s, see %s", verbose ? "verbose" : "quiet", noted ? "shown" : "not shown", log);
+    }
+    return 0;
+}
+
+/* #34's "no silent downgrade after planning": images past what device residency addresses
+ * (4 GiB, 32-bit offsets) are planned as host residency, with the reason, whether asked for
+ * device or chosen by auto; the store no longer turns device into host behind the plan */
+int test_plan_images_past_4gib(void)
+{
+    cs_scene sc;
+    memset(&sc, 0, sizeof sc);
+    cs_camera cams[3];
+    memset(cams, 0, sizeof cams);
+    for (int i = 0; i < 3; i++) cams[i].width = 32768, cams[i].height = 16384; /* 1.5-2 GiB each */
+    sc.cams = cams, sc.n_cams = 3;
+    int train[3] = {0, 1, 2};
+    cs_split sp = {train, 3, NULL, 0};
+    CHECK(!cs_images_device_addressable(&sc, train, 3) && cs_images_device_addressable(&sc, train, 1),
+          "the addressable limit");
+    for (int res = 0; res < 2; res++) {
+        cs_config c;
+        cs_config_defaults(&c);
+        c.data.image_residency = res ? CS_RES_DEVICE : CS_RES_AUTO;
+        c.memory.vram_budget_mb = 200000;
+        cs_kernel_opts ko;
+        cs_kernel_opts_of(&c, &ko);
+        cs_mem_plan p;
+        cs_mem_plan_make(&c, &ko, (size_t)256 << 30, &sc, &sp, &p);
+        CHECK(p.residency != CS_RES_DEVICE, "%s: planned device residency for %.1f GiB: %s", res ? "device" : "auto",
+              p.image_bytes / 1073741824.0, p.residency_why);
+        if (res) CHECK(strstr(p.residency_why, "device residency addresses"), "the reason: %s", p.residency_why);
     }
     return 0;
 }
