@@ -185,7 +185,6 @@ static int unknown_option(const char *flag, cs_command c)
         const opt_desc *o = &OPTS[i];
         if (!(o->commands & C(c)) || o->commands == ~0u) continue;
         size_t d = cs_edit_distance(flag, o->name);
-        /* graphdeco's underscores and a missing dash count little */
         if (d < bd) bd = d, best = o->name;
     }
     if (best && bd <= (len > 8 ? 3 : len > 4 ? 2 : 1))
