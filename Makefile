@@ -14,8 +14,8 @@ CFLAGS += -std=c11 -Wall -Wextra -Werror $(NO_TRUNC_WARN) -D_POSIX_C_SOURCE=2008
 LDLIBS += $(PKG_LIBS) -lmeshoptimizer -lm -ldl -lpthread $(EXTRA)
 BUILD ?= build
 
-CL_SOURCES := cl/layout.h cl/common.h cl/project_fwd.cl cl/project_bwd.cl cl/radix_sort.cl cl/bin.cl cl/rasterize_fwd.cl \
-              cl/rasterize_bwd.cl cl/ssim.cl cl/adam.cl cl/densify.cl cl/mcmc.cl cl/histo.cl cl/lpips.cl cl/mesh.cl
+CL_SOURCES := cl/layout.h cl/common.h cl/project.h cl/project_fwd.cl cl/project_bwd.cl cl/radix_sort.cl cl/bin.cl cl/rasterize_fwd.cl \
+              cl/rasterize_bwd.cl cl/ssim.cl cl/adam.cl cl/rows.cl cl/densify.cl cl/mcmc.cl cl/histo.cl cl/lpips.cl cl/mesh.cl
 LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c))
 LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/cl_sources.o
 TEST_SRC := $(wildcard tests/*.c)

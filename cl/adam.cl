@@ -62,9 +62,3 @@ __kernel void adam_step(uint n_geo, __global float *geo, __global const float *v
     float p = SH_LOAD(sh, i) - lr * adam_delta(i, v_sh[i], m_sh, v2_sh, b1, b2, eps, bc1, bc2, step ^ 0x5bd1e995u);
     SH_STORE(sh, i, p);
 }
-
-/* capability check for the float-atomics path: every work-item adds 1 to out[0] */
-__kernel void atomics_selftest(__global float *out)
-{
-    atomic_add_global_f(out, 1.0f);
-}

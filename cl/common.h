@@ -9,10 +9,12 @@
  *   ATOMIC_PATH    0: compare-and-swap loop, 1: cl_ext_float_atomics, 2: NVIDIA PTX red
  *   FAST_MATH      1: fma contraction and native_exp per pixel (see below)
  *   TILE           tile side in pixels (16 or 8; src/tune.c measures which)
- *   TILE_ROWS      rows of work-items a tile's group has (a power of two <= TILE): each
- *                  work-item covers TILE / TILE_ROWS pixels of its column, rows ly, ly +
- *                  TILE_ROWS, ... (TILE_ROWS = TILE: one pixel each; fewer rows fit devices
- *                  whose groups are smaller than a tile, llvmpipe's 32; src/kernels.c picks)
+ *   PIXELS         pixels of its tile column a rasterizer work-item covers (a power of two
+ *                  <= TILE), so a tile's group has TILE_ROWS = TILE / PIXELS rows of
+ *                  work-items and work-item row ly covers rows ly, ly + TILE_ROWS, ...
+ *                  (1: one pixel each; more fit devices whose groups are smaller than a
+ *                  tile, llvmpipe's 32; src/kernels.c picks)
+ * The host writes these once (kernels.h, CS_KERNEL_OPTIONS).
  * Row layouts (geo, v_2d) and the rasterizer thresholds are in layout.h, prepended before
  * this file; sh is (N, K, 3). */
 /* FAST_MATH 0: exact IEEE arithmetic as written, no contraction into fma, so every device
@@ -55,10 +57,11 @@
 #ifndef TILE
 #define TILE 16
 #endif
-#ifndef TILE_ROWS
-#define TILE_ROWS TILE
+#ifndef PIXELS
+#define PIXELS 1
 #endif
-#define PIX_PER_ITEM (TILE / TILE_ROWS) /* pixels of a tile each work-item blends */
+#define TILE_ROWS (TILE / PIXELS)
+#define PIX_PER_ITEM PIXELS /* pixels of a tile each work-item blends */
 #define TILE_ITEMS (TILE * TILE_ROWS)   /* work-items of a rasterizer group */
 
 #ifndef RADIUS_SIGMA

@@ -35,41 +35,41 @@ __kernel void densify_classify(int n, __global const float *geo, __global const 
     counts[i] = c;
 }
 
-/* Writes the new rows at n + offsets[i]: clones copy the parent; split children sample the
- * parent's Gaussian for the mean and take scale / 1.6. */
-__kernel void densify_append(int n, __global float *geo, __global sh_t *sh, __global float *filter3d,
-                             __global const uint *flags, __global const uint *offsets, uint seed)
+/* src_of[offsets[i] + c] = i for each new row c of a cloned (1) or split (2) parent: the new
+ * row n + offsets[i] + c is made from row i (model.c's cs_model_new_rows copies it) */
+__kernel void densify_list_new(int n, __global const uint *flags, __global const uint *offsets, __global uint *src_of)
 {
     int i = get_global_id(0);
     if (i >= n || flags[i] == D_KEEP) return;
     int copies = flags[i] == D_CLONE ? 1 : 2;
+    for (int c = 0; c < copies; c++) src_of[offsets[i] + c] = (uint)i;
+}
+
+/* The split rule, on the children rows n + offsets[i] + c that were copied from their parent
+ * i: each samples the parent's Gaussian for its mean and takes scale / 1.6. */
+__kernel void densify_split(int n, __global float *geo, __global const uint *flags, __global const uint *offsets,
+                            uint seed)
+{
+    int i = get_global_id(0);
+    if (i >= n || flags[i] != D_SPLIT) return;
     __global const float *src = geo + (size_t)i * CS_GEO_W;
     float4 q = (float4)(src[CS_GEO_QUAT], src[CS_GEO_QUAT + 1], src[CS_GEO_QUAT + 2], src[CS_GEO_QUAT + 3]);
     q /= max(length(q), 1e-12f);
     float R[9];
     quat_to_rot(q, R);
-    for (int c = 0; c < copies; c++) {
+    for (int c = 0; c < 2; c++) {
         size_t row = (size_t)n + offsets[i] + c;
         __global float *dst = geo + row * CS_GEO_W;
-        for (int k = 0; k < CS_GEO_W; k++) dst[k] = src[k];
-        if (flags[i] == D_SPLIT) {
-            __global const float *ls = src + CS_GEO_LOG_SCALE;
-            float3 s = exp((float3)(ls[0], ls[1], ls[2]));
-            float3 z = (float3)(rand_normal(seed, (uint)i, (uint)(c * 3 + 0)) * s.x,
-                                rand_normal(seed, (uint)i, (uint)(c * 3 + 1)) * s.y,
-                                rand_normal(seed, (uint)i, (uint)(c * 3 + 2)) * s.z);
-            __global const float *mu = src + CS_GEO_MEAN;
-            for (int a = 0; a < 3; a++)
-                dst[CS_GEO_MEAN + a] = mu[a] + R[a * 3] * z.x + R[a * 3 + 1] * z.y + R[a * 3 + 2] * z.z;
-            const float l16 = 0.47000362924573558f; /* log(1.6) */
-            for (int a = 0; a < 3; a++) dst[CS_GEO_LOG_SCALE + a] = ls[a] - l16;
-        }
-        for (int k = 0; k < SH_K * 3; k++) SH_STORE(sh, row * SH_K * 3 + k, SH_LOAD(sh, (size_t)i * SH_K * 3 + k));
-#if FILTER_3D
-        filter3d[row] = filter3d[i];
-#else
-        (void)filter3d;
-#endif
+        __global const float *ls = src + CS_GEO_LOG_SCALE;
+        float3 s = exp((float3)(ls[0], ls[1], ls[2]));
+        float3 z = (float3)(rand_normal(seed, (uint)i, (uint)(c * 3 + 0)) * s.x,
+                            rand_normal(seed, (uint)i, (uint)(c * 3 + 1)) * s.y,
+                            rand_normal(seed, (uint)i, (uint)(c * 3 + 2)) * s.z);
+        __global const float *mu = src + CS_GEO_MEAN;
+        for (int a = 0; a < 3; a++)
+            dst[CS_GEO_MEAN + a] = mu[a] + R[a * 3] * z.x + R[a * 3 + 1] * z.y + R[a * 3 + 2] * z.z;
+        const float l16 = 0.47000362924573558f; /* log(1.6) */
+        for (int a = 0; a < 3; a++) dst[CS_GEO_LOG_SCALE + a] = ls[a] - l16;
     }
 }
 
@@ -91,16 +91,6 @@ __kernel void densify_prune_flags(int n_total, int n_old, __global const float *
         if (exp(max(r[CS_GEO_LOG_SCALE], max(r[CS_GEO_LOG_SCALE + 1], r[CS_GEO_LOG_SCALE + 2]))) > max_world) k = 0;
     }
     keep[i] = k;
-}
-
-/* dst[offsets[i]] = src[i] for kept rows; rows are ROW_U16 16-bit words wide */
-__kernel void gather_rows(int n, __global const ushort *src, __global ushort *dst, __global const uint *keep,
-                          __global const uint *offsets, int row_u16)
-{
-    size_t t = get_global_id(0);
-    size_t i = t / (size_t)row_u16, k = t % (size_t)row_u16;
-    if (i >= (size_t)n || !keep[i]) return;
-    dst[(size_t)offsets[i] * row_u16 + k] = src[t];
 }
 
 /* opacity <- min(opacity, 0.01) (with the 3D filter: the filtered opacity), moments zeroed */

@@ -14,6 +14,37 @@
 #define CS_GEO_LOGIT_OPACITY 10  /* opacity = sigmoid(this) */
 #define CS_GEO_W 11
 
+/* ---- the model: every per-Gaussian array, described once ---------------------------------
+ * X(name, what, width, storage, present, category, checkpointed, of, on_new), in the model's
+ * one order (the checkpoint's order too). Allocation, growth and compaction, the bytes a row
+ * costs (and so the memory plan), checkpoints and the rows densification and MCMC make all
+ * iterate this list (model_schema.h); a feature that needs one more array adds a line here
+ * (or, at run time, cs_schema_extend) and touches none of them.
+ *   name          cs_model's field and the kernels' argument name
+ *   width         values a row; CS_ROW_SH3 stands for 3 (sh_degree + 1)^2 of the layout
+ *   storage       F32 | SH (f32, or f16 with memory.sh_dtype fp16) | MOM_M | MOM_V (f32, or
+ *                 the 16-bit moments model.h describes with memory.optimizer_dtype fp16)
+ *   present       ALWAYS | FILTER_3D (the mip-splatting 3D filter)
+ *   category      memory accounting (cl_mem.h): PARAMS GRADS OPTIMIZER DENSIFY
+ *   checkpointed  1: checkpoints keep it (gradients are recomputed every step)
+ *   of            the parameter array whose gradient or optimizer state it is (NONE)
+ *   on_new        a row densification or MCMC makes: COPY its source row (the strategy's own
+ *                 rule then moves a split child's mean and scale), ZERO (optimizer state;
+ *                 a source that MCMC relocates from is zeroed too), or KEEP (its owner writes
+ *                 it before reading: gradients every step, statistics after densification) */
+#define CS_ROW_SH3 (-1)
+#define CS_MODEL_ARRAYS(X)                                                                      \
+    X(geo, "Gaussian geometry", CS_GEO_W, F32, ALWAYS, PARAMS, 1, NONE, COPY)                   \
+    X(sh, "SH coefficients", CS_ROW_SH3, SH, ALWAYS, PARAMS, 1, NONE, COPY)                     \
+    X(filter3d, "3D filter", 1, F32, FILTER_3D, PARAMS, 1, NONE, COPY)                          \
+    X(v_geo, "geometry gradients", CS_GEO_W, F32, ALWAYS, GRADS, 0, geo, KEEP)                  \
+    X(v_sh, "SH gradients", CS_ROW_SH3, F32, ALWAYS, GRADS, 0, sh, KEEP)                        \
+    X(m_geo, "Adam m (geometry)", CS_GEO_W, MOM_M, ALWAYS, OPTIMIZER, 1, geo, ZERO)             \
+    X(v2_geo, "Adam v (geometry)", CS_GEO_W, MOM_V, ALWAYS, OPTIMIZER, 1, geo, ZERO)            \
+    X(m_sh, "Adam m (SH)", CS_ROW_SH3, MOM_M, ALWAYS, OPTIMIZER, 1, sh, ZERO)                   \
+    X(v2_sh, "Adam v (SH)", CS_ROW_SH3, MOM_V, ALWAYS, OPTIMIZER, 1, sh, ZERO)                  \
+    X(stats, "densification statistics", 3, F32, ALWAYS, DENSIFY, 1, NONE, KEEP)
+
 /* ---- the per-Gaussian 2D gradient row of one view: v_2d (N, CS_V2D_W) float ------------
  * What the rasterizer backward hands to the projection backward (and, per pair, to the
  * deterministic reduction). Mean in pixels; conic (a, b, c) of [[a b] [b c]]. */

@@ -103,11 +103,9 @@ __kernel void mcmc_sample(int n_samples, uint seed, int n, __global const float 
 /* The paper's correction for a Gaussian that becomes N = min(copies + 1, CS_MCMC_NMAX) of
    itself: opacity 1 - (1 - o)^(1/N), scale s * o / sum_{i=1..N} sum_{k=0..i-1} C(i-1, k)
    (-1)^k o'^(k+1) / sqrt(k+1), so that the copies together render as the original did.
-   Applied to every sampled row (opacity clamped to [min_op, 1 - eps]); the row's moments are
-   reset. */
-__kernel void mcmc_update_sources(int n, __global float *geo, __global const uint *counts, float min_op,
-                                  __global mom_m_t *m_geo, __global mom_v_t *v_geo, __global mom_m_t *m_sh,
-                                  __global mom_v_t *v_sh)
+   Applied to every sampled row (opacity clamped to [min_op, 1 - eps]); mcmc.c resets the
+   row's optimizer state. */
+__kernel void mcmc_update_sources(int n, __global float *geo, __global const uint *counts, float min_op)
 {
     int i = get_global_id(0);
     if (i >= n || counts[i] == 0) return;
@@ -128,39 +126,6 @@ __kernel void mcmc_update_sources(int n, __global float *geo, __global const uin
     float onc = clamp(on, min_op, 1.f - 1.1920929e-7f);
     r[CS_GEO_LOGIT_OPACITY] = log(onc / (1.f - onc));
     for (int a = 0; a < 3; a++) r[CS_GEO_LOG_SCALE + a] += log(coeff);
-    for (int k = 0; k < CS_GEO_W; k++) {
-        MOM_ZERO(m_geo, (size_t)i * CS_GEO_W + k);
-        v_geo[(size_t)i * CS_GEO_W + k] = 0;
-    }
-    for (int k = 0; k < SH_K * 3; k++) {
-        MOM_ZERO(m_sh, (size_t)i * SH_K * 3 + k);
-        v_sh[(size_t)i * SH_K * 3 + k] = 0;
-    }
-}
-
-/* row dst[s] (or first_new + s when dst is not used) <- row src[s], moments zeroed */
-__kernel void mcmc_copy_rows(int n_samples, __global const uint *src, __global const uint *dst, int first_new,
-                             __global float *geo, __global sh_t *sh, __global float *filter3d, __global mom_m_t *m_geo,
-                             __global mom_v_t *v_geo, __global mom_m_t *m_sh, __global mom_v_t *v_sh)
-{
-    int s = get_global_id(0);
-    if (s >= n_samples) return;
-    size_t from = src[s], to = first_new >= 0 ? (size_t)first_new + s : dst[s];
-    for (int k = 0; k < CS_GEO_W; k++) {
-        geo[to * CS_GEO_W + k] = geo[from * CS_GEO_W + k];
-        MOM_ZERO(m_geo, to * CS_GEO_W + k);
-        v_geo[to * CS_GEO_W + k] = 0;
-    }
-    for (int k = 0; k < SH_K * 3; k++) {
-        SH_STORE(sh, to * SH_K * 3 + k, SH_LOAD(sh, from * SH_K * 3 + k));
-        MOM_ZERO(m_sh, to * SH_K * 3 + k);
-        v_sh[to * SH_K * 3 + k] = 0;
-    }
-#if FILTER_3D
-    filter3d[to] = filter3d[from];
-#else
-    (void)filter3d;
-#endif
 }
 
 /* dead[i] = 1 rows, listed in order: list[offsets[i]] = i */

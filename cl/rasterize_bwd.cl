@@ -294,3 +294,9 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
     }
     acc_finish(lid, total, range, sorted_pairs, v_out);
 }
+
+/* capability check for the float-atomics path: every work-item adds 1 to out[0] */
+__kernel void atomics_selftest(__global float *out)
+{
+    atomic_add_global_f(out, 1.0f);
+}

@@ -1,8 +1,9 @@
-/* cl_program: the program of every kernel file, built from the sources embedded in the
- * binary (or read from --kernel-dir), through an on-disk binary cache.
+/* cl_program: building one OpenCL program (a kernel module: its files, kernels.h's
+ * CS_PROGRAM_LIST) from the sources embedded in the binary (or read from --kernel-dir),
+ * through an on-disk binary cache.
  *
- * Sources: cl/layout.h, cl/common.h, then each stage file, passed to the compiler as one
- * program (so build-log line numbers are mapped back to the files in the error message).
+ * Sources: cl/layout.h, cl/common.h, then the module's files, passed to the compiler as one
+ * program (build-log line numbers are mapped back to the files in the error message).
  * Options: "-cl-std=CL1.2" (CL3.0 for cl_ext_float_atomics), -DATOMIC_PATH, -DFAST_MATH, then
  * the caller's defines.
  * Cache key (two chained 64-bit FNV-1a hashes): every source text, the full option string,
@@ -19,14 +20,17 @@
 
 #include "cl_runtime.h"
 
-#define CS_CL_CACHE_FORMAT 3u
+#define CS_CL_CACHE_FORMAT 4u
 
-/* Builds all kernels (common.h + every stage file) with OPTIONS (defines; the standard and
- * the atomics path are added here). Uses the binary cache unless disabled. */
-int cs_cl_build(cs_cl *cl, const char *options, cl_program *out);
+/* Builds the program of FILES (space-separated names under cl/, after layout.h and common.h)
+ * with OPTIONS (defines; the standard and the atomics path are added here). Uses the binary
+ * cache unless disabled; cl->last_build_cached is cleared when it compiles. -1 with a message
+ * (the build log, with lines mapped to files). */
+int cs_cl_build(cs_cl *cl, const char *files, const char *options, cl_program *out);
 /* Creates a kernel, -1 with a message naming it. */
 int cs_cl_kernel(cs_cl *cl, cl_program prog, const char *name, cl_kernel *out);
-/* A hash of the kernel sources the device builds from (embedded or --kernel-dir). */
-int cs_cl_sources_hash(cs_cl *cl, uint64_t *out);
+/* A hash of the sources of the program of FILES as the device builds it (embedded or
+   --kernel-dir). */
+int cs_cl_sources_hash(cs_cl *cl, const char *files, uint64_t *out);
 
 #endif

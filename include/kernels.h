@@ -17,66 +17,109 @@ typedef struct {
     int tile;               /* rasterizer tile side in pixels (8 or 16; 0 = 16) */
     int pixels;             /* pixels of a tile column a rasterizer work-item covers: a power of two
                                <= tile; 0 = the fewest the device's group limits allow (1 mostly) */
+    unsigned programs;      /* the programs to build: CS_PROGS_* bits (0 = all); not a build option */
 } cs_kernel_opts;
+
+/* Every build option of the program, written once: X(define, its value in cs_kernel_opts *O,
+ * KEY or TUNED). The -D string (and so the binary cache's key) takes them all; the tuning's
+ * key takes the KEY ones (TUNED is what the tuning chooses); checkpoints record the layout's. */
+#define CS_KERNEL_OPTIONS(X, O)                                                                         \
+    X(SH_DEGREE, (O)->layout.sh_degree, KEY)                                                            \
+    X(SH_HALF, (O)->layout.sh_half, KEY)                                                                \
+    X(ANTIALIAS, (O)->antialias, KEY)                                                                   \
+    X(FILTER_3D, (O)->layout.filter_3d, KEY)                                                            \
+    X(DETERMINISTIC, (O)->deterministic, KEY)                                                           \
+    X(OPT_HALF, (O)->layout.opt_half, KEY)                                                              \
+    X(PIXELS, (O)->pixels, KEY)                                                                         \
+    X(TILE, (O)->tile, TUNED)
+/* The -D options of O ("-DSH_DEGREE=3 ..."), only the KEY ones with KEY_ONLY, then the extra
+   options of CLSPLAT_CL_OPTS (kernel variants for A/B measurements), into OUT. */
+void cs_kernel_opts_string(const cs_kernel_opts *o, int key_only, char *out, size_t n);
 
 /* Groups of 1D kernels that share a work-group size (tune.c measures each group).
  * CS_WG_TILE: tile * tile / pixels work-items a rasterizer group (checked against the device);
  * CS_WG_FIXED: a size set by the kernel's own algorithm (sort, SSIM, densification). */
 enum { CS_WG_PROJECT, CS_WG_PROJECT_BWD, CS_WG_BIN, CS_WG_ADAM, CS_WG_COUNT, CS_WG_TILE = -1, CS_WG_FIXED = -2 };
 
-/* Every kernel of the program, written once: X(name, work-group group). The struct below,
- * the build, the limit checks and the release all expand it. */
+/* The OpenCL programs, one per kernel module: X(program, its files under cl/). Each is built
+ * on its own with cl/layout.h and cl/common.h before its files (no file depends on another
+ * module's), with its own binary-cache entry; a command builds only the programs it uses
+ * (cs_kernel_opts.programs). */
+#define CS_PROGRAM_LIST(X)                                                                              \
+    X(render, "project.h project_fwd.cl project_bwd.cl bin.cl rasterize_fwd.cl rasterize_bwd.cl")       \
+    X(sort, "radix_sort.cl")                                                                            \
+    X(loss, "ssim.cl")                                                                                  \
+    X(optim, "adam.cl")                                                                                 \
+    X(density, "rows.cl densify.cl mcmc.cl")                                                            \
+    X(histo, "histo.cl")                                                                                \
+    X(lpips, "lpips.cl")                                                                                \
+    X(mesh, "mesh.cl")
+#define CS_PROGRAM_ID(name, files) CS_PROG_##name,
+enum { CS_PROGRAM_LIST(CS_PROGRAM_ID) CS_PROG_COUNT };
+#undef CS_PROGRAM_ID
+#define CS_PROGS(p) (1u << CS_PROG_##p)
+/* what each kind of command builds */
+#define CS_PROGS_RENDER (CS_PROGS(render) | CS_PROGS(sort))
+#define CS_PROGS_EVAL (CS_PROGS_RENDER | CS_PROGS(loss) | CS_PROGS(lpips))
+#define CS_PROGS_TRAIN (CS_PROGS_EVAL | CS_PROGS(optim) | CS_PROGS(density) | CS_PROGS(histo))
+#define CS_PROGS_ALL ((1u << CS_PROG_COUNT) - 1)
+extern const char *const cs_program_names[CS_PROG_COUNT];
+
+/* Every kernel, written once: X(name, work-group group, program). The struct below, the
+ * build, the limit checks and the release all expand it. */
 #define CS_KERNEL_LIST(X)                                                                               \
-    X(project_fwd, CS_WG_PROJECT)                                                                       \
-    X(project_bwd, CS_WG_PROJECT_BWD)                                                                   \
-    X(scan_block, CS_WG_FIXED)                                                                          \
-    X(scan_single, CS_WG_FIXED)                                                                         \
-    X(scan_add, CS_WG_FIXED)                                                                            \
-    X(radix_count, CS_WG_FIXED)                                                                         \
-    X(radix_scatter, CS_WG_FIXED)                                                                       \
-    X(bin_depth_keys, CS_WG_BIN)                                                                        \
-    X(bin_gather_counts, CS_WG_BIN)                                                                     \
-    X(bin_pair_total, CS_WG_FIXED)                                                                      \
-    X(bin_emit_pairs, CS_WG_BIN)                                                                        \
-    X(bin_tile_ranges, CS_WG_BIN)                                                                       \
-    X(bin_reduce_pairs, CS_WG_BIN)                                                                      \
-    X(rasterize_fwd, CS_WG_TILE)                                                                        \
-    X(rasterize_fwd_depth, CS_WG_TILE)                                                                  \
-    X(rasterize_bwd, CS_WG_TILE)                                                                        \
-    X(ssim_blur_h, CS_WG_FIXED)                                                                         \
-    X(ssim_fwd_v, CS_WG_FIXED)                                                                          \
-    X(ssim_bwd_h, CS_WG_FIXED)                                                                          \
-    X(ssim_bwd_v, CS_WG_FIXED)                                                                          \
-    X(reduce_partials, CS_WG_FIXED)                                                                     \
-    X(adam_step, CS_WG_ADAM)                                                                            \
-    X(densify_stats, CS_WG_FIXED)                                                                       \
-    X(densify_classify, CS_WG_FIXED)                                                                    \
-    X(densify_append, CS_WG_FIXED)                                                                      \
-    X(densify_prune_flags, CS_WG_FIXED)                                                                 \
-    X(gather_rows, CS_WG_FIXED)                                                                         \
-    X(densify_reset_opacity, CS_WG_FIXED)                                                               \
-    X(filter3d_depth, CS_WG_FIXED)                                                                      \
-    X(mcmc_weights, CS_WG_FIXED)                                                                        \
-    X(mcmc_block_cdf, CS_WG_FIXED)                                                                      \
-    X(mcmc_sums_cdf, CS_WG_FIXED)                                                                       \
-    X(mcmc_sample, CS_WG_FIXED)                                                                         \
-    X(mcmc_update_sources, CS_WG_FIXED)                                                                 \
-    X(mcmc_copy_rows, CS_WG_FIXED)                                                                      \
-    X(mcmc_list_dead, CS_WG_FIXED)                                                                      \
-    X(mcmc_noise, CS_WG_FIXED)                                                                          \
-    X(regularize_grad, CS_WG_FIXED)                                                                     \
-    X(filter3d_finish, CS_WG_FIXED)                                                                     \
-    X(histo_range, CS_WG_FIXED)                                                                         \
-    X(histo_count, CS_WG_FIXED)                                                                         \
-    X(lpips_prep_u8, CS_WG_FIXED)                                                                       \
-    X(lpips_prep_f32, CS_WG_FIXED)                                                                      \
-    X(lpips_conv, CS_WG_FIXED)                                                                          \
-    X(lpips_conv_direct, CS_WG_FIXED)                                                                   \
-    X(lpips_maxpool, CS_WG_FIXED)                                                                       \
-    X(lpips_distance, CS_WG_FIXED)                                                                      \
-    X(tsdf_fuse, CS_WG_FIXED)                                                                           \
-    X(mc_count, CS_WG_FIXED)                                                                            \
-    X(mc_emit, CS_WG_FIXED)
+    X(project_fwd, CS_WG_PROJECT, render)                                                               \
+    X(project_bwd, CS_WG_PROJECT_BWD, render)                                                           \
+    X(scan_block, CS_WG_FIXED, sort)                                                                    \
+    X(scan_single, CS_WG_FIXED, sort)                                                                   \
+    X(scan_add, CS_WG_FIXED, sort)                                                                      \
+    X(radix_count, CS_WG_FIXED, sort)                                                                   \
+    X(radix_scatter, CS_WG_FIXED, sort)                                                                 \
+    X(bin_depth_keys, CS_WG_BIN, render)                                                                \
+    X(bin_gather_counts, CS_WG_BIN, render)                                                             \
+    X(bin_pair_total, CS_WG_FIXED, render)                                                              \
+    X(bin_emit_pairs, CS_WG_BIN, render)                                                                \
+    X(bin_tile_ranges, CS_WG_BIN, render)                                                               \
+    X(bin_reduce_pairs, CS_WG_BIN, render)                                                              \
+    X(rasterize_fwd, CS_WG_TILE, render)                                                                \
+    X(rasterize_fwd_depth, CS_WG_TILE, render)                                                          \
+    X(rasterize_bwd, CS_WG_TILE, render)                                                                \
+    X(ssim_blur_h, CS_WG_FIXED, loss)                                                                   \
+    X(ssim_fwd_v, CS_WG_FIXED, loss)                                                                    \
+    X(ssim_bwd_h, CS_WG_FIXED, loss)                                                                    \
+    X(ssim_bwd_v, CS_WG_FIXED, loss)                                                                    \
+    X(reduce_partials, CS_WG_FIXED, loss)                                                               \
+    X(adam_step, CS_WG_ADAM, optim)                                                                     \
+    X(densify_stats, CS_WG_FIXED, density)                                                              \
+    X(densify_classify, CS_WG_FIXED, density)                                                           \
+    X(densify_list_new, CS_WG_FIXED, density)                                                           \
+    X(densify_split, CS_WG_FIXED, density)                                                              \
+    X(densify_prune_flags, CS_WG_FIXED, density)                                                        \
+    X(gather_rows, CS_WG_FIXED, density)                                                                \
+    X(rows_copy, CS_WG_FIXED, density)                                                                  \
+    X(rows_zero, CS_WG_FIXED, density)                                                                  \
+    X(densify_reset_opacity, CS_WG_FIXED, density)                                                      \
+    X(filter3d_depth, CS_WG_FIXED, density)                                                             \
+    X(mcmc_weights, CS_WG_FIXED, density)                                                               \
+    X(mcmc_block_cdf, CS_WG_FIXED, density)                                                             \
+    X(mcmc_sums_cdf, CS_WG_FIXED, density)                                                              \
+    X(mcmc_sample, CS_WG_FIXED, density)                                                                \
+    X(mcmc_update_sources, CS_WG_FIXED, density)                                                        \
+    X(mcmc_list_dead, CS_WG_FIXED, density)                                                             \
+    X(mcmc_noise, CS_WG_FIXED, density)                                                                 \
+    X(regularize_grad, CS_WG_FIXED, density)                                                            \
+    X(filter3d_finish, CS_WG_FIXED, density)                                                            \
+    X(histo_range, CS_WG_FIXED, histo)                                                                  \
+    X(histo_count, CS_WG_FIXED, histo)                                                                  \
+    X(lpips_prep_u8, CS_WG_FIXED, lpips)                                                                \
+    X(lpips_prep_f32, CS_WG_FIXED, lpips)                                                               \
+    X(lpips_conv, CS_WG_FIXED, lpips)                                                                   \
+    X(lpips_conv_direct, CS_WG_FIXED, lpips)                                                            \
+    X(lpips_maxpool, CS_WG_FIXED, lpips)                                                                \
+    X(lpips_distance, CS_WG_FIXED, lpips)                                                               \
+    X(tsdf_fuse, CS_WG_FIXED, mesh)                                                                     \
+    X(mc_count, CS_WG_FIXED, mesh)                                                                      \
+    X(mc_emit, CS_WG_FIXED, mesh)
 extern const char *const cs_wg_names[CS_WG_COUNT];
 #define CS_WG_DEFAULT 256
 
@@ -85,8 +128,8 @@ typedef struct {
     size_t wg[CS_WG_COUNT];     /* work-group size of each group */
     size_t wg_max[CS_WG_COUNT]; /* the largest the device allows for every kernel of the group */
     size_t tile_fit;            /* when a build's tile group did not fit: the work-items that would */
-    cl_program prog;
-#define CS_KERNEL_FIELD(name, group) cl_kernel name;
+    cl_program prog[CS_PROG_COUNT]; /* NULL: not built (not in opts.programs) */
+#define CS_KERNEL_FIELD(name, group, program) cl_kernel name;
     CS_KERNEL_LIST(CS_KERNEL_FIELD)
 #undef CS_KERNEL_FIELD
 } cs_kernels;

@@ -23,28 +23,30 @@
 typedef struct {
     int n, capacity;
     int max_rows;      /* growth never reserves more rows than this (0: no limit) */
-    int sh_degree, sh_half, has_filter, opt_half;
+    cs_model_layout layout; /* how the arrays are stored */
     int step;          /* Adam steps taken */
-    cs_buf geo, sh, filter3d;
-    cs_buf v_geo, v_sh;
-    cs_buf m_geo, v2_geo, m_sh, v2_sh;
-    cs_buf stats;
+    /* the arrays of the schema (model_layout.h), by name or by index; an array the layout
+       does not have is an empty buffer */
+    union {
+        struct {
+#define CS_MODEL_FIELD(name, what, width, storage, present, cat, ckpt, of, on_new) cs_buf name;
+            CS_MODEL_ARRAYS(CS_MODEL_FIELD)
+#undef CS_MODEL_FIELD
+        };
+        cs_buf array[CS_SCHEMA_MAX];
+    };
 } cs_model;
 
-/* One device array of the model: its buffer, bytes a row, accounting category, name, and
- * whether checkpoints keep it (gradients are recomputed, so they are not kept). */
+/* One device array of the model: its schema entry and index, buffer and bytes a row. */
 typedef struct {
+    const cs_array_desc *desc;
+    int index;
     cs_buf *buf;
     size_t row_bytes;
-    cs_mem_cat cat;
-    const char *what;
-    int in_checkpoint;
 } cs_model_array;
-#define CS_MODEL_MAX_ARRAYS 12
-/* The model's arrays in their one fixed order (the checkpoint order too); returns the count. */
-int cs_model_arrays(cs_model *m, cs_model_array out[CS_MODEL_MAX_ARRAYS]);
-/* The layout M was created with. */
-cs_model_layout cs_model_layout_of(const cs_model *m);
+/* The arrays the model's layout has, in the schema's order (the checkpoint order too); returns
+   the count. */
+int cs_model_arrays(cs_model *m, cs_model_array out[CS_SCHEMA_MAX]);
 
 /* Allocates for CAPACITY rows in LAYOUT (SH degree and storage, 3D filter, optimizer
  * storage) and uploads S (its degree must not exceed the layout's; missing bands are zero);
@@ -63,6 +65,16 @@ int cs_model_reserve(cs_cl *cl, cs_model *m, int rows);
  * SCRATCH (one array at a time). Sets n = NEW_N; shrinks capacity when far too large. */
 int cs_model_compact(cs_cl *cl, const cs_kernels *k, cs_model *m, cs_buf *keep, cs_buf *offsets, int new_n,
                      cs_buf *scratch);
+
+/* Fills COUNT new rows: row s (FIRST + s, or dst_of[s] when FIRST < 0) from row src_of[s], as
+ * the schema says: COPY arrays copy the source row, ZERO arrays are zeroed, KEEP arrays are
+ * left to their owner. The strategy's own rule (a split child's mean and scale, MCMC's opacity
+ * and scale correction) is applied by the caller. */
+int cs_model_new_rows(cs_cl *cl, const cs_kernels *k, cs_model *m, int count, cs_buf *src_of, cs_buf *dst_of,
+                      int first);
+/* Zeroes the ZERO arrays (optimizer state) of the COUNT rows listed in ROWS (repeats allowed):
+ * a row whose parameters a strategy rewrote in place. */
+int cs_model_reset_rows(cs_cl *cl, const cs_kernels *k, cs_model *m, int count, cs_buf *rows);
 
 /* host half <-> float, round to nearest even */
 uint16_t cs_float_to_half(float f);

@@ -13,12 +13,11 @@ typedef struct {
     double position_lr;     /* Adam lr of the means (times the scene extent) */
     bool step_before;       /* Adam step before the densification work (gsplat's order) */
     bool densify_stats;     /* accumulate view-space gradient statistics */
-    bool densify;           /* clone / split / prune */
+    bool densify;           /* a refinement of the density strategy (clone / split / prune, or MCMC's) */
     bool densify_check_size;/* with the screen / world size prune (after the first opacity reset) */
     bool filter3d;          /* recompute the mip 3D filter */
     bool step_after;        /* Adam step after the densification work (graphdeco's order) */
     bool reset_opacity;     /* opacity <- min(opacity, 0.01), after the marks that save and report */
-    bool mcmc;              /* densify means an MCMC refinement; position noise after the step */
     bool trim_pool;         /* release the scratch pools */
     bool log;               /* progress line and train_log.jsonl */
     bool histograms;        /* TensorBoard histograms (log.histogram_interval) */

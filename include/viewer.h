@@ -19,10 +19,11 @@ typedef struct {
     int ready;
 } cs_viewer;
 
-/* Builds the program for S's SH degree and 3D filter (with CFG's storage and antialias mode)
- * and the stored tuning choice (never measures), uploads S; its loss measures against SCENE's
- * ground truth. */
-int cs_viewer_open(cs_viewer *w, cs_cl *cl, const cs_config *cfg, const cs_splats *s, const cs_scene *scene);
+/* Builds PROGRAMS (CS_PROGS_* bits) for S's SH degree and 3D filter (with CFG's storage and
+ * antialias mode) and the stored tuning choice (never measures), uploads S; its loss measures
+ * against SCENE's ground truth. */
+int cs_viewer_open(cs_viewer *w, cs_cl *cl, const cs_config *cfg, const cs_splats *s, const cs_scene *scene,
+                   unsigned programs);
 /* Releases everything cs_viewer_open made (nothing when it failed). */
 void cs_viewer_close(cs_viewer *w, cs_cl *cl);
 

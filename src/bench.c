@@ -94,13 +94,14 @@ static void print_table(cs_cl *cl, const cs_kernel_opts *ko, const cs_renderer *
    memory per work-group, as the OpenCL implementation reports them. */
 static void print_kernel_resources(cs_cl *cl, const cs_kernels *k)
 {
-#define ROW(name, group) {k->name, #name},
+#define ROW(name, group, program) {k->name, #name},
     struct { cl_kernel kern; const char *name; } all[] = {CS_KERNEL_LIST(ROW)};
 #undef ROW
     printf("  kernel resources (private bytes per work-item / local bytes per work-group):");
     int shown = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         cl_ulong priv = 0, loc = 0;
+        if (!all[i].kern) continue; /* its program was not built */
         clGetKernelWorkGroupInfo(all[i].kern, cl->device, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof priv, &priv, NULL);
         clGetKernelWorkGroupInfo(all[i].kern, cl->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof loc, &loc, NULL);
         if (!priv && !loc) continue;

@@ -14,26 +14,51 @@ extern const int cs_cl_nsources;
 extern const char *const cs_cl_source_names[];
 extern const char *const cs_cl_sources[];
 
-static int gather_sources(cs_cl *cl, char ***texts, int *n)
+/* the embedded text of source NAME, or NULL */
+static const char *embedded(const char *name)
 {
-    char **t = calloc(cs_cl_nsources, sizeof *t);
-    for (int i = 0; i < cs_cl_nsources; i++) {
+    for (int i = 0; i < cs_cl_nsources; i++)
+        if (!strcmp(cs_cl_source_names[i], name)) return cs_cl_sources[i];
+    return NULL;
+}
+
+/* The texts of a program: layout.h, common.h, then FILES (space-separated names). */
+static int gather_sources(cs_cl *cl, const char *files, char ***texts, char ***names, int *n)
+{
+    char list[512];
+    snprintf(list, sizeof list, "layout.h common.h %s", files);
+    char **t = calloc(32, sizeof *t), **nm = calloc(32, sizeof *nm);
+    int c = 0;
+    if (!t || !nm) {
+        free(t), free(nm);
+        return cs_fail("out of host memory gathering kernel sources");
+    }
+    for (char *save = NULL, *tok = strtok_r(list, " ", &save); tok && c < 32; tok = strtok_r(NULL, " ", &save)) {
+        nm[c] = strdup(tok);
         if (cl->kernel_dir) {
             char p[4200];
-            snprintf(p, sizeof p, "%s/%s", cl->kernel_dir, cs_cl_source_names[i]);
-            t[i] = cs_read_file(p, NULL);
-            if (!t[i]) {
-                for (int j = 0; j < i; j++) free(t[j]);
-                free(t);
-                return cs_fail_prefix("--kernel-dir");
-            }
+            snprintf(p, sizeof p, "%s/%s", cl->kernel_dir, tok);
+            t[c] = cs_read_file(p, NULL);
+            if (!t[c]) cs_fail_prefix("--kernel-dir");
         } else {
-            t[i] = strdup(cs_cl_sources[i]);
+            const char *e = embedded(tok);
+            t[c] = e ? strdup(e) : NULL;
+            if (!e) cs_fail("internal: kernel source %s is not embedded", tok);
+        }
+        if (!t[c++]) {
+            for (int j = 0; j < c; j++) free(t[j]), free(nm[j]);
+            free(t), free(nm);
+            return -1;
         }
     }
-    *texts = t;
-    *n = cs_cl_nsources;
+    *texts = t, *names = nm, *n = c;
     return 0;
+}
+
+static void free_sources(char **texts, char **names, int n)
+{
+    for (int i = 0; i < n; i++) free(texts[i]), free(names[i]);
+    free(texts), free(names);
 }
 
 typedef struct {
@@ -107,7 +132,7 @@ static void store_cache(cs_cl *cl, const char *path, const uint64_t key[2], cl_p
     free(buf);
 }
 
-static int build_from_source(cs_cl *cl, char **texts, int n, const char *opts, cl_program *out)
+static int build_from_source(cs_cl *cl, char **texts, char **names, int n, const char *opts, cl_program *out)
 {
     cl_int err;
     cl_program prog = clCreateProgramWithSource(cl->ctx, (cl_uint)n, (const char **)texts, NULL, &err);
@@ -121,14 +146,14 @@ static int build_from_source(cs_cl *cl, char **texts, int n, const char *opts, c
             clGetProgramBuildInfo(prog, cl->device, CL_PROGRAM_BUILD_LOG, sz, log, NULL);
             log[sz] = '\0';
         }
-        /* the program is the concatenation of the files: map its line numbers back to them */
+        /* the program is its files in order: map its line numbers back to them */
         char files[2048] = "";
         int line = 1;
         for (int i = 0; i < n; i++) {
             int lines = 0;
             for (const char *c = texts[i]; *c; c++) lines += *c == '\n';
             size_t used = strlen(files);
-            snprintf(files + used, sizeof files - used, "%s%s = program lines %d-%d", i ? ", " : "", cs_cl_source_names[i],
+            snprintf(files + used, sizeof files - used, "%s%s = program lines %d-%d", i ? ", " : "", names[i],
                      line, line + lines - 1);
             line += lines;
         }
@@ -142,38 +167,35 @@ static int build_from_source(cs_cl *cl, char **texts, int n, const char *opts, c
     return 0;
 }
 
-int cs_cl_build(cs_cl *cl, const char *options, cl_program *out)
+int cs_cl_build(cs_cl *cl, const char *files, const char *options, cl_program *out)
 {
     char opts[2048];
     snprintf(opts, sizeof opts, "%s -DATOMIC_PATH=%d -DFAST_MATH=%d %s",
              cl->atomics == CS_ATOMIC_EXT ? "-cl-std=CL3.0" : "-cl-std=CL1.2", (int)cl->atomics, cl->fast_math,
              options ? options : "");
-    char **texts = NULL;
+    char **texts = NULL, **names = NULL;
     int n = 0;
-    if (gather_sources(cl, &texts, &n)) return -1;
+    if (gather_sources(cl, files, &texts, &names, &n)) return -1;
     uint64_t key[2];
     cache_key(cl, texts, n, opts, key);
     char path[1400];
     snprintf(path, sizeof path, "%s/%016llx%016llx.bin", cl->cache_dir, (unsigned long long)key[0],
              (unsigned long long)key[1]);
-    cl->last_build_cached = 0;
     cl_program prog = cl->use_cache ? try_cache(cl, path, key, opts) : NULL;
     int r = 0;
-    if (prog) {
-        cl->last_build_cached = 1;
-    } else {
+    if (!prog) {
+        cl->last_build_cached = 0;
         /* the first build on a device says so before it starts: minutes of silence on a CPU
            read as a hang (stderr: `clsplat metrics` prints JSON on stdout) */
         static atomic_int said;
         if (atomic_fetch_add(&said, 1) == 0)
             fprintf(stderr, "kernels: compiling for %s (the first run with these settings: up to a few minutes on a CPU; "
                             "later runs load them from the cache)...\n", cl->name);
-        r = build_from_source(cl, texts, n, opts, &prog);
+        r = build_from_source(cl, texts, names, n, opts, &prog);
         if (r == 0 && cl->use_cache) store_cache(cl, path, key, prog);
     }
-    for (int i = 0; i < n; i++) free(texts[i]);
-    free(texts);
-    if (r) return -1;
+    free_sources(texts, names, n);
+    if (r) return cs_fail_prefix("program of %s", files);
     *out = prog;
     return 0;
 }
@@ -187,18 +209,14 @@ int cs_cl_kernel(cs_cl *cl, cl_program prog, const char *name, cl_kernel *out)
     return 0;
 }
 
-int cs_cl_sources_hash(cs_cl *cl, uint64_t *out)
+int cs_cl_sources_hash(cs_cl *cl, const char *files, uint64_t *out)
 {
-    char **texts = NULL;
+    char **texts = NULL, **names = NULL;
     int n = 0;
-    if (gather_sources(cl, &texts, &n)) return -1;
+    if (gather_sources(cl, files, &texts, &names, &n)) return -1;
     uint64_t h = CS_HASH_SEED;
-    for (int i = 0; i < n; i++) {
-        h = cs_hash64(texts[i], strlen(texts[i]) + 1, h);
-        free(texts[i]);
-    }
-    free(texts);
+    for (int i = 0; i < n; i++) h = cs_hash64(texts[i], strlen(texts[i]) + 1, h);
+    free_sources(texts, names, n);
     *out = h;
     return 0;
 }
-

@@ -76,21 +76,14 @@ int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m
         free(st), free(gr);
     }
     if (cs_model_reserve(cl, m, n + (int)added)) return -1;
-    cl_mem filt = m->has_filter ? m->filter3d.mem : m->geo.mem;
-    if (added) {
-        if (cs_cl_run(cl, k->densify_append, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(n), CS_ARG(m->geo.mem),
-                      CS_ARG(m->sh.mem), CS_ARG(filt), CS_ARG(d->flags.mem),
-                      CS_ARG(d->offsets.mem), CS_ARG(seed)))
-            return -1;
-        /* new rows start with zero moments (zero bits in both storages) */
-        uint16_t z = 0;
-        size_t rg = cs_model_moment_row(m, 0), rs = cs_model_moment_row(m, 1);
-        if (cs_buf_fill(cl, &m->m_geo, (size_t)n * rg, (size_t)added * rg, &z, 2) ||
-            cs_buf_fill(cl, &m->v2_geo, (size_t)n * rg, (size_t)added * rg, &z, 2) ||
-            cs_buf_fill(cl, &m->m_sh, (size_t)n * rs, added * rs, &z, 2) ||
-            cs_buf_fill(cl, &m->v2_sh, (size_t)n * rs, added * rs, &z, 2))
-            return -1;
-    }
+    /* the new rows: each from its parent as the schema says, then the split rule; d->counts,
+       consumed by the scan, lists each new row's parent */
+    if (added && (cs_cl_run(cl, k->densify_list_new, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(n), CS_ARG(d->flags.mem),
+                            CS_ARG(d->offsets.mem), CS_ARG(d->counts.mem)) ||
+                  cs_model_new_rows(cl, k, m, (int)added, &d->counts, &d->counts, n) ||
+                  cs_cl_run(cl, k->densify_split, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(n), CS_ARG(m->geo.mem),
+                            CS_ARG(d->flags.mem), CS_ARG(d->offsets.mem), CS_ARG(seed))))
+        return -1;
     int total = n + (int)added;
     float minop = (float)cfg->min_opacity, maxs = (float)cfg->max_screen_size,
           maxw = (float)(0.1 * extent);
@@ -110,7 +103,7 @@ int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m
 int cs_densify_reset_opacity(cs_cl *cl, const cs_kernels *k, cs_model *m)
 {
     size_t g = (size_t)m->n, l = 256;
-    cl_mem filt = m->has_filter ? m->filter3d.mem : m->geo.mem;
+    cl_mem filt = m->layout.filter_3d ? m->filter3d.mem : m->geo.mem;
     return cs_cl_run(cl, k->densify_reset_opacity, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(m->n), CS_ARG(m->geo.mem),
                      CS_ARG(filt), CS_ARG(m->m_geo.mem), CS_ARG(m->v2_geo.mem));
 }
@@ -141,7 +134,7 @@ int cs_filter3d_setup(cs_cl *cl, cs_densifier *d, const cs_scene *s)
 
 int cs_filter3d_compute(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m)
 {
-    if (!m->has_filter || m->n == 0) return 0;
+    if (!m->layout.filter_3d || m->n == 0) return 0;
     if (cs_buf_reserve(cl, &d->dist, (size_t)m->n * 4, 0, "3D filter depths") ||
         cs_buf_reserve(cl, &d->maxbits, 16, 0, "3D filter max"))
         return -1;

@@ -289,7 +289,7 @@ int cs_evaluate_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, co
     memset(&ev, 0, sizeof ev);
     int rc = -1;
     if (cs_images_init(&images, cl, scene, CS_RES_LAZY, sp.train, sp.n_train, 0, 1) == 0 &&
-        cs_viewer_open(&w, cl, cfg, s, scene) == 0) {
+        cs_viewer_open(&w, cl, cfg, s, scene, CS_PROGS_EVAL) == 0) {
         if (cs_evaluator_open(&ev, cl, scene, &w.r, &w.loss, &images, NULL, out_dir, 1) == 0 &&
             cs_evaluator_use_lpips(&ev, &w.k, cfg->eval.lpips_weights) == 0) {
             ev.source = "eval";
@@ -394,7 +394,7 @@ int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene
         return cs_fail("the dataset has no %s views%s", split,
                        !strcmp(split, "test") ? " (train with data.eval, or render --split train)" : "");
     cs_viewer w;
-    if (cs_mkdirs(out_dir) || (gt_dir && cs_mkdirs(gt_dir)) || cs_viewer_open(&w, cl, cfg, s, scene)) return -1;
+    if (cs_mkdirs(out_dir) || (gt_dir && cs_mkdirs(gt_dir)) || cs_viewer_open(&w, cl, cfg, s, scene, CS_PROGS_EVAL)) return -1;
     w.r.want_depth = depth_maps;
     int mirror = needs_mirror(scene, split), rc = 0;
     /* depth maps: 65535 counts span cs_scene_far_depth (a scale for every view alike) */
@@ -426,7 +426,7 @@ int cs_render_orbit(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, cons
     cs_camera *cams = calloc((size_t)n, sizeof *cams);
     if (!cams) return cs_fail("out of host memory (%d orbit cameras)", n);
     cs_viewer w;
-    if (cs_orbit_cameras(scene, n, cams) || cs_mkdirs(out_dir) || cs_viewer_open(&w, cl, cfg, s, scene)) {
+    if (cs_orbit_cameras(scene, n, cams) || cs_mkdirs(out_dir) || cs_viewer_open(&w, cl, cfg, s, scene, CS_PROGS_EVAL)) {
         free(cams);
         return -1;
     }

@@ -84,6 +84,7 @@ int cs_image_metrics(cs_cl *cl, const cs_config *cfg, const char *pa, const char
     int w = a.width, h = a.height;
     cs_kernel_opts ko;
     cs_kernel_opts_of(cfg, &ko);
+    ko.programs = CS_PROGS(loss) | CS_PROGS(lpips); /* two images: no renderer, no trainer */
     cs_kernels k;
     cs_renderer r;
     cs_loss loss;

@@ -9,6 +9,12 @@
 #include "cl_program.h"
 #include "util.h"
 
+const char *const cs_program_names[CS_PROG_COUNT] = {
+#define NAME(name, files) #name,
+    CS_PROGRAM_LIST(NAME)
+#undef NAME
+};
+
 const char *const cs_wg_names[CS_WG_COUNT] = {"project", "project_bwd", "bin", "adam"};
 
 const char *const cs_stage_names[CS_STAGE_COUNT] = {"project", "bin+sort", "rasterize fwd", "loss+ssim",
@@ -31,6 +37,20 @@ static int atomics_work(cs_cl *cl, cl_program prog)
     clReleaseKernel(kt);
     if (r) return -1;
     return got == 4096.f ? 0 : 1;
+}
+
+void cs_kernel_opts_string(const cs_kernel_opts *o, int key_only, char *out, size_t n)
+{
+    size_t used = 0;
+    out[0] = 0;
+#define CS_OPT_STRING(def, value, role)                                                                  \
+    if (!key_only || CS_OPT_##role) used += (size_t)snprintf(out + used, used < n ? n - used : 0, "-D%s=%d ", #def, (int)(value));
+    enum { CS_OPT_KEY = 1, CS_OPT_TUNED = 0 };
+    CS_KERNEL_OPTIONS(CS_OPT_STRING, o)
+#undef CS_OPT_STRING
+    /* CLSPLAT_CL_OPTS: extra build options for A/B measurements of kernel variants */
+    const char *extra = getenv("CLSPLAT_CL_OPTS");
+    if (used < n) snprintf(out + used, n - used, "%s", extra ? extra : "");
 }
 
 void cs_kernel_opts_of(const cs_config *cfg, cs_kernel_opts *o)
@@ -86,8 +106,9 @@ int cs_kernels_build(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
     }
     o = &lo;
     if (build_fitting(cl, o, k)) return -1;
-    if (cl->atomics == CS_ATOMIC_CAS) return 0;
-    int w = atomics_work(cl, k->prog);
+    /* the float atomics are the rasterizer backward's */
+    if (cl->atomics == CS_ATOMIC_CAS || !k->prog[CS_PROG_render]) return 0;
+    int w = atomics_work(cl, k->prog[CS_PROG_render]);
     if (w < 0) return -1;
     if (w == 0) return 0;
     if (cl->atomics_forced)
@@ -117,7 +138,7 @@ static int kernel_limit(cs_cl *cl, cl_kernel k, const char *name, size_t *wg, cl
    work-items a group the device allows) when the tile's group does not fit. */
 static int limits(cs_cl *cl, cs_kernels *k)
 {
-#define ROW(name, group) {k->name, #name, group},
+#define ROW(name, group, program) {k->name, #name, group},
     struct { cl_kernel kern; const char *name; int group; } all[] = {CS_KERNEL_LIST(ROW)};
 #undef ROW
     for (int g = 0; g < CS_WG_COUNT; g++) k->wg_max[g] = (size_t)1 << 30;
@@ -125,7 +146,7 @@ static int limits(cs_cl *cl, cs_kernels *k)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         size_t wg;
         cl_ulong local;
-        if (all[i].group == CS_WG_FIXED) continue;
+        if (all[i].group == CS_WG_FIXED || !all[i].kern) continue;
         if (kernel_limit(cl, all[i].kern, all[i].name, &wg, &local)) return -1;
         if (all[i].group >= 0) {
             if (wg < k->wg_max[all[i].group]) k->wg_max[all[i].group] = wg;
@@ -164,14 +185,19 @@ static int build_once(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
 {
     memset(k, 0, sizeof *k);
     k->opts = *o;
+    if (!k->opts.programs) k->opts.programs = CS_PROGS_ALL;
     char opts[1024];
-    /* CLSPLAT_CL_OPTS: extra build options for A/B measurements of kernel variants */
-    const char *extra = getenv("CLSPLAT_CL_OPTS");
-    snprintf(opts, sizeof opts, "-DSH_DEGREE=%d -DSH_HALF=%d -DANTIALIAS=%d -DFILTER_3D=%d -DDETERMINISTIC=%d -DOPT_HALF=%d -DTILE=%d -DTILE_ROWS=%d %s",
-             o->layout.sh_degree, o->layout.sh_half, o->antialias, o->layout.filter_3d, o->deterministic, o->layout.opt_half, o->tile,
-             o->tile / o->pixels, extra ? extra : "");
-    if (cs_cl_build(cl, opts, &k->prog)) return -1;
-#define CREATE(name, group) if (cs_cl_kernel(cl, k->prog, #name, &k->name)) return -1;
+    cs_kernel_opts_string(o, 0, opts, sizeof opts);
+    static const char *const files[CS_PROG_COUNT] = {
+#define FILES(name, f) f,
+        CS_PROGRAM_LIST(FILES)
+#undef FILES
+    };
+    cl->last_build_cached = 1;
+    for (int p = 0; p < CS_PROG_COUNT; p++)
+        if ((k->opts.programs & (1u << p)) && cs_cl_build(cl, files[p], opts, &k->prog[p])) return -1;
+#define CREATE(name, group, program)                                                                              \
+    if (k->prog[CS_PROG_##program] && cs_cl_kernel(cl, k->prog[CS_PROG_##program], #name, &k->name)) return -1;
     CS_KERNEL_LIST(CREATE)
 #undef CREATE
     return limits(cl, k);
@@ -179,11 +205,11 @@ static int build_once(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
 
 void cs_kernels_release(cs_kernels *k)
 {
-#define PTR(name, group) &k->name,
+#define PTR(name, group, program) &k->name,
     cl_kernel *all[] = {CS_KERNEL_LIST(PTR)};
 #undef PTR
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (*all[i]) clReleaseKernel(*all[i]), *all[i] = NULL;
-    if (k->prog) clReleaseProgram(k->prog);
-    k->prog = NULL;
+    for (int p = 0; p < CS_PROG_COUNT; p++)
+        if (k->prog[p]) clReleaseProgram(k->prog[p]), k->prog[p] = NULL;
 }

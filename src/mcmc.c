@@ -62,15 +62,12 @@ static int draw(cs_cl *cl, const cs_kernels *k, cs_mcmc *s, int n, int n_samples
 static int spread(cs_cl *cl, const cs_kernels *k, cs_mcmc *s, cs_model *m, int n_rows, int n_samples, int first_new,
                   float min_op)
 {
-    size_t g = (size_t)n_rows, gs = (size_t)n_samples, l = WG;
-    cl_mem filt = m->has_filter ? m->filter3d.mem : m->geo.mem;
+    size_t g = (size_t)n_rows, l = WG;
+    cs_buf *dst = first_new >= 0 ? &s->samples : &s->list;
     return cs_cl_run(cl, k->mcmc_update_sources, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(n_rows), CS_ARG(m->geo.mem),
-                     CS_ARG(s->counts.mem), CS_ARG(min_op), CS_ARG(m->m_geo.mem), CS_ARG(m->v2_geo.mem),
-                     CS_ARG(m->m_sh.mem), CS_ARG(m->v2_sh.mem)) ||
-                   cs_cl_run(cl, k->mcmc_copy_rows, CS_STAGE_DENSIFY, 1, &gs, &l, CS_ARG(n_samples),
-                             CS_ARG(s->samples.mem), CS_ARG(s->list.mem), CS_ARG(first_new), CS_ARG(m->geo.mem),
-                             CS_ARG(m->sh.mem), CS_ARG(filt), CS_ARG(m->m_geo.mem), CS_ARG(m->v2_geo.mem),
-                             CS_ARG(m->m_sh.mem), CS_ARG(m->v2_sh.mem))
+                     CS_ARG(s->counts.mem), CS_ARG(min_op)) ||
+                   cs_model_reset_rows(cl, k, m, n_samples, &s->samples) ||
+                   cs_model_new_rows(cl, k, m, n_samples, &s->samples, dst, first_new)
                ? -1
                : 0;
 }

@@ -8,7 +8,7 @@
 #include "image_store.h"
 #include "loss.h"
 #include "lpips.h"
-#include "mcmc.h"
+#include "density.h"
 #include "render.h"
 
 /* a Gaussian's rows with the model's x1.5 spare capacity, and its scratch */
@@ -66,13 +66,15 @@ size_t cs_mem_plan_bytes_at(const cs_mem_plan *p, int gaussians)
     return p->fixed_bytes + (size_t)(gaussians > 0 ? gaussians : 0) * per_gaussian(p);
 }
 
-/* MCMC: the rows are allocated for the cap once, with the sampling scratch and no spare; the
-   cap is densify.cap_max (0: what fits), and the plan's peak is the run's */
-static void plan_mcmc(const cs_densify_cfg *dens, const cs_memory_cfg *mem, cs_mem_plan *p)
+/* A strategy with a fixed cap (MCMC): the rows are allocated for the cap once, with the
+   strategy's scratch and no spare; the cap is densify.cap_max (0: what fits), and the plan's
+   peak is the run's */
+static void plan_fixed_cap(const cs_density_ops *ops, const cs_densify_cfg *dens, const cs_memory_cfg *mem,
+                           cs_mem_plan *p)
 {
-    size_t row = p->bytes_per_gaussian + p->scratch_per_gaussian + cs_mcmc_bytes_per_row();
+    size_t row = p->bytes_per_gaussian + p->scratch_per_gaussian + ops->scratch_per_row();
     long fit = p->budget > p->fixed_bytes ? (long)((p->budget - p->fixed_bytes) / row) : 0;
-    if (fit > CS_MCMC_MAX_ROWS) fit = CS_MCMC_MAX_ROWS;
+    if (ops->row_limit > 0 && fit > ops->row_limit) fit = ops->row_limit;
     if (mem->max_gaussians > 0 && mem->max_gaussians < fit) fit = mem->max_gaussians;
     p->max_gaussians = (int)fit;
     p->cap = dens->cap_max > 0 ? dens->cap_max : p->max_gaussians;
@@ -122,7 +124,8 @@ void cs_mem_plan_make(const cs_config *cfg, const cs_kernel_opts *o, size_t devi
     long fit = p->budget > p->fixed_bytes ? (long)((p->budget - p->fixed_bytes) / per_gaussian(p)) : 0;
     p->max_gaussians = fit > 2000000000L ? 2000000000 : (int)fit;
     if (mem->max_gaussians > 0 && mem->max_gaussians < p->max_gaussians) p->max_gaussians = mem->max_gaussians;
-    if (cfg->densify.strategy == CS_STRATEGY_MCMC) plan_mcmc(&cfg->densify, mem, p);
+    const cs_density_ops *ops = cs_density_ops_of(cfg->densify.strategy);
+    if (ops->fixed_cap) plan_fixed_cap(ops, &cfg->densify, mem, p);
 }
 
 void cs_mem_plan_print(const cs_mem_plan *p, FILE *out)

@@ -245,7 +245,7 @@ int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const 
     cs_tsdf_grid g;
     int L = 0;
     cs_viewer w;
-    if (mesh_bounds(scene, s, o, st) || cs_viewer_open(&w, cl, cfg, s, scene)) return -1;
+    if (mesh_bounds(scene, s, o, st) || cs_viewer_open(&w, cl, cfg, s, scene, CS_PROGS_EVAL | CS_PROGS(mesh))) return -1;
     w.r.want_depth = 1;
     cs_soup_vertex *soup = NULL;
     size_t nt = 0;

@@ -51,49 +51,34 @@ float cs_half_to_float(uint16_t h)
 
 size_t cs_model_moment_row(const cs_model *m, int sh)
 {
-    return (sh ? (size_t)CS_SH_COEFFS(m->sh_degree) * 3 : CS_GEO_W) * (m->opt_half ? 2 : 4);
+    return cs_array_row_bytes(cs_schema_array(sh ? CS_ARRAY_m_sh : CS_ARRAY_m_geo), &m->layout);
 }
 
-int cs_model_arrays(cs_model *m, cs_model_array d[CS_MODEL_MAX_ARRAYS])
+int cs_model_arrays(cs_model *m, cs_model_array d[CS_SCHEMA_MAX])
 {
-    size_t k3 = (size_t)CS_SH_COEFFS(m->sh_degree) * 3, geo = CS_GEO_W * 4;
     int n = 0;
-    d[n++] = (cs_model_array){&m->geo, geo, CS_MEM_PARAMS, "Gaussian geometry", 1};
-    d[n++] = (cs_model_array){&m->sh, k3 * (m->sh_half ? 2 : 4), CS_MEM_PARAMS, "SH coefficients", 1};
-    if (m->has_filter) d[n++] = (cs_model_array){&m->filter3d, 4, CS_MEM_PARAMS, "3D filter", 1};
-    d[n++] = (cs_model_array){&m->v_geo, geo, CS_MEM_GRADS, "geometry gradients", 0};
-    d[n++] = (cs_model_array){&m->v_sh, k3 * 4, CS_MEM_GRADS, "SH gradients", 0};
-    d[n++] = (cs_model_array){&m->m_geo, cs_model_moment_row(m, 0), CS_MEM_OPTIMIZER, "Adam m (geometry)", 1};
-    d[n++] = (cs_model_array){&m->v2_geo, cs_model_moment_row(m, 0), CS_MEM_OPTIMIZER, "Adam v (geometry)", 1};
-    d[n++] = (cs_model_array){&m->m_sh, cs_model_moment_row(m, 1), CS_MEM_OPTIMIZER, "Adam m (SH)", 1};
-    d[n++] = (cs_model_array){&m->v2_sh, cs_model_moment_row(m, 1), CS_MEM_OPTIMIZER, "Adam v (SH)", 1};
-    d[n++] = (cs_model_array){&m->stats, 12, CS_MEM_DENSIFY, "densification statistics", 1};
+    for (int i = 0; i < cs_schema_count(); i++) {
+        const cs_array_desc *a = cs_schema_array(i);
+        size_t row = cs_array_row_bytes(a, &m->layout);
+        if (row) d[n++] = (cs_model_array){a, i, &m->array[i], row};
+    }
     return n;
-}
-
-cs_model_layout cs_model_layout_of(const cs_model *m)
-{
-    cs_model_layout l = {m->sh_degree, m->sh_half, m->has_filter, m->opt_half};
-    return l;
 }
 
 int cs_model_create(cs_cl *cl, cs_model *m, const cs_splats *s, const cs_model_layout *layout, int capacity)
 {
     int deg = layout->sh_degree, sh_half = layout->sh_half, has_filter = layout->filter_3d;
     memset(m, 0, sizeof *m);
-    m->opt_half = layout->opt_half;
+    m->layout = *layout;
     if (s->sh_degree > deg)
         return cs_fail("the model has SH degree %d but the configuration allocates %d (model.sh_degree)", s->sh_degree,
                        deg);
-    m->sh_degree = deg;
-    m->sh_half = sh_half;
-    m->has_filter = has_filter;
     m->capacity = capacity > s->n ? capacity : s->n;
     if (m->capacity < 1) m->capacity = 1;
-    cs_model_array d[CS_MODEL_MAX_ARRAYS];
+    cs_model_array d[CS_SCHEMA_MAX];
     int na = cs_model_arrays(m, d);
     for (int i = 0; i < na; i++)
-        if (cs_buf_alloc(cl, d[i].buf, d[i].cat, d[i].row_bytes * m->capacity, d[i].what)) {
+        if (cs_buf_alloc(cl, d[i].buf, d[i].desc->cat, d[i].row_bytes * m->capacity, d[i].desc->what)) {
             cs_model_free(cl, m);
             return -1;
         }
@@ -137,18 +122,16 @@ int cs_model_create(cs_cl *cl, cs_model *m, const cs_splats *s, const cs_model_l
 
 void cs_model_free(cs_cl *cl, cs_model *m)
 {
-    cs_model_array d[CS_MODEL_MAX_ARRAYS];
-    int na = cs_model_arrays(m, d);
-    for (int i = 0; i < na; i++) cs_buf_free(cl, d[i].buf);
+    for (int i = 0; i < CS_SCHEMA_MAX; i++) cs_buf_free(cl, &m->array[i]);
     m->n = m->capacity = 0;
 }
 
 int cs_model_download(cs_cl *cl, const cs_model *m, cs_splats *out)
 {
-    if (cs_splats_alloc(out, m->n, m->sh_degree, m->has_filter)) return -1;
+    if (cs_splats_alloc(out, m->n, m->layout.sh_degree, m->layout.filter_3d)) return -1;
     if (!m->n) return 0;
-    int K = CS_SH_COEFFS(m->sh_degree);
-    size_t shsz = (size_t)m->n * K * 3 * (m->sh_half ? 2 : 4);
+    int K = CS_SH_COEFFS(m->layout.sh_degree);
+    size_t shsz = (size_t)m->n * K * 3 * (m->layout.sh_half ? 2 : 4);
     float *geo = malloc((size_t)m->n * CS_GEO_W * 4);
     void *sh = malloc(shsz);
     int r = -1;
@@ -157,7 +140,7 @@ int cs_model_download(cs_cl *cl, const cs_model *m, cs_splats *out)
         goto done;
     }
     if (cs_buf_read(cl, &m->geo, 0, (size_t)m->n * CS_GEO_W * 4, geo) || cs_buf_read(cl, &m->sh, 0, shsz, sh)) goto done;
-    if (m->has_filter && cs_buf_read(cl, &m->filter3d, 0, (size_t)m->n * 4, out->filter_3d)) goto done;
+    if (m->layout.filter_3d && cs_buf_read(cl, &m->filter3d, 0, (size_t)m->n * 4, out->filter_3d)) goto done;
     for (int i = 0; i < m->n; i++) {
         const float *g = geo + (size_t)i * CS_GEO_W;
         memcpy(out->means + i * 3, g + CS_GEO_MEAN, 12);
@@ -166,7 +149,7 @@ int cs_model_download(cs_cl *cl, const cs_model *m, cs_splats *out)
         out->logit_opacity[i] = g[CS_GEO_LOGIT_OPACITY];
     }
     size_t nsh = (size_t)m->n * K * 3;
-    for (size_t j = 0; j < nsh; j++) out->sh[j] = m->sh_half ? cs_half_to_float(((uint16_t *)sh)[j]) : ((float *)sh)[j];
+    for (size_t j = 0; j < nsh; j++) out->sh[j] = m->layout.sh_half ? cs_half_to_float(((uint16_t *)sh)[j]) : ((float *)sh)[j];
     r = 0;
 done:
     free(geo);
@@ -177,10 +160,10 @@ done:
 
 static int set_capacity(cs_cl *cl, cs_model *m, int cap)
 {
-    cs_model_array d[CS_MODEL_MAX_ARRAYS];
+    cs_model_array d[CS_SCHEMA_MAX];
     int na = cs_model_arrays(m, d);
     for (int i = 0; i < na; i++)
-        if (cs_buf_resize(cl, d[i].buf, d[i].row_bytes * (size_t)cap, 1, d[i].what)) return -1;
+        if (cs_buf_resize(cl, d[i].buf, d[i].row_bytes * (size_t)cap, 1, d[i].desc->what)) return -1;
     m->capacity = cap;
     return 0;
 }
@@ -198,7 +181,7 @@ int cs_model_reserve(cs_cl *cl, cs_model *m, int rows)
 int cs_model_compact(cs_cl *cl, const cs_kernels *k, cs_model *m, cs_buf *keep, cs_buf *offsets, int new_n,
                      cs_buf *scratch)
 {
-    cs_model_array d[CS_MODEL_MAX_ARRAYS];
+    cs_model_array d[CS_SCHEMA_MAX];
     int na = cs_model_arrays(m, d);
     size_t maxrow = 0;
     for (int i = 0; i < na; i++)
@@ -218,6 +201,47 @@ int cs_model_compact(cs_cl *cl, const cs_kernels *k, cs_model *m, cs_buf *keep, 
     /* shrink in place when the arrays are far larger than needed */
     if (m->capacity > 1024 && new_n < m->capacity / 2) {
         if (set_capacity(cl, m, new_n * 3 / 2 > 1024 ? new_n * 3 / 2 : 1024)) return -1;
+    }
+    return 0;
+}
+
+/* ---- rows that densification and MCMC make ------------------------------------------------ */
+
+int cs_model_new_rows(cs_cl *cl, const cs_kernels *k, cs_model *m, int count, cs_buf *src_of, cs_buf *dst_of,
+                      int first)
+{
+    if (count <= 0) return 0;
+    cs_model_array d[CS_SCHEMA_MAX];
+    int na = cs_model_arrays(m, d);
+    for (int i = 0; i < na; i++) {
+        int row_u16 = (int)(d[i].row_bytes / 2);
+        size_t g = (size_t)count * row_u16, l = 256;
+        if (d[i].desc->on_new == CS_NEW_COPY) {
+            if (cs_cl_run(cl, k->rows_copy, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(count), CS_ARG(src_of->mem),
+                          CS_ARG(dst_of->mem), CS_ARG(first), CS_ARG(d[i].buf->mem), CS_ARG(row_u16)))
+                return -1;
+        } else if (d[i].desc->on_new == CS_NEW_ZERO) {
+            /* zero bits are zero in every storage (model.h) */
+            if (cs_cl_run(cl, k->rows_zero, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(count), CS_ARG(dst_of->mem),
+                          CS_ARG(first), CS_ARG(d[i].buf->mem), CS_ARG(row_u16)))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+int cs_model_reset_rows(cs_cl *cl, const cs_kernels *k, cs_model *m, int count, cs_buf *rows)
+{
+    if (count <= 0) return 0;
+    cs_model_array d[CS_SCHEMA_MAX];
+    int na = cs_model_arrays(m, d), first = -1;
+    for (int i = 0; i < na; i++) {
+        int row_u16 = (int)(d[i].row_bytes / 2);
+        size_t g = (size_t)count * row_u16, l = 256;
+        if (d[i].desc->on_new == CS_NEW_ZERO &&
+            cs_cl_run(cl, k->rows_zero, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(count), CS_ARG(rows->mem), CS_ARG(first),
+                      CS_ARG(d[i].buf->mem), CS_ARG(row_u16)))
+            return -1;
     }
     return 0;
 }

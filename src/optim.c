@@ -25,7 +25,7 @@ int cs_adam_step(cs_cl *cl, const cs_kernels *k, cs_model *m, const cs_adam_lrs 
     float bc1 = (float)(1.0 - pow(0.9, m->step)), bc2 = (float)(1.0 - pow(0.999, m->step));
     float lm = (float)lr_mean, ls = (float)lrs->scaling, lr = (float)lrs->rotation, lo = (float)lrs->opacity,
           ld = (float)lrs->feature, lrest = (float)lrs->feature_rest;
-    unsigned ng = (unsigned)m->n * CS_GEO_W, ns = (unsigned)m->n * (unsigned)CS_SH_COEFFS(m->sh_degree) * 3u;
+    unsigned ng = (unsigned)m->n * CS_GEO_W, ns = (unsigned)m->n * (unsigned)CS_SH_COEFFS(m->layout.sh_degree) * 3u;
     size_t g = (size_t)ng + ns, l = k->wg[CS_WG_ADAM];
     cl_uint step = (cl_uint)m->step;
     return cs_cl_run(cl, k->adam_step, CS_STAGE_ADAM, 1, &g, &l, CS_ARG(ng), CS_ARG(m->geo.mem), CS_ARG(m->v_geo.mem),

@@ -129,22 +129,22 @@ static long nonfinite_rows(const char *geo, int n)
 /* the arrays a checkpoint keeps, in the model's order */
 static int ckpt_arrays(cs_model *m, cs_buf **bufs, size_t *rows)
 {
-    cs_model_array d[CS_MODEL_MAX_ARRAYS];
+    cs_model_array d[CS_SCHEMA_MAX];
     int na = cs_model_arrays(m, d), n = 0;
     for (int i = 0; i < na; i++)
-        if (d[i].in_checkpoint) bufs[n] = d[i].buf, rows[n++] = d[i].row_bytes;
+        if (d[i].desc->checkpointed) bufs[n] = d[i].buf, rows[n++] = d[i].row_bytes;
     return n;
 }
 
 int cs_checkpoint_save(cs_cl *cl, const cs_model *mc, int iteration, const char *path)
 {
     cs_model *m = (cs_model *)mc;
-    cs_ckpt_header h = {"CSCKPT1", CKPT_VERSION, iteration, m->n, m->sh_degree, m->sh_half, m->has_filter, m->step, m->opt_half};
+    cs_ckpt_header h = {"CSCKPT1", CKPT_VERSION, iteration, m->n, m->layout.sh_degree, m->layout.sh_half, m->layout.filter_3d, m->step, m->layout.opt_half};
     cs_atomic_file af;
     if (cs_atomic_open(&af, path)) return -1;
     int ok = fwrite(&h, sizeof h, 1, af.f) == 1;
-    cs_buf *bufs[CS_MODEL_MAX_ARRAYS];
-    size_t rows[CS_MODEL_MAX_ARRAYS];
+    cs_buf *bufs[CS_SCHEMA_MAX];
+    size_t rows[CS_SCHEMA_MAX];
     int na = ckpt_arrays(m, bufs, rows);
     for (int i = 0; i < na && ok; i++) {
         size_t bytes = rows[i] * (size_t)m->n;
@@ -179,9 +179,9 @@ int cs_checkpoint_check(const void *data, size_t len, const char *path, const cs
                        opt_half ? "fp16" : "fp32");
     /* the file must hold exactly the rows its header claims, before anything is allocated */
     cs_model shape = {0};
-    shape.sh_degree = deg, shape.sh_half = sh_half, shape.has_filter = has_filter, shape.opt_half = opt_half;
-    cs_buf *bufs[CS_MODEL_MAX_ARRAYS];
-    size_t rows[CS_MODEL_MAX_ARRAYS], want = sizeof h;
+    shape.layout = *layout;
+    cs_buf *bufs[CS_SCHEMA_MAX];
+    size_t rows[CS_SCHEMA_MAX], want = sizeof h;
     int na = ckpt_arrays(&shape, bufs, rows);
     for (int i = 0; i < na; i++) want += rows[i] * (size_t)h.n;
     if (want != len)
@@ -203,8 +203,8 @@ int cs_checkpoint_load(cs_cl *cl, cs_model *m, int *iteration, const char *path,
         free(d);
         return -1;
     }
-    cs_buf *bufs[CS_MODEL_MAX_ARRAYS];
-    size_t rows[CS_MODEL_MAX_ARRAYS];
+    cs_buf *bufs[CS_SCHEMA_MAX];
+    size_t rows[CS_SCHEMA_MAX];
     int na;
     cs_splats empty;
     memset(&empty, 0, sizeof empty);

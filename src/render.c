@@ -165,7 +165,7 @@ static int project(cs_renderer *r, const cs_model *m, const cs_view *v, int acti
     const cs_kernels *k = r->k;
     int n = m->n, W = v->width, H = v->height;
     size_t lp = k->wg[CS_WG_PROJECT], g = (size_t)n;
-    cl_mem filt = m->has_filter ? m->filter3d.mem : m->geo.mem;
+    cl_mem filt = m->layout.filter_3d ? m->filter3d.mem : m->geo.mem;
     return cs_cl_run(r->cl, k->project_fwd, CS_STAGE_PROJECT, 1, &g, &lp, CS_ARG(n), CS_ARG(m->geo.mem),
                      CS_ARG(m->sh.mem), CS_ARG(filt), CS_ARG(v->cam), CS_ARG(v->intr), CS_ARG(W), CS_ARG(H),
                      CS_ARG(r->tiles_x), CS_ARG(r->tiles_y), CS_ARG(active_degree), CS_ARG(r->kernel_size),
@@ -309,7 +309,7 @@ int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active
     if (det && cs_cl_run(cl, k->bin_reduce_pairs, CS_STAGE_RASTER_BWD, 1, &g, &l, CS_ARG(n), CS_ARG(r->pair_cap),
                          CS_ARG(r->order.mem), CS_ARG(r->offsets.mem), CS_ARG(r->touched.mem), CS_ARG(r->v_pair.mem), CS_ARG(r->v_2d.mem)))
         return -1;
-    cl_mem filt = m->has_filter ? m->filter3d.mem : m->geo.mem;
+    cl_mem filt = m->layout.filter_3d ? m->filter3d.mem : m->geo.mem;
     return cs_cl_run(cl, k->project_bwd, CS_STAGE_PROJECT_BWD, 1, &g, &lp, CS_ARG(n), CS_ARG(m->geo.mem),
                      CS_ARG(m->sh.mem), CS_ARG(filt), CS_ARG(v->cam), CS_ARG(v->intr), CS_ARG(W), CS_ARG(H),
                      CS_ARG(active_degree), CS_ARG(r->kernel_size), CS_ARG(r->radii.mem), CS_ARG(r->clamped.mem),

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "density.h"
 #include "optim.h"
 #include "util.h"
 
@@ -22,16 +23,17 @@ cs_step_plan cs_schedule_at(const cs_config *cfg, int iter, int last, double ext
     if (p.active_sh > cfg->model.sh_degree) p.active_sh = cfg->model.sh_degree;
     p.position_lr = cs_lr_expon(o->position_lr_init * extent, o->position_lr_final * extent, o->position_lr_delay_mult,
                                 0, o->position_lr_max_steps, iter);
-    p.mcmc = d->strategy == CS_STRATEGY_MCMC;
+    /* the strategy's facts (density.c): MCMC (the paper's train.py, gsplat's MCMCStrategy)
+       refines at the same iterations with no gradient statistics, no size prune and no
+       opacity reset */
+    const cs_density_ops *ops = cs_density_ops_of(d->strategy);
     if (iter < d->until) {
-        /* MCMC (the paper's train.py, gsplat's MCMCStrategy): a refinement at the same
-           iterations, no gradient statistics, no size prune, no opacity reset */
-        p.densify_stats = !p.mcmc;
+        p.densify_stats = ops->uses_stats;
         p.densify = iter > d->from && iter % d->interval == 0;
-        p.densify_check_size = !p.mcmc && p.densify && iter > d->opacity_reset_interval;
+        p.densify_check_size = ops->prunes_by_size && p.densify && iter > d->opacity_reset_interval;
         p.filter3d = p.densify && cfg->model.filter_3d;
-        p.reset_opacity = !p.mcmc && (iter % d->opacity_reset_interval == 0 ||
-                                      (cfg->data.white_background && iter == d->from));
+        p.reset_opacity = ops->resets_opacity && (iter % d->opacity_reset_interval == 0 ||
+                                                  (cfg->data.white_background && iter == d->from));
     } else {
         p.filter3d = cfg->model.filter_3d && iter % 100 == 0 && iter < last - 100;
     }
@@ -41,10 +43,10 @@ cs_step_plan cs_schedule_at(const cs_config *cfg, int iter, int last, double ext
        step, 22.01 over 45 without. graphdeco resets opacity before the step and skips the step
        for the new opacity tensor; resetting after the step gives the same min(o, 0.01) and zero
        moments. */
-    p.step_before = !p.mcmc && o->step_on_densify;
+    p.step_before = ops->adam_before_refine && o->step_on_densify;
     /* MCMC: both references replace every parameter tensor when they relocate, which drops
        its gradient, so no Adam step is taken on refinement iterations */
-    p.step_after = (p.mcmc || !o->step_on_densify) && !p.densify;
+    p.step_after = !p.step_before && !p.densify;
     p.trim_pool = p.densify || iter % cfg->memory.flush_interval == 0;
     bool is_last = iter == last;
     p.log = iter % cfg->log.interval == 0 || is_last;

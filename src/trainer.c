@@ -9,8 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "densify.h"
-#include "mcmc.h"
+#include "density.h"
 #include "driver_mem.h"
 #include "evaluator.h"
 #include "image_store.h"
@@ -51,8 +50,7 @@ typedef struct {
     cs_model m;
     cs_renderer r;
     cs_loss loss;
-    cs_densifier d;
-    cs_mcmc mc;                 /* densify.strategy mcmc */
+    cs_density dens;            /* densify.strategy's row and its scratch */
     cs_mem_plan plan;
     cs_adam_lrs lrs;
     /* outputs */
@@ -96,6 +94,7 @@ static int open_data(trainer *t)
 static int open_kernels(trainer *t, cs_kernel_opts *ko)
 {
     cs_kernel_opts_of(t->cfg, ko);
+    ko->programs = CS_PROGS_TRAIN;
     double tb = cs_now();
     cs_tuning tun;
     if (cs_kernels_build_tuned(t->cl, ko, t->cfg->device.tune, &t->k, &tun)) return -1;
@@ -125,6 +124,7 @@ static int trainer_open(trainer *t, cs_cl *cl, const cs_config *user, const cs_s
     cs_config_scale_steps(&t->run);
     cs_config_strategy_defaults(&t->run);
     const cs_config *cfg = t->cfg = &t->run;
+    t->dens.ops = cs_density_ops_of(cfg->densify.strategy);
     snprintf(t->out, sizeof t->out, "%s", cfg->output.dir);
     t->iterations = cs_schedule_iterations(cfg, cl->is_cpu);
     if (user->optim.steps_scale != 1.0)
@@ -162,7 +162,7 @@ static int trainer_open(trainer *t, cs_cl *cl, const cs_config *user, const cs_s
     cs_renderer_init(&t->r, cl, &t->k, (float)cfg->model.kernel_size);
     cs_loss_init(&t->loss, cl, &t->k);
     t->loss.gt_channels = cs_scene_gt_channels(scene);
-    return cfg->model.filter_3d ? cs_filter3d_setup(cl, &t->d, t->scene) : 0;
+    return cfg->model.filter_3d ? cs_filter3d_setup(cl, &t->dens.d, t->scene) : 0;
 }
 
 /* ---- starting or resuming ------------------------------------------------------------------ */
@@ -191,7 +191,7 @@ static int start_fresh(trainer *t, const cs_kernel_opts *ko)
             cs_model_create(t->cl, &t->m, &init, &ko->layout, init.n > t->plan.cap ? init.n : t->plan.cap);
     cs_splats_free(&init);
     if (r) return -1;
-    if (cfg->model.filter_3d && cs_filter3d_compute(t->cl, &t->k, &t->d, &t->m)) return -1;
+    if (cfg->model.filter_3d && cs_filter3d_compute(t->cl, &t->k, &t->dens.d, &t->m)) return -1;
     return open_outputs(t, 0);
 }
 
@@ -212,22 +212,17 @@ static int densify_and_filter(trainer *t, int iter, const cs_step_plan *p)
 {
     cs_cl *cl = t->cl;
     unsigned seed = cs_hash_u32((uint32_t)t->cfg->optim.seed * 2654435761u ^ (uint32_t)iter);
-    if (p->densify && p->mcmc) {
-        int relocated, added;
-        if (cs_mcmc_refine(cl, &t->k, &t->mc, &t->m, t->plan.cap, t->cfg->densify.min_opacity, seed, &relocated, &added))
-            return -1;
-    } else if (p->densify && cs_densify_step(cl, &t->k, &t->d, &t->m, &t->cfg->densify, t->extent,
-                                             p->densify_check_size, t->plan.max_gaussians, seed)) {
-        return -1;
-    }
-    return p->filter3d ? cs_filter3d_compute(cl, &t->k, &t->d, &t->m) : 0;
+    cs_refine_args a = {&t->cfg->densify, t->extent, p->densify_check_size,
+                        t->plan.cap ? t->plan.cap : t->plan.max_gaussians, seed};
+    if (p->densify && t->dens.ops->refine(&t->dens, cl, &t->k, &t->m, &a)) return -1;
+    return p->filter3d ? cs_filter3d_compute(cl, &t->k, &t->dens.d, &t->m) : 0;
 }
 
 static void trim_pools(trainer *t)
 {
     cs_renderer_trim(&t->r);
     cs_loss_trim(&t->loss);
-    cs_densifier_trim(t->cl, &t->d);
+    cs_densifier_trim(t->cl, &t->dens.d);
 }
 
 /* Forward, loss and backward of the iteration's view, the regularizers' gradients and the
@@ -262,7 +257,8 @@ static int update(trainer *t, int iter, const cs_step_plan *p)
     if ((p->step_before && cs_adam_step(t->cl, &t->k, &t->m, &t->lrs, p->position_lr)) ||
         densify_and_filter(t, iter, p) ||
         (p->step_after && cs_adam_step(t->cl, &t->k, &t->m, &t->lrs, p->position_lr)) ||
-        (p->mcmc && cs_mcmc_noise(t->cl, &t->k, &t->m, p->position_lr * t->cfg->densify.noise_lr, noise_seed)))
+        (t->dens.ops->after_step &&
+         t->dens.ops->after_step(&t->dens, t->cl, &t->k, &t->m, p->position_lr, t->cfg->densify.noise_lr, noise_seed)))
         return -1;
     if (p->trim_pool) trim_pools(t);
     return 0;
@@ -377,7 +373,7 @@ static int report_marks(trainer *t, int iter, const cs_step_plan *p, const cs_ca
     if (p->evaluate) {
         cs_fault_point("phase:evaluate");
         cs_progress_break(&t->bar);
-        cs_densifier_trim(t->cl, &t->d);
+        cs_densifier_trim(t->cl, &t->dens.d);
         if (cs_evaluate_splits(&t->ev, &t->m, &t->cfg->eval, &t->split, iter, p->active_sh)) return -1;
     }
     return p->save ? save_ply(t, iter) : 0;
@@ -487,8 +483,7 @@ static void trainer_close(trainer *t)
 {
     cs_renderer_free(&t->r);
     cs_loss_free(&t->loss);
-    cs_densifier_free(t->cl, &t->d);
-    cs_mcmc_free(t->cl, &t->mc);
+    cs_density_free(&t->dens, t->cl);
     cs_model_free(t->cl, &t->m);
     cs_images_free(&t->images);
     cs_kernels_release(&t->k);
@@ -502,10 +497,15 @@ static void trainer_close(trainer *t)
 
 /* ---- the loop ---------------------------------------------------------------------------- */
 
-/* MCMC: every row, the sampling scratch and the renderer's pool allocated for the cap now. */
-static int setup_mcmc(trainer *t)
+/* A strategy with a fixed cap (MCMC): every row, the strategy's scratch and the renderer's pool
+   allocated for the cap now. Otherwise the model's spare capacity never passes the plan. */
+static int setup_density(trainer *t)
 {
     const cs_mem_plan *p = &t->plan;
+    if (!p->cap) {
+        t->m.max_rows = p->max_gaussians;
+        return t->dens.ops->start(&t->dens, t->cl, &t->m, 0);
+    }
     if (p->cap > p->max_gaussians)
         return cs_fail("densify.cap_max %d does not fit: it plans %.1f MiB and the budget is %.1f MiB, which holds %d "
                        "Gaussians (memory.vram_budget_mb, or densify.cap_max 0 for what fits)",
@@ -516,7 +516,7 @@ static int setup_mcmc(trainer *t)
                        t->m.n, p->cap);
     t->m.max_rows = p->cap;
     /* and the renderer's pool, at the plan's pairs: the plan is the peak from the start */
-    return cs_model_reserve(t->cl, &t->m, p->cap) || cs_mcmc_init(t->cl, &t->mc, p->cap) ||
+    return t->dens.ops->start(&t->dens, t->cl, &t->m, p->cap) ||
                    cs_renderer_pin(&t->r, (size_t)p->cap, p->max_pixels, p->max_tiles, cs_mem_plan_pairs(p))
                ? -1
                : 0;
@@ -536,8 +536,7 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_tr
         goto done;
     }
     if (opt && opt->resume ? resume(t, opt->resume, &ko, &start) : start_fresh(t, &ko)) goto done;
-    if (t->plan.cap ? setup_mcmc(t) : 0) goto done;
-    if (!t->plan.cap) t->m.max_rows = t->plan.max_gaussians; /* spare capacity never past the plan */
+    if (setup_density(t)) goto done;
     t->t_start = t->t_last = cs_now();
     t->it_last = start;
     cs_progress_start(&t->bar, start, t->iterations);

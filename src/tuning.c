@@ -19,11 +19,23 @@ int cs_tuning_path(cs_cl *cl, const cs_kernel_opts *o, char *out, size_t n)
         out[0] = 0;
         return 0;
     }
-    if (cs_cl_sources_hash(cl, &src)) return -1;
-    char id[1400];
-    snprintf(id, sizeof id, "%d|%s|%s|%s|%s|%s|%d|%d|%016llx|%d %d %d %d %d %d %d", CS_TUNING_FORMAT, cl->name, cl->vendor, cl->driver,
-             cl->platform_version, cl->device_version, (int)cl->atomics, cl->fast_math, (unsigned long long)src,
-             o->layout.sh_degree, o->layout.sh_half, o->antialias, o->layout.filter_3d, o->deterministic, o->layout.opt_half, o->pixels);
+    /* the sources of the programs the tuning measures (tune.c: render, sort, optim) */
+    static const char *const files[CS_PROG_COUNT] = {
+#define FILES(name, f) f,
+        CS_PROGRAM_LIST(FILES)
+#undef FILES
+    };
+    const int measured[] = {CS_PROG_render, CS_PROG_sort, CS_PROG_optim};
+    src = CS_HASH_SEED;
+    for (size_t i = 0; i < sizeof measured / sizeof measured[0]; i++) {
+        uint64_t h;
+        if (cs_cl_sources_hash(cl, files[measured[i]], &h)) return -1;
+        src = cs_hash64(&h, sizeof h, src);
+    }
+    char id[2400], opts[1024];
+    cs_kernel_opts_string(o, 1, opts, sizeof opts);
+    snprintf(id, sizeof id, "%d|%s|%s|%s|%s|%s|%d|%d|%016llx|%s", CS_TUNING_FORMAT, cl->name, cl->vendor, cl->driver,
+             cl->platform_version, cl->device_version, (int)cl->atomics, cl->fast_math, (unsigned long long)src, opts);
     snprintf(out, n, "%s/tune-%016llx.json", cl->cache_dir, (unsigned long long)cs_hash64(id, strlen(id), CS_HASH_SEED));
     return 0;
 }

@@ -5,11 +5,13 @@
 
 #include "tuning.h"
 
-int cs_viewer_open(cs_viewer *w, cs_cl *cl, const cs_config *cfg, const cs_splats *s, const cs_scene *scene)
+int cs_viewer_open(cs_viewer *w, cs_cl *cl, const cs_config *cfg, const cs_splats *s, const cs_scene *scene,
+                   unsigned programs)
 {
     memset(w, 0, sizeof *w);
     cs_kernel_opts ko;
     cs_kernel_opts_of(cfg, &ko);
+    ko.programs = programs;
     ko.layout.sh_degree = s->sh_degree;
     ko.layout.filter_3d = s->filter_3d != NULL;
     if (cs_kernels_build_stored(cl, &ko, cs_tune_readonly(cfg->device.tune), &w->k, NULL)) return -1;

@@ -27,12 +27,11 @@ static void tpath(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/
 static unsigned char *checkpoint_bytes(const cs_model_layout *l, cs_ckpt_header h, size_t *len)
 {
     cs_model shape = {0};
-    shape.sh_degree = l->sh_degree, shape.sh_half = l->sh_half, shape.has_filter = l->filter_3d;
-    shape.opt_half = l->opt_half;
-    cs_model_array a[CS_MODEL_MAX_ARRAYS];
+    shape.layout = *l;
+    cs_model_array a[CS_SCHEMA_MAX];
     int na = cs_model_arrays(&shape, a);
     size_t n = sizeof h;
-    for (int i = 0; i < na; i++) n += a[i].in_checkpoint ? a[i].row_bytes * (size_t)h.n : 0;
+    for (int i = 0; i < na; i++) n += a[i].desc->checkpointed ? a[i].row_bytes * (size_t)h.n : 0;
     unsigned char *d = calloc(1, n);
     memcpy(d, &h, sizeof h);
     *len = n;

@@ -14,11 +14,11 @@ OBJ=${2:-}
 MAX_LINES=100
 cd "$ROOT"
 LAYERS='
-0 base layout util config model_layout splats cl_sources version tb_events
-1 runtime cl_runtime cl_mem cl_program driver_mem
+0 base layout util config splats cl_sources version tb_events
+1 runtime cl_runtime cl_mem cl_program driver_mem model_layout
 2 data camera lens dataset masks undistort readers scene_colmap scene_blender scene image decode_ahead image_store ply ply_compressed spz splat32 splat_file orbit init joblist mesh mesh_raster mesh_eval
 3 model kernels tuning model outputs run_dir
-4 stages sort render loss optim densify mcmc histo lpips tsdf
+4 stages sort render loss optim densify mcmc density histo lpips tsdf
 5 pass pass tune schedule viewer mesher memplan train_log tb_log evaluator image_metrics progress job_dir batch_pack batch_report batch_progress
 6 programs trainer bench batch cli main
 '

@@ -144,7 +144,7 @@ static void checkpoint_seeds(void)
     for (int layout_byte = 0; layout_byte < 32; layout_byte += 9) {
         cs_model_layout l = {layout_byte & 3, (layout_byte >> 2) & 1, (layout_byte >> 3) & 1, (layout_byte >> 4) & 1};
         cs_model shape = {0};
-        shape.sh_degree = l.sh_degree, shape.sh_half = l.sh_half, shape.has_filter = l.filter_3d, shape.opt_half = l.opt_half;
+        shape.layout = l;
         cs_model_array a[CS_MODEL_MAX_ARRAYS];
         int na = cs_model_arrays(&shape, a), n = 2;
         size_t bytes = 1 + sizeof(cs_ckpt_header);
