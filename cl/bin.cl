@@ -31,8 +31,11 @@ __kernel void bin_pair_total(int n, __global const uint *offsets, __global const
     if (get_global_id(0) == 0) total[0] = n > 0 ? offsets[n - 1] + touched[order[n - 1]] : 0u;
 }
 
-__kernel void bin_emit_pairs(int n, __global const uint *order, __global const float2 *xy, __global const int *radii,
-                             __global const float4 *conic_opacity,
+/* Every primitive's pairs: one for each tile of its screen bounds, which the primitive's own
+ * projection wrote (for a Gaussian, the tile rectangle its conic reaches at CS_ALPHA_MIN), so
+ * the binning and sort serve any primitive that writes bounds. */
+__kernel void bin_emit_pairs(int n, __global const uint *order,
+                             __global const uint2 *bounds, /* (N) CS_BOUNDS_* of each primitive, empty when culled */
                              __global const uint *offsets, /* (N) exclusive scan of counts in depth order */
                              int tiles_x, int tiles_y,
                              uint cap,                     /* pair buffers' capacity: pairs past it are dropped */
@@ -43,9 +46,9 @@ __kernel void bin_emit_pairs(int n, __global const uint *order, __global const f
     int j = get_global_id(0);
     if (j >= n) return;
     uint i = order[j];
-    if (radii[i] <= 0) return;
     int2 rmin, rmax;
-    tile_rect_tight(xy[i], radii[i], conic_opacity[i], tiles_x, tiles_y, &rmin, &rmax);
+    CS_BOUNDS_UNPACK(bounds[i], rmin, rmax);
+    (void)tiles_y;
     uint off = offsets[j];
     for (int y = rmin.y; y < rmax.y; y++)
         for (int x = rmin.x; x < rmax.x && off < cap; x++) {

@@ -55,9 +55,20 @@
 #define CS_V2D_W 9
 
 /* ---- per-Gaussian projection outputs (bytes a row, for the memory plan) ---------------- */
-/* xy float2 | conic_opacity float4 | rgb float3 | depth | radii | tiles touched | pair
-   offset | colour clamp mask */
-#define CS_PROJ_BYTES (8 + 16 + 12 + 4 + 4 + 4 + 4 + 4)
+/* xy float2 | conic_opacity float4 | rgb float3 | depth | radii | tiles touched | screen
+   bounds uint2 | pair offset | colour clamp mask */
+#define CS_PROJ_BYTES (8 + 16 + 12 + 4 + 4 + 4 + 8 + 4 + 4)
+
+/* ---- screen bounds: the tiles a primitive covers, [x0, x1) x [y0, y1), as two uints of
+ * 16-bit tile coordinates (x0 | y0 << 16, x1 | y1 << 16). A primitive's projection writes them;
+ * binning reads nothing else of it, so any primitive (a Gaussian, a triangle, a surfel) that
+ * writes bounds shares the pair emission, sort and tile ranges. Empty bounds: culled. */
+#define CS_BOUNDS_MAX_TILES 65535
+#define CS_BOUNDS_PACK(rmin, rmax)                                                                  \
+    ((uint2)((uint)(rmin).x | (uint)(rmin).y << 16, (uint)(rmax).x | (uint)(rmax).y << 16))
+#define CS_BOUNDS_UNPACK(b, rmin, rmax)                                                             \
+    ((rmin) = (int2)((int)((b).x & 0xffffu), (int)((b).x >> 16)),                                   \
+     (rmax) = (int2)((int)((b).y & 0xffffu), (int)((b).y >> 16)))
 /* a pair: sort key, sorted value, and the radix sort's alternate key and value; plus the
    pair -> Gaussian map and the per-pair gradient row in deterministic mode */
 #define CS_PAIR_BYTES (4 + 4 + 4 + 4)

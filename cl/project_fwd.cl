@@ -14,12 +14,14 @@ __kernel void project_fwd(int n,
                           __global float *depth,          /* (N) */
                           __global int *radii,            /* (N) 0 = culled */
                           __global uint *tiles_touched,   /* (N) */
+                          __global uint2 *bounds,         /* (N) screen bounds in tiles: CS_BOUNDS_* */
                           __global uint *clamped)         /* (N) bit c: colour channel c clamped at 0 */
 {
     int i = get_global_id(0);
     if (i >= n) return;
     radii[i] = 0;
     tiles_touched[i] = 0;
+    bounds[i] = (uint2)(0u, 0u);
     proj_t P;
     if (!project_gaussian(geo, filter3d, i, cam, intr, W, H, kernel_size, &P)) return;
     float mid = 0.5f * (P.a + P.c);
@@ -57,4 +59,5 @@ __kernel void project_fwd(int n,
     radii[i] = radius;
     tile_rect_tight(m2, radius, co, tiles_x, tiles_y, &rmin, &rmax);
     tiles_touched[i] = (uint)((rmax.x - rmin.x) * (rmax.y - rmin.y));
+    bounds[i] = CS_BOUNDS_PACK(rmin, rmax);
 }

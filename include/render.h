@@ -23,7 +23,7 @@ typedef struct {
     const cs_kernels *k;
     float kernel_size;
     /* per Gaussian */
-    cs_buf xy, conic_opacity, rgb, depth, radii, touched, offsets, clamped, v_2d;
+    cs_buf xy, conic_opacity, rgb, depth, radii, touched, bounds, offsets, clamped, v_2d;
     cs_buf depth_keys, order; /* depth sort: keys, Gaussians front to back */
     /* per pair */
     cs_buf keys, pair_ids, pair_gid, v_pair;

@@ -35,7 +35,7 @@ void cs_renderer_init(cs_renderer *r, cs_cl *cl, const cs_kernels *k, float kern
 
 /* every pool buffer, for trim and size queries */
 #define POOL_LIST(r) \
-    { &(r)->xy, &(r)->conic_opacity, &(r)->rgb, &(r)->depth, &(r)->radii, &(r)->touched, &(r)->offsets, \
+    { &(r)->xy, &(r)->conic_opacity, &(r)->rgb, &(r)->depth, &(r)->radii, &(r)->touched, &(r)->bounds, &(r)->offsets, \
       &(r)->clamped, &(r)->v_2d, &(r)->depth_keys, &(r)->order, &(r)->keys, &(r)->pair_ids, &(r)->pair_gid, \
       &(r)->v_pair, &(r)->ranges, &(r)->img, &(r)->final_T, &(r)->n_contrib, &(r)->depth_img, &(r)->total, \
       &(r)->sort.tmp, &(r)->sort.hist, &(r)->sort.keys_alt, &(r)->sort.vals_alt }
@@ -131,6 +131,7 @@ static int reserve_view(cs_renderer *r, size_t N, size_t px, size_t tiles)
     return reserve(r, &r->xy, N * 8, "projected means") || reserve(r, &r->conic_opacity, N * 16, "conics") ||
            reserve(r, &r->rgb, N * 12, "colours") || reserve(r, &r->depth, N * 4, "depths") ||
            reserve(r, &r->radii, N * 4, "radii") || reserve(r, &r->touched, N * 4, "tiles touched") ||
+           reserve(r, &r->bounds, N * 8, "screen bounds") ||
            reserve(r, &r->offsets, N * 4, "pair offsets") || reserve(r, &r->clamped, N * 4, "colour clamp mask") ||
            reserve(r, &r->total, 16, "pair count") ||
            reserve(r, &r->ranges, tiles * 8, "tile ranges") || reserve(r, &r->img, 3 * px * 4, "rendered image") ||
@@ -170,7 +171,7 @@ static int project(cs_renderer *r, const cs_model *m, const cs_view *v, int acti
                      CS_ARG(m->sh.mem), CS_ARG(filt), CS_ARG(v->cam), CS_ARG(v->intr), CS_ARG(W), CS_ARG(H),
                      CS_ARG(r->tiles_x), CS_ARG(r->tiles_y), CS_ARG(active_degree), CS_ARG(r->kernel_size),
                      CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->rgb.mem), CS_ARG(r->depth.mem),
-                     CS_ARG(r->radii.mem), CS_ARG(r->touched.mem), CS_ARG(r->clamped.mem));
+                     CS_ARG(r->radii.mem), CS_ARG(r->touched.mem), CS_ARG(r->bounds.mem), CS_ARG(r->clamped.mem));
 }
 
 /* Gaussians front to back, then pair offsets = exclusive scan of tiles touched in that order;
@@ -216,7 +217,7 @@ static int bin_pairs(cs_renderer *r, int n)
     size_t l = k->wg[CS_WG_BIN], g = (size_t)n, gm = cap;
     int bits = bits_for((unsigned)(r->tiles_x * r->tiles_y));
     return cs_cl_run(cl, k->bin_emit_pairs, CS_STAGE_SORT, 1, &g, &l, CS_ARG(n), CS_ARG(r->order.mem),
-                     CS_ARG(r->xy.mem), CS_ARG(r->radii.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->offsets.mem),
+                     CS_ARG(r->bounds.mem), CS_ARG(r->offsets.mem),
                      CS_ARG(r->tiles_x), CS_ARG(r->tiles_y), CS_ARG(cap), CS_ARG(r->keys.mem),
                      CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid)) ||
            cs_radix_sort(cl, k, &r->sort, &r->keys, &r->pair_ids, cap, &r->total, bits, CS_STAGE_SORT) ||
@@ -249,6 +250,9 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
     int T = r->k->opts.tile;
     r->tiles_x = (v->width + T - 1) / T;
     r->tiles_y = (v->height + T - 1) / T;
+    if (r->tiles_x > CS_BOUNDS_MAX_TILES || r->tiles_y > CS_BOUNDS_MAX_TILES)
+        return cs_fail("a %dx%d view has more than %d tiles a side (screen bounds are 16-bit tile coordinates)",
+                       v->width, v->height, CS_BOUNDS_MAX_TILES);
     size_t px = (size_t)v->width * v->height, tiles = (size_t)r->tiles_x * r->tiles_y;
     if (reserve_view(r, N, px, tiles) || project(r, m, v, active_degree) || wait_total(r)) return -1;
     r->total_host = 0;
