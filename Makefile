@@ -1,6 +1,11 @@
 # clsplat: Gaussian Splatting trainer in C11 + OpenCL.  Targets: all, test, demo, check-real,
 # check-structure, check-slurm, check-oclgrind, check-interop, sanitize, fuzz (FUZZ_SECONDS), install (PREFIX, DESTDIR), clean.  `make demo` and `make test` install missing Debian packages when run as root.
 CC ?= cc
+# src/<feature>/: one folder per feature, each header beside its source (README "Where things go")
+SRC_DIRS := $(sort $(dir $(wildcard src/*/*.c src/*/*.h)))
+SRC_INC := $(addprefix -I,$(SRC_DIRS))
+HEADERS := $(wildcard src/*/*.h) cl/layout.h
+vpath %.c $(SRC_DIRS)
 PKGS := OpenCL libpng jansson libjpeg zlib libexif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -10,14 +15,14 @@ EXTRA ?=
 NO_TRUNC_WARN := $(shell $(CC) -Werror -Wno-format-truncation -E -x c /dev/null >/dev/null 2>&1 && echo -Wno-format-truncation)
 CFLAGS ?= $(OPT) -g
 CFLAGS += $(EXTRA)
-CFLAGS += -std=c11 -Wall -Wextra -Werror $(NO_TRUNC_WARN) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -Icl $(PKG_CFLAGS)
+CFLAGS += -std=c11 -Wall -Wextra -Werror $(NO_TRUNC_WARN) -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(SRC_INC) -Icl $(PKG_CFLAGS)
 LDLIBS += $(PKG_LIBS) -lmeshoptimizer -lm -ldl -lpthread $(EXTRA)
 BUILD ?= build
 
 CL_SOURCES := cl/layout.h cl/common.h cl/project.h cl/project_fwd.cl cl/project_bwd.cl cl/radix_sort.cl cl/bin.cl cl/rasterize_fwd.cl \
               cl/rasterize_bwd.cl cl/ssim.cl cl/adam.cl cl/rows.cl cl/densify.cl cl/mcmc.cl cl/histo.cl cl/lpips.cl cl/mesh.cl
-LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c))
-LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/cl_sources.o
+LIB_SRC := $(filter-out src/cli/main.c,$(wildcard src/*/*.c))
+LIB_OBJ := $(addprefix $(BUILD)/obj/,$(notdir $(LIB_SRC:.c=.o))) $(BUILD)/obj/cl_sources.o
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC))
 
@@ -27,9 +32,9 @@ all: $(BUILD)/clsplat $(BUILD)/gen_demo $(BUILD)/psnr_dirs
 deps:
 	@sh tools/install-deps.sh
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard include/*.h src/*.h cl/layout.h) | $(BUILD)/obj
+$(BUILD)/obj/%.o: %.c $(HEADERS) | $(BUILD)/obj
 	$(CC) $(CFLAGS) -c $< -o $@
-$(BUILD)/obj/tests/%.o: tests/%.c $(wildcard include/*.h src/*.h cl/layout.h tests/*.h) | $(BUILD)/obj
+$(BUILD)/obj/tests/%.o: tests/%.c $(HEADERS) $(wildcard tests/*.h) | $(BUILD)/obj
 	@mkdir -p $(BUILD)/obj/tests
 	$(CC) $(CFLAGS) -Itests -c $< -o $@
 $(BUILD)/embed_sources: tools/embed_sources.c | $(BUILD)/obj
@@ -120,11 +125,11 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-om
 fuzz-deps:
 	@sh tools/install-deps.sh clang
 # the library with the fuzzers' instrumentation, in build-fuzz/lib (a build of its own)
-build-fuzz/lib.stamp: $(LIB_SRC) $(wildcard include/*.h src/*.h cl/*)
+build-fuzz/lib.stamp: $(LIB_SRC) $(HEADERS) $(wildcard cl/*)
 	@$(MAKE) --no-print-directory BUILD=build-fuzz/lib CC=clang OPT="-O1 -g" \
 	  EXTRA="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" build-fuzz/lib/libclsplat.a && touch $@
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.c tests/fuzz/fuzz.h build-fuzz/lib.stamp
-	clang -std=c11 -O1 -g -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Iinclude -Icl -Itests/fuzz $(PKG_CFLAGS) \
+	clang -std=c11 -O1 -g -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(SRC_INC) -Icl -Itests/fuzz $(PKG_CFLAGS) \
 	  -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< tests/fuzz/fuzz_common.c build-fuzz/lib/libclsplat.a $(PKG_LIBS) -lmeshoptimizer -lm -ldl -lpthread
 $(BUILD)/make_seeds: tests/fuzz/make_seeds.c tests/fixtures.c tests/fixtures.h $(BUILD)/libclsplat.a
 	$(CC) $(CFLAGS) -Itests -o $@ tests/fuzz/make_seeds.c tests/fixtures.c $(BUILD)/libclsplat.a $(LDLIBS)

@@ -1,7 +1,7 @@
 /* adam.cl: Adam (Kingma & Ba; torch semantics: bias-corrected, eps outside the sqrt) over
  * the geometry rows (N, CS_GEO_W) with per-column learning rates, and over SH rows (N, K*3) with
  * DC / rest learning rates. SH may be stored as half (rounded to nearest even on store).
- * The moments are fp32, or with OPT_HALF 16 bits each (layout in include/model.h); the step
+ * The moments are fp32, or with OPT_HALF 16 bits each (layout in src/model/model.h); the step
  * itself always uses the fp32 moments of this iteration. */
 
 #if OPT_HALF

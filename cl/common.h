@@ -5,15 +5,15 @@
  *   ANTIALIAS      0: classic (+0.3 on the 2D covariance), 1: mip-splatting 2D Mip filter
  *   FILTER_3D      1: mip-splatting 3D smoothing filter (per-Gaussian filter_3d std)
  *   DETERMINISTIC  1: rasterizer backward writes per-pair gradients (no global float atomics)
- *   OPT_HALF       1: Adam moments in 16 bits (see adam.cl; layout in include/model.h)
+ *   OPT_HALF       1: Adam moments in 16 bits (see adam.cl; layout in src/model/model.h)
  *   ATOMIC_PATH    0: compare-and-swap loop, 1: cl_ext_float_atomics, 2: NVIDIA PTX red
  *   FAST_MATH      1: fma contraction and native_exp per pixel (see below)
- *   TILE           tile side in pixels (16 or 8; src/tune.c measures which)
+ *   TILE           tile side in pixels (16 or 8; src/train/tune.c measures which)
  *   PIXELS         pixels of its tile column a rasterizer work-item covers (a power of two
  *                  <= TILE), so a tile's group has TILE_ROWS = TILE / PIXELS rows of
  *                  work-items and work-item row ly covers rows ly, ly + TILE_ROWS, ...
  *                  (1: one pixel each; more fit devices whose groups are smaller than a
- *                  tile, llvmpipe's 32; src/kernels.c picks)
+ *                  tile, llvmpipe's 32; src/model/kernels.c picks)
  * The host writes these once (kernels.h, CS_KERNEL_OPTIONS).
  * Row layouts (geo, v_2d) and the rasterizer thresholds are in layout.h, prepended before
  * this file; sh is (N, K, 3). */
@@ -250,7 +250,7 @@ inline float3 sh_basis_grad(float3 d, int k)
     }
 }
 
-/* ---- counter-based random numbers (matches src/util.c cs_hash_u32) --------------------- */
+/* ---- counter-based random numbers (matches src/base/util.c cs_hash_u32) --------------------- */
 inline uint hash_u32(uint x)
 {
     x ^= x >> 16;

@@ -1,5 +1,5 @@
 /* test_optim: the Adam kernels against a double-precision CPU Adam, with fp32 moments and
- * with the 16-bit moments of memory.optimizer_dtype = fp16 (include/model.h): gradients of
+ * with the 16-bit moments of memory.optimizer_dtype = fp16 (src/model/model.h): gradients of
  * magnitudes from 1e-10 to 1e-1 for 150 steps, then 1000 steps of zero gradient, during
  * which v must keep decaying (rounding to nearest would freeze the 16-bit sqrt(v)). */
 #include <stdlib.h>

@@ -91,7 +91,8 @@ int test_schedule(void)
 }
 
 /* tools/check_structure.sh: clean on this tree; on a made-up tree it names an upward include,
- * an include circle, a source without a header and a long function. */
+ * an include circle, a source without a header, sources outside the feature folders and a
+ * long function. */
 int test_structure_check(void)
 {
     if (system("sh tools/check_structure.sh . >/dev/null 2>&1") != 0) {
@@ -100,22 +101,24 @@ int test_structure_check(void)
     char dir[600], cmd[2400];
     snprintf(dir, sizeof dir, "%s/structure", test_tmpdir());
     snprintf(cmd, sizeof cmd,
-             "mkdir -p %s/src %s/include && cd %s && "
-             "printf '#include \"trainer.h\"\\n' > include/camera.h && printf '#include \"camera.h\"\\n' > src/camera.c && "
-             "printf '#include \"scene.h\"\\n' > include/dataset.h && printf '#include \"dataset.h\"\\n' > include/scene.h && "
-             "printf '' > include/trainer.h && printf '' > src/trainer.c && printf '' > src/orphan.c && "
-             "printf 'int scene_f(void)\\n{\\n' > src/scene.c && for i in $(seq 120); do echo '    ;' >> src/scene.c; done && "
-             "echo '}' >> src/scene.c && printf '' > src/dataset.c",
-             dir, dir, dir);
+             "mkdir -p %s/src/data %s/src/train %s/src/misc && cd %s && "
+             "printf '#include \"trainer.h\"\\n' > src/data/camera.h && printf '#include \"camera.h\"\\n' > src/data/camera.c && "
+             "printf '#include \"scene.h\"\\n' > src/data/dataset.h && printf '#include \"dataset.h\"\\n' > src/data/scene.h && "
+             "printf '' > src/train/trainer.h && printf '' > src/train/trainer.c && printf '' > src/data/orphan.c && "
+             "printf 'int scene_f(void)\\n{\\n' > src/data/scene.c && for i in $(seq 120); do echo '    ;' >> src/data/scene.c; done && "
+             "echo '}' >> src/data/scene.c && printf '' > src/data/dataset.c && printf '' > src/misc/stray.c && "
+             "printf '' > src/loose.c",
+             dir, dir, dir, dir);
     CHECK(system(cmd) == 0, "making the tree");
     snprintf(cmd, sizeof cmd, "sh tools/check_structure.sh %s > %s/out.txt 2>&1", dir, dir);
     CHECK(system(cmd) != 0, "a broken tree passes");
     snprintf(cmd, sizeof cmd, "%s/out.txt", dir);
     char *out = cs_read_file(cmd, NULL);
     CHECK(out, "no output");
-    int ok = strstr(out, "includes trainer: trainer (programs) is above camera (data)") &&
-             strstr(out, "includes circle: ") && strstr(out, "src/orphan.c has no header") &&
-             strstr(out, "function of 122 lines");
+    int ok = strstr(out, "includes trainer: trainer (train) is above camera (data)") &&
+             strstr(out, "includes circle: ") && strstr(out, "src/data/orphan.c has no header") &&
+             strstr(out, "function of 122 lines") && strstr(out, "src/misc/stray.c is not in a feature folder") &&
+             strstr(out, "src/loose.c is not in a feature folder");
     if (!ok) fprintf(stderr, "%s", out);
     free(out);
     CHECK(ok, "the checker's report misses a rule");

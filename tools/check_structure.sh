@@ -1,38 +1,45 @@
 #!/bin/sh
 # check_structure: the rules of the source layout that a reviewer would otherwise check by
-# eye (README "Architecture"). Fails, naming the file, when
-#   - a module includes a module of a higher layer (the table below), or the module include
-#     graph has a circle (module = src/X.c with its header include/X.h or src/X.h);
-#   - a module is missing from the table, or a src/*.c but main.c has no header;
+# eye (README "Where things go"). src/ holds one folder per feature, in the order below (the
+# layer table: a folder may use the folders before it, never one after it). Fails, naming the
+# file, when
+#   - a source is not in one of these folders, or a src/*/*.c but main.c has no header beside it;
+#   - a module includes a module of a later folder, or the module include graph has a circle
+#     (module = src/F/X.c with its header src/F/X.h);
 #   - a function in src/ is longer than MAX_LINES (about 100, STYLE.md).
-#   - with OBJ (a folder of the build's objects), the same for the call graph: a module that
-#     calls a function of a higher layer, or a circle of modules calling each other.
+#   - with OBJ (a folder of the build's objects, one X.o a module), the same for the call
+#     graph: a module that calls a function of a later folder, or a circle of modules calling
+#     each other.
 # usage: tools/check_structure.sh [ROOT [OBJ]]   (run by `make check-structure` and `make test`)
 set -eu
 ROOT=${1:-.}
 OBJ=${2:-}
 MAX_LINES=100
 cd "$ROOT"
-LAYERS='
-0 base layout util config splats cl_sources version tb_events
-1 runtime cl_runtime cl_mem cl_program driver_mem model_layout
-2 data camera lens dataset masks undistort readers scene_colmap scene_blender scene image decode_ahead image_store ply ply_compressed spz splat32 splat_file orbit init joblist mesh mesh_raster mesh_eval
-3 model kernels tuning model outputs run_dir
-4 stages sort render loss optim densify mcmc density histo lpips tsdf
-5 pass pass tune schedule viewer mesher memplan train_log tb_log evaluator image_metrics progress job_dir batch_pack batch_report batch_progress
-6 programs trainer bench batch cli main
-'
-files=$(for f in src/*.c src/*.h include/*.h cl/layout.h; do if [ -f "$f" ]; then echo "$f"; fi; done)
+FOLDERS='base runtime io data model stages eval train mesh batch cli'
+# "index folder module..." a row per folder; cl/layout.h and the generated kernel sources are base
+LAYERS=$(i=0; for f in $FOLDERS; do
+    mods=$(for x in src/$f/*.c src/$f/*.h; do [ -f "$x" ] && basename "$x" | sed 's/\.[ch]$//'; done | sort -u | tr '\n' ' ')
+    [ $f = base ] && mods="$mods layout cl_sources"
+    echo "$i $f $mods"; i=$((i + 1))
+done)
 status=0
+for x in src/* src/*/*; do
+    case $x in *.c|*.h) ;; *) continue ;; esac
+    f=$(basename "$(dirname "$x")")
+    case " $FOLDERS " in *" $f "*) ;; *) echo "check_structure: $x is not in a feature folder ($FOLDERS)"; status=1 ;; esac
+done
+files=$(for f in src/*/*.c src/*/*.h cl/layout.h; do if [ -f "$f" ]; then echo "$f"; fi; done)
 # sources whose entry points a shared private header declares (module:header)
 SHARED_HEADERS='scene_colmap:readers scene_blender:readers'
-# every .c but main has a header
-for c in src/*.c; do
+# every .c but main has a header beside it
+for c in src/*/*.c; do
+    [ -f "$c" ] || continue
     m=$(basename "$c" .c)
     [ "$m" = main ] && continue
     h=$m
     for pair in $SHARED_HEADERS; do [ "${pair%%:*}" = "$m" ] && h=${pair#*:}; done
-    [ -f "include/$h.h" ] || [ -f "src/$h.h" ] || { echo "check_structure: $c has no header (include/$h.h)"; status=1; }
+    [ -f "$(dirname "$c")/$h.h" ] || { echo "check_structure: $c has no header ($(dirname "$c")/$h.h)"; status=1; }
 done
 # edges "from to file" between project modules
 edges=$(for f in $files; do
@@ -53,8 +60,8 @@ BEGIN {
 }
 NF == 3 {
     from = $1; to = $2; file = $3
-    if (!(from in layer)) { printf "check_structure: module %s (%s) is not in the layer table\n", from, file; bad = 1; next }
-    if (!(to in layer)) { printf "check_structure: module %s (included by %s) is not in the layer table\n", to, file; bad = 1; next }
+    if (!(from in layer)) { printf "check_structure: module %s (%s) is not in a feature folder\n", from, file; bad = 1; next }
+    if (!(to in layer)) { printf "check_structure: module %s (included by %s) is not in a feature folder\n", to, file; bad = 1; next }
     if (layer[to] > layer[from]) {
         printf "check_structure: %s: %s %s: %s (%s) is above %s (%s)\n", file, kind, to, to, lname[layer[to]], from, lname[layer[from]]
         bad = 1
@@ -93,7 +100,8 @@ if [ -n "$OBJ" ]; then
     printf '%s\n' "$calls" | awk '{print $1, $2, $3}' | check_graph calls || status=1
 fi
 # function lengths: a definition starts at column 0 and ends at the first "}" at column 0
-for f in src/*.c; do
+for f in src/*/*.c; do
+    [ -f "$f" ] || continue
     awk -v F="$f" -v maxl="$MAX_LINES" '
     /^[A-Za-z].*\(/ && !/;[ \t]*$/ && !/^(typedef|struct|enum|static const|const)/ { name = $0; start = NR }
     /^}/ { if (start && NR - start > maxl) { printf "check_structure: %s:%d: function of %d lines (over %d): %s\n", F, start, NR - start, maxl, name; bad = 1 } start = 0 }

@@ -5,7 +5,7 @@
  * of the budget. PoCL and NVIDIA run both to their end.
  * Found in clsplat (#24): the rasterizer backward's compare-and-swap accumulation over a tile
  * of 1721 Gaussians lost whole work-items in its last rounds; LPIPS's direct convolution gave
- * 0.3997 for a golden 0.3946. clsplat probes for this at device open (src/cl_runtime.c) and
+ * 0.3997 for a golden 0.3946. clsplat probes for this at device open (src/runtime/cl_runtime.c) and
  * takes the deterministic backward and the tiled convolution there.
  *   build: cc -o loop_limit loop_limit.c -lOpenCL
  *   run:   OCL_ICD_VENDORS=/etc/OpenCL/vendors/rusticl.icd RUSTICL_ENABLE=llvmpipe ./loop_limit
