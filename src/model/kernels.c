@@ -15,6 +15,12 @@ const char *const cs_program_names[CS_PROG_COUNT] = {
 #undef NAME
 };
 
+const char *const cs_program_files[CS_PROG_COUNT] = {
+#define FILES(name, files) files,
+    CS_PROGRAM_LIST(FILES)
+#undef FILES
+};
+
 const char *const cs_wg_names[CS_WG_COUNT] = {"project", "project_bwd", "bin", "adam"};
 
 const char *const cs_stage_names[CS_STAGE_COUNT] = {"project", "bin+sort", "rasterize fwd", "loss+ssim",
@@ -188,14 +194,9 @@ static int build_once(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
     if (!k->opts.programs) k->opts.programs = CS_PROGS_ALL;
     char opts[1024];
     cs_kernel_opts_string(o, 0, opts, sizeof opts);
-    static const char *const files[CS_PROG_COUNT] = {
-#define FILES(name, f) f,
-        CS_PROGRAM_LIST(FILES)
-#undef FILES
-    };
     cl->last_build_cached = 1;
     for (int p = 0; p < CS_PROG_COUNT; p++)
-        if ((k->opts.programs & (1u << p)) && cs_cl_build(cl, files[p], opts, &k->prog[p])) return -1;
+        if ((k->opts.programs & (1u << p)) && cs_cl_build(cl, cs_program_files[p], opts, &k->prog[p])) return -1;
 #define CREATE(name, group, program)                                                                              \
     if (k->prog[CS_PROG_##program] && cs_cl_kernel(cl, k->prog[CS_PROG_##program], #name, &k->name)) return -1;
     CS_KERNEL_LIST(CREATE)

@@ -64,6 +64,8 @@ enum { CS_PROGRAM_LIST(CS_PROGRAM_ID) CS_PROG_COUNT };
 #define CS_PROGS_TRAIN (CS_PROGS_EVAL | CS_PROGS(optim) | CS_PROGS(density) | CS_PROGS(histo))
 #define CS_PROGS_ALL ((1u << CS_PROG_COUNT) - 1)
 extern const char *const cs_program_names[CS_PROG_COUNT];
+/* each program's files, as CS_PROGRAM_LIST has them */
+extern const char *const cs_program_files[CS_PROG_COUNT];
 
 /* Every kernel, written once: X(name, work-group group, program). The struct below, the
  * build, the limit checks and the release all expand it. */

@@ -20,16 +20,11 @@ int cs_tuning_path(cs_cl *cl, const cs_kernel_opts *o, char *out, size_t n)
         return 0;
     }
     /* the sources of the programs the tuning measures (tune.c: render, sort, optim) */
-    static const char *const files[CS_PROG_COUNT] = {
-#define FILES(name, f) f,
-        CS_PROGRAM_LIST(FILES)
-#undef FILES
-    };
     const int measured[] = {CS_PROG_render, CS_PROG_sort, CS_PROG_optim};
     src = CS_HASH_SEED;
     for (size_t i = 0; i < sizeof measured / sizeof measured[0]; i++) {
         uint64_t h;
-        if (cs_cl_sources_hash(cl, files[measured[i]], &h)) return -1;
+        if (cs_cl_sources_hash(cl, cs_program_files[measured[i]], &h)) return -1;
         src = cs_hash64(&h, sizeof h, src);
     }
     char id[2400], opts[1024];
