@@ -145,10 +145,10 @@ static void checkpoint_seeds(void)
         cs_model_layout l = {layout_byte & 3, (layout_byte >> 2) & 1, (layout_byte >> 3) & 1, (layout_byte >> 4) & 1};
         cs_model shape = {0};
         shape.layout = l;
-        cs_model_array a[CS_MODEL_MAX_ARRAYS];
+        cs_model_array a[CS_SCHEMA_MAX];
         int na = cs_model_arrays(&shape, a), n = 2;
         size_t bytes = 1 + sizeof(cs_ckpt_header);
-        for (int i = 0; i < na; i++) bytes += a[i].in_checkpoint ? a[i].row_bytes * n : 0;
+        for (int i = 0; i < na; i++) bytes += a[i].desc->checkpointed ? a[i].row_bytes * n : 0;
         unsigned char *d = calloc(1, bytes);
         cs_ckpt_header h = {"CSCKPT1", 1, 100, n, l.sh_degree, l.sh_half, l.filter_3d, 100, l.opt_half};
         d[0] = (unsigned char)layout_byte;
