@@ -98,11 +98,9 @@ typedef float sh_t;
 #if OPT_HALF
 typedef half mom_m_t;    /* m / sqrt(v) */
 typedef ushort mom_v_t;  /* sqrt(v), unsigned 6-bit exponent, 10-bit mantissa */
-#define MOM_ZERO(p, i) vstore_half(0.f, (i), (p))
 #else
 typedef float mom_m_t;
 typedef float mom_v_t;
-#define MOM_ZERO(p, i) ((p)[i] = 0.f)
 #endif
 
 /* ---- float atomics ------------------------------------------------------------------- */

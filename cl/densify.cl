@@ -93,9 +93,9 @@ __kernel void densify_prune_flags(int n_total, int n_old, __global const float *
     keep[i] = k;
 }
 
-/* opacity <- min(opacity, 0.01) (with the 3D filter: the filtered opacity), moments zeroed */
-__kernel void densify_reset_opacity(int n, __global float *geo, __global const float *filter3d, __global mom_m_t *m,
-                                    __global mom_v_t *v)
+/* opacity <- min(opacity, 0.01) (with the 3D filter: the filtered opacity); the optimizer's
+ * state of the column is zeroed by the schema (cs_model_zero_state_column) */
+__kernel void densify_reset_opacity(int n, __global float *geo, __global const float *filter3d)
 {
     int i = get_global_id(0);
     if (i >= n) return;
@@ -114,8 +114,6 @@ __kernel void densify_reset_opacity(int n, __global float *geo, __global const f
     float target = min(op * c3, 0.01f) / c3;
     target = clamp(target, 1e-7f, 1.f - 1e-7f);
     geo[o] = log(target / (1.f - target));
-    MOM_ZERO(m, o);
-    (v)[o] = 0;
 }
 
 /* mip-splatting 3D filter, pass 1: nearest depth over training cameras that see the mean

@@ -31,3 +31,12 @@ __kernel void rows_zero(int count, __global const uint *dst_of, int first, __glo
     size_t to = first >= 0 ? (size_t)first + s : dst_of[s];
     a[to * row_u16 + k] = 0;
 }
+
+/* column COL (ELEM_U16 words a value) of N rows <- zero bits */
+__kernel void column_zero(int n, __global ushort *a, int row_u16, int col, int elem_u16)
+{
+    size_t t = get_global_id(0);
+    size_t i = t / (size_t)elem_u16, k = t % (size_t)elem_u16;
+    if (i >= (size_t)n) return;
+    a[i * row_u16 + (size_t)col * elem_u16 + k] = 0;
+}

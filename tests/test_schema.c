@@ -2,7 +2,7 @@
  * two floats a row, copied into the rows a strategy makes) is declared through the schema
  * alone, and without any other module knowing of it, it is allocated and accounted, costs its
  * bytes in the row total the memory plan uses, survives growth, compaction and a checkpoint,
- * and follows every row that densification (clone, split, prune) and MCMC (relocation,
+ * is exported (the host copy, PLY properties tag_0 and tag_1, and back into a model), and follows every row that densification (clone, split, prune) and MCMC (relocation,
  * growth) make: each row's tag names the row it came from, and that row's parameters match. */
 #include <math.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 #include "mcmc.h"
 #include "model.h"
 #include "outputs.h"
+#include "ply.h"
 #include "test.h"
 #include "util.h"
 
@@ -184,6 +185,44 @@ static int check_mcmc(ctx *c, uint64_t *rs, const char *ckpt)
     return 0;
 }
 
+/* the model's host copy, its PLY export and a model made from that copy carry the tag */
+static int check_export(ctx *c, cs_model *m)
+{
+    cs_splats s;
+    CHECK_OK(cs_model_download(&c->cl, m, &s));
+    CHECK(s.n_extra == 1 && !strcmp(s.extra[0].name, "tag") && s.extra[0].width == 2, "the host copy has %d extra "
+          "columns (%s), want the tag", s.n_extra, s.n_extra ? s.extra[0].name : "none");
+    for (int i = 0; i < s.n; i++)
+        CHECK(s.extra[0].values[i * 2] == (float)i && s.extra[0].values[i * 2 + 1] == (float)-i,
+              "row %d: tag (%g, %g) in the host copy", i, s.extra[0].values[i * 2], s.extra[0].values[i * 2 + 1]);
+    char ply[1200];
+    snprintf(ply, sizeof ply, "%s/schema_tag.ply", test_tmpdir());
+    CHECK_OK(cs_ply_write(ply, &s, 0));
+    size_t len = 0;
+    char *d = cs_read_file(ply, &len);
+    CHECK(d, "%s", cs_last_error());
+    char *end = strstr(d, "end_header\n");
+    CHECK(end && strstr(d, "property float tag_0\nproperty float tag_1\nend_header"), "the PLY header lacks tag_0, tag_1");
+    size_t body = (size_t)(end + 11 - d), row = (len - body) / (size_t)s.n;
+    for (int i = 0; i < s.n; i++) {
+        float t[2];
+        memcpy(t, d + body + row * (size_t)(i + 1) - 8, 8);
+        CHECK(t[0] == (float)i && t[1] == (float)-i, "PLY row %d: tag (%g, %g)", i, t[0], t[1]);
+    }
+    free(d);
+    /* and back: a model made from the host copy has the same tag rows */
+    cs_model back;
+    CHECK_OK(cs_model_create(&c->cl, &back, &s, &c->lay, s.n));
+    float *t = malloc(sizeof(float) * 2 * (size_t)s.n);
+    CHECK_OK(cs_buf_read(&c->cl, &back.array[c->tag], 0, sizeof(float) * 2 * (size_t)s.n, t));
+    CHECK(!memcmp(t, s.extra[0].values, sizeof(float) * 2 * (size_t)s.n), "a model made from the host copy lost the tag");
+    printf("  export: the host copy, the PLY (tag_0, tag_1) and a model made from the copy carry the tag\n");
+    free(t);
+    cs_model_free(&c->cl, &back);
+    cs_splats_free(&s);
+    return 0;
+}
+
 static int with_tag(ctx *c)
 {
     uint64_t rs = test_seed() ^ 0x736368656d61ull;
@@ -205,6 +244,7 @@ static int with_tag(ctx *c)
     CHECK(m.array[c->tag].bytes == 100 * 8 && c->cl.mem.cur[CS_MEM_PARAMS] - params0 == 100 * after.params,
           "tag buffer %zu bytes, parameters accounted %zu, want %d and %zu", m.array[c->tag].bytes,
           c->cl.mem.cur[CS_MEM_PARAMS] - params0, 100 * 8, 100 * after.params);
+    CHECK_OK(check_export(c, &m));
     cs_model_free(&c->cl, &m);
     char ckpt[1200];
     snprintf(ckpt, sizeof ckpt, "%s/schema_tag.ckpt", test_tmpdir());
@@ -224,4 +264,94 @@ int test_schema_extra_array(void)
     cs_kernels_release(&c.k);
     cs_cl_close(&c.cl);
     return r;
+}
+
+/* graphdeco's opacity reset against a CPU reference: opacity <- min(opacity, 0.01) (with the
+   3D filter, of the filtered opacity), and the schema's optimizer state of that column (m and v
+   of the geometry, in fp32 or 16 bits) zeroed, every other bit of the model untouched. The
+   moments are poisoned with a non-zero pattern first. */
+static int reset_check(int filter_3d, int opt_half)
+{
+    uint64_t rs = test_seed() ^ (0x0ac1 + (unsigned)(2 * filter_3d + opt_half));
+    cs_cl cl;
+    CHECK_OK(test_open_cl(&cl));
+    cs_kernel_opts ko = {{1, 0, filter_3d, opt_half}, 0, 0, 0, 0, CS_PROGS(density)};
+    cs_kernels k;
+    CHECK_OK(cs_kernels_build(&cl, &ko, &k));
+    enum { N = 777 };
+    cs_splats s;
+    CHECK_OK(cs_splats_alloc(&s, N, 1, 0));
+    for (int i = 0; i < N; i++) {
+        for (int a = 0; a < 3; a++) s.means[i * 3 + a] = (float)test_randn(&rs), s.log_scales[i * 3 + a] = (float)(-6 + 5 * test_rand(&rs));
+        for (int a = 0; a < 4; a++) s.quats[i * 4 + a] = (float)test_randn(&rs);
+        s.logit_opacity[i] = (float)(12 * test_rand(&rs) - 6);
+        for (int a = 0; a < 12; a++) s.sh[i * 12 + a] = (float)test_randn(&rs);
+    }
+    cs_model m;
+    CHECK_OK(cs_model_create(&cl, &m, &s, &ko.layout, N));
+    float *f3 = malloc(sizeof(float) * N);
+    for (int i = 0; i < N; i++) f3[i] = (float)(0.001 + 0.1 * test_rand(&rs));
+    if (filter_3d) CHECK_OK(cs_buf_write(&cl, &m.filter3d, 0, sizeof(float) * N, f3));
+    cs_buf *state[4] = {&m.m_geo, &m.v2_geo, &m.m_sh, &m.v2_sh};
+    unsigned char *before[4], *after[4];
+    uint32_t poison = 0x3c013c02u;
+    for (int a = 0; a < 4; a++) {
+        CHECK_OK(cs_buf_fill(&cl, state[a], 0, state[a]->bytes, &poison, 4));
+        before[a] = malloc(state[a]->bytes), after[a] = malloc(state[a]->bytes);
+        CHECK_OK(cs_buf_read(&cl, state[a], 0, state[a]->bytes, before[a]));
+    }
+    float *g0 = malloc(sizeof(float) * N * CS_GEO_W), *g1 = malloc(sizeof(float) * N * CS_GEO_W);
+    CHECK_OK(cs_buf_read(&cl, &m.geo, 0, sizeof(float) * N * CS_GEO_W, g0));
+    CHECK_OK(cs_densify_reset_opacity(&cl, &k, &m));
+    CHECK_OK(cs_buf_read(&cl, &m.geo, 0, sizeof(float) * N * CS_GEO_W, g1));
+    for (int a = 0; a < 4; a++) CHECK_OK(cs_buf_read(&cl, state[a], 0, state[a]->bytes, after[a]));
+    double worst = 0;
+    int lowered = 0;
+    for (int i = 0; i < N; i++) {
+        const float *r0 = g0 + i * CS_GEO_W, *r1 = g1 + i * CS_GEO_W;
+        double op = 1 / (1 + exp(-(double)r0[CS_GEO_LOGIT_OPACITY])), c3 = 1;
+        if (filter_3d) {
+            double f2 = (double)f3[i] * f3[i], p = 1;
+            for (int a = 0; a < 3; a++) {
+                double s2 = exp(2.0 * r0[CS_GEO_LOG_SCALE + a]);
+                p *= s2 / (s2 + f2);
+            }
+            c3 = sqrt(p);
+        }
+        double t = fmin(op * c3, 0.01) / c3;
+        t = fmin(fmax(t, 1e-7), 1 - 1e-7);
+        double got = 1 / (1 + exp(-(double)r1[CS_GEO_LOGIT_OPACITY])), err = fabs(got - t) / t;
+        worst = err > worst ? err : worst;
+        lowered += t < op;
+        CHECK(err < 1e-4, "row %d: opacity %.7g after the reset, the reference %.7g (before %.7g, 3D filter factor %.4g)",
+              i, got, t, op, c3);
+        CHECK(!memcmp(r0, r1, sizeof(float) * CS_GEO_LOGIT_OPACITY), "row %d: the reset changed more than the opacity", i);
+    }
+    /* the state of the opacity column is zero bits, everything else the poison */
+    size_t elem = opt_half ? 2 : 4;
+    for (int a = 0; a < 4; a++) {
+        for (size_t b = 0; b < state[a]->bytes && b < (size_t)N * CS_GEO_W * elem; b++) {
+            int col = (int)(b / elem % CS_GEO_W);
+            int zero = a < 2 && col == CS_GEO_LOGIT_OPACITY;
+            CHECK(after[a][b] == (zero ? 0 : before[a][b]), "optimizer state %d, byte %zu (row %zu, column %d): %u, want %u",
+                  a, b, b / elem / CS_GEO_W, col, after[a][b], zero ? 0 : before[a][b]);
+        }
+        if (a >= 2) CHECK(!memcmp(before[a], after[a], state[a]->bytes), "the reset touched the SH optimizer state");
+        free(before[a]), free(after[a]);
+    }
+    printf("  opacity reset (3D filter %d, %s moments): %d of %d lowered, worst relative error %.2g; the moments of "
+           "the column zeroed\n", filter_3d, opt_half ? "16-bit" : "fp32", lowered, N, worst);
+    free(f3), free(g0), free(g1);
+    cs_splats_free(&s);
+    cs_model_free(&cl, &m);
+    cs_kernels_release(&k);
+    cs_cl_close(&cl);
+    return 0;
+}
+
+int test_opacity_reset(void)
+{
+    for (int f = 0; f < 2; f++)
+        for (int h = 0; h < 2; h++) CHECK_OK(reset_check(f, h));
+    return 0;
 }

@@ -2,6 +2,7 @@
 #include "splats.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,18 @@ int cs_splats_alloc(cs_splats *s, int n, int deg, int with_filter)
     return 0;
 }
 
+int cs_splats_add_extra(cs_splats *s, const char *name, int width)
+{
+    if (s->n_extra >= CS_SPLATS_MAX_EXTRA) return cs_fail("more than %d extra Gaussian parameters", CS_SPLATS_MAX_EXTRA);
+    if (width < 1 || strlen(name) >= sizeof s->extra[0].name) return cs_fail("extra Gaussian parameter '%s' of width %d", name, width);
+    float *v = calloc((size_t)(s->n > 0 ? s->n : 1) * width, sizeof(float));
+    if (!v) return cs_fail("out of host memory for %d Gaussians' %s", s->n, name);
+    snprintf(s->extra[s->n_extra].name, sizeof s->extra[0].name, "%s", name);
+    s->extra[s->n_extra].width = width;
+    s->extra[s->n_extra++].values = v;
+    return 0;
+}
+
 long cs_splats_count_nonfinite(const cs_splats *s, int *first)
 {
     long bad = 0;
@@ -63,6 +76,7 @@ void cs_splats_free(cs_splats *s)
     free(s->logit_opacity);
     free(s->sh);
     free(s->filter_3d);
+    for (int e = 0; e < s->n_extra; e++) free(s->extra[e].values);
     memset(s, 0, sizeof *s);
 }
 

@@ -10,6 +10,8 @@
 /* The degree-0 SH basis value: a Gaussian's base colour is 0.5 + CS_SH_C0 * dc (graphdeco). */
 #define CS_SH_C0 0.28209479177387814
 
+#define CS_SPLATS_MAX_EXTRA 4
+
 typedef struct {
     int n;
     int sh_degree;        /* coefficients stored: CS_SH_COEFFS(sh_degree) per channel */
@@ -19,6 +21,15 @@ typedef struct {
     float *logit_opacity; /* (N) */
     float *sh;            /* (N, K, 3): coefficient k of channel c at [i*K*3 + k*3 + c] */
     float *filter_3d;     /* (N) mip-splatting 3D filter std, or NULL */
+    /* further per-Gaussian parameters a model declares beyond these (the model schema's extra
+       parameter arrays, model_layout.h): named columns of floats, which PLY files carry as
+       properties NAME_0 .. NAME_{width-1} */
+    int n_extra;
+    struct {
+        char name[32];
+        int width;
+        float *values; /* (N, width) */
+    } extra[CS_SPLATS_MAX_EXTRA];
 } cs_splats;
 
 /* The scene file formats (splat_file.h reads and writes them). */
@@ -33,6 +44,8 @@ int cs_splat_format_parse(const char *name, cs_splat_format *out);
 
 /* Allocates arrays for N Gaussians (zeroed); filter_3d only if WITH_FILTER. */
 int cs_splats_alloc(cs_splats *s, int n, int sh_degree, int with_filter);
+/* Adds an extra parameter column set NAME of WIDTH floats a row (zeroed); -1 with a message. */
+int cs_splats_add_extra(cs_splats *s, const char *name, int width);
 /* Gaussians with a NaN or Inf anywhere; *FIRST gets the first one's index (-1 when none). */
 long cs_splats_count_nonfinite(const cs_splats *s, int *first);
 /* Row I's log-scales and logit opacity as a renderer without the 3D filter must see them: with

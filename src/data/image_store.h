@@ -9,6 +9,9 @@
  *           need (want), and data.decode_threads workers decode them ahead (decode_ahead.h),
  *           at most two views a thread held decoded beyond the cache.
  * Device and host residency decode every view at start on the same workers.
+ * Each mode is one backend (a table in image_store.c: its device bytes, how it opens, gets,
+ * releases and prefetches a view); the memory plan chooses the mode once (memplan.c) and asks
+ * the chosen backend for its bytes (cs_images_device_bytes).
  * The trainer calls get() for the iteration's view, release() once the last kernel reading
  * it is enqueued, and prefetch() with the next iteration's view. Evaluation views come from
  * disk through slot 0 (or, under device residency, one temporary image buffer). */
@@ -23,10 +26,12 @@
 #include "image.h"
 #include "scene.h"
 
+typedef struct cs_residency cs_residency; /* a backend (image_store.c) */
+
 typedef struct {
     cs_cl *cl;
     const cs_scene *scene;
-    int residency;             /* CS_RES_DEVICE / HOST / LAZY */
+    const cs_residency *be;    /* the backend of data.image_residency */
     const int *train;          /* camera index of each training view */
     int n_train;
     cs_buf images;             /* device residency */
@@ -42,7 +47,7 @@ typedef struct {
     cs_image staging[2];       /* lazy views not kept in the cache, until their upload is done */
     int cur;                   /* slot of the current iteration */
     int prefetch_hits, prefetch_misses;
-    int decode_threads, depth;  /* lazy: views decoded ahead at most */
+    int decode_threads, depth;  /* lazy: views decoded ahead at most (0 otherwise) */
     cs_decode_ahead *ahead;    /* lazy */
 } cs_image_store;
 
@@ -54,7 +59,9 @@ int cs_images_init(cs_image_store *st, cs_cl *cl, const cs_scene *scene, int res
 int cs_images_lookahead(const cs_image_store *st);
 /* Training view VI will be needed soon: decoded ahead unless cached (lazy; no-op otherwise). */
 void cs_images_want(cs_image_store *st, int vi);
-/* Device bytes the store holds for RESIDENCY (for the memory plan). */
+/* The backend of RESIDENCY (CS_RES_DEVICE / HOST / LAZY); NULL for anything else. */
+const cs_residency *cs_residency_of(int residency);
+/* Device bytes the backend of RESIDENCY holds for these views (for the memory plan). */
 size_t cs_images_device_bytes(const cs_scene *scene, int residency, const int *train, int n_train);
 /* Device residency addresses the training images with 32-bit offsets: true when the N_TRAIN
  * views of TRAIN take at most CS_IMAGES_DEVICE_MAX bytes. The memory plan asks this before it

@@ -325,8 +325,13 @@ int cs_ply_write(const char *path, const cs_splats *s, int bake)
     for (int j = 0; j < 3; j++) fprintf(f, "property float scale_%d\n", j);
     for (int j = 0; j < 4; j++) fprintf(f, "property float rot_%d\n", j);
     if (with_filter) fprintf(f, "property float filter_3D\n");
+    int n_extra = 0;
+    for (int e = 0; e < s->n_extra; e++) {
+        for (int j = 0; j < s->extra[e].width; j++) fprintf(f, "property float %s_%d\n", s->extra[e].name, j);
+        n_extra += s->extra[e].width;
+    }
     fprintf(f, "end_header\n");
-    int nf = 9 + 3 * (K - 1) + 1 + 3 + 4 + with_filter;
+    int nf = 9 + 3 * (K - 1) + 1 + 3 + 4 + with_filter + n_extra;
     float *row = malloc(sizeof(float) * nf);
     if (!row) {
         cs_atomic_abort(&af);
@@ -347,6 +352,8 @@ int cs_ply_write(const char *path, const cs_splats *s, int bake)
         for (int c = 0; c < 3; c++) row[o++] = ls[c];
         for (int c = 0; c < 4; c++) row[o++] = s->quats[i * 4 + c];
         if (with_filter) row[o++] = s->filter_3d[i];
+        for (int e = 0; e < s->n_extra; e++)
+            for (int j = 0; j < s->extra[e].width; j++) row[o++] = s->extra[e].values[(size_t)i * s->extra[e].width + j];
         if (fwrite(row, sizeof(float), nf, f) != (size_t)nf) break;
     }
     free(row);

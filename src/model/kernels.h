@@ -100,6 +100,7 @@ extern const char *const cs_program_files[CS_PROG_COUNT];
     X(gather_rows, CS_WG_FIXED, density)                                                                \
     X(rows_copy, CS_WG_FIXED, density)                                                                  \
     X(rows_zero, CS_WG_FIXED, density)                                                                  \
+    X(column_zero, CS_WG_FIXED, density)                                                                \
     X(densify_reset_opacity, CS_WG_FIXED, density)                                                      \
     X(filter3d_depth, CS_WG_FIXED, density)                                                             \
     X(mcmc_weights, CS_WG_FIXED, density)                                                               \

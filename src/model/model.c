@@ -65,6 +65,37 @@ int cs_model_arrays(cs_model *m, cs_model_array d[CS_SCHEMA_MAX])
     return n;
 }
 
+/* The extra parameter arrays (cs_schema_extend beyond the built-in ones, fp32 rows): the
+   columns a host copy carries beside the Gaussian's own (splats.h), by name. */
+static bool extra_param(const cs_array_desc *d) { return d->cat == CS_MEM_PARAMS && d->storage == CS_ST_F32; }
+
+static int extras_upload(cs_cl *cl, cs_model *m, const cs_splats *s)
+{
+    for (int e = 0; e < s->n_extra; e++)
+        for (int i = CS_ARRAY_BUILTIN; i < cs_schema_count(); i++) {
+            const cs_array_desc *d = cs_schema_array(i);
+            if (!extra_param(d) || strcmp(d->name, s->extra[e].name)) continue;
+            if (cs_array_width(d, &m->layout) != s->extra[e].width)
+                return cs_fail("Gaussian parameter %s: %d values a row given, the model has %d", d->name,
+                               s->extra[e].width, cs_array_width(d, &m->layout));
+            if (cs_buf_write(cl, &m->array[i], 0, (size_t)s->n * s->extra[e].width * 4, s->extra[e].values)) return -1;
+        }
+    return 0;
+}
+
+static int extras_download(cs_cl *cl, const cs_model *m, cs_splats *out)
+{
+    for (int i = CS_ARRAY_BUILTIN; i < cs_schema_count(); i++) {
+        const cs_array_desc *d = cs_schema_array(i);
+        if (!extra_param(d) || !cs_array_row_bytes(d, &m->layout)) continue;
+        int w = cs_array_width(d, &m->layout);
+        if (cs_splats_add_extra(out, d->name, w) ||
+            (m->n && cs_buf_read(cl, &m->array[i], 0, (size_t)m->n * w * 4, out->extra[out->n_extra - 1].values)))
+            return -1;
+    }
+    return 0;
+}
+
 int cs_model_create(cs_cl *cl, cs_model *m, const cs_splats *s, const cs_model_layout *layout, int capacity)
 {
     int deg = layout->sh_degree, sh_half = layout->sh_half, has_filter = layout->filter_3d;
@@ -111,6 +142,7 @@ int cs_model_create(cs_cl *cl, cs_model *m, const cs_splats *s, const cs_model_l
     }
     int r = cs_buf_write(cl, &m->geo, 0, (size_t)s->n * CS_GEO_W * 4, geo) || cs_buf_write(cl, &m->sh, 0, shsz, sh);
     if (!r && has_filter && s->filter_3d) r = cs_buf_write(cl, &m->filter3d, 0, (size_t)s->n * 4, s->filter_3d);
+    if (!r) r = extras_upload(cl, m, s);
     free(geo);
     free(sh);
     if (r) {
@@ -129,7 +161,7 @@ void cs_model_free(cs_cl *cl, cs_model *m)
 int cs_model_download(cs_cl *cl, const cs_model *m, cs_splats *out)
 {
     if (cs_splats_alloc(out, m->n, m->layout.sh_degree, m->layout.filter_3d)) return -1;
-    if (!m->n) return 0;
+    if (!m->n) return extras_download(cl, m, out);
     int K = CS_SH_COEFFS(m->layout.sh_degree);
     size_t shsz = (size_t)m->n * K * 3 * (m->layout.sh_half ? 2 : 4);
     float *geo = malloc((size_t)m->n * CS_GEO_W * 4);
@@ -150,7 +182,7 @@ int cs_model_download(cs_cl *cl, const cs_model *m, cs_splats *out)
     }
     size_t nsh = (size_t)m->n * K * 3;
     for (size_t j = 0; j < nsh; j++) out->sh[j] = m->layout.sh_half ? cs_half_to_float(((uint16_t *)sh)[j]) : ((float *)sh)[j];
-    r = 0;
+    r = extras_download(cl, m, out);
 done:
     free(geo);
     free(sh);
@@ -207,8 +239,11 @@ int cs_model_compact(cs_cl *cl, const cs_kernels *k, cs_model *m, cs_buf *keep, 
 
 /* ---- rows that densification and MCMC make ------------------------------------------------ */
 
-int cs_model_new_rows(cs_cl *cl, const cs_kernels *k, cs_model *m, int count, cs_buf *src_of, cs_buf *dst_of,
-                      int first)
+/* The schema's rule for COUNT rows (to[s] = FIRST + s, or dst_of[s] when FIRST < 0): COPY
+   arrays from row src_of[s] when COPY is set, ZERO arrays zeroed (zero bits are zero in every
+   storage, model.h), the rest left alone. */
+static int apply_rows(cs_cl *cl, const cs_kernels *k, cs_model *m, int count, cs_buf *src_of, cs_buf *dst_of,
+                      int first, bool copy)
 {
     if (count <= 0) return 0;
     cs_model_array d[CS_SCHEMA_MAX];
@@ -216,31 +251,50 @@ int cs_model_new_rows(cs_cl *cl, const cs_kernels *k, cs_model *m, int count, cs
     for (int i = 0; i < na; i++) {
         int row_u16 = (int)(d[i].row_bytes / 2);
         size_t g = (size_t)count * row_u16, l = 256;
-        if (d[i].desc->on_new == CS_NEW_COPY) {
-            if (cs_cl_run(cl, k->rows_copy, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(count), CS_ARG(src_of->mem),
-                          CS_ARG(dst_of->mem), CS_ARG(first), CS_ARG(d[i].buf->mem), CS_ARG(row_u16)))
-                return -1;
-        } else if (d[i].desc->on_new == CS_NEW_ZERO) {
-            /* zero bits are zero in every storage (model.h) */
-            if (cs_cl_run(cl, k->rows_zero, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(count), CS_ARG(dst_of->mem),
-                          CS_ARG(first), CS_ARG(d[i].buf->mem), CS_ARG(row_u16)))
-                return -1;
-        }
+        cs_on_new rule = d[i].desc->on_new;
+        if (rule == CS_NEW_COPY && copy &&
+            cs_cl_run(cl, k->rows_copy, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(count), CS_ARG(src_of->mem),
+                      CS_ARG(dst_of->mem), CS_ARG(first), CS_ARG(d[i].buf->mem), CS_ARG(row_u16)))
+            return -1;
+        if (rule == CS_NEW_ZERO && cs_cl_run(cl, k->rows_zero, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(count),
+                                             CS_ARG(dst_of->mem), CS_ARG(first), CS_ARG(d[i].buf->mem),
+                                             CS_ARG(row_u16)))
+            return -1;
     }
     return 0;
 }
 
+int cs_model_new_rows(cs_cl *cl, const cs_kernels *k, cs_model *m, int count, cs_buf *src_of, cs_buf *dst_of,
+                      int first)
+{
+    return apply_rows(cl, k, m, count, src_of, dst_of, first, true);
+}
+
 int cs_model_reset_rows(cs_cl *cl, const cs_kernels *k, cs_model *m, int count, cs_buf *rows)
 {
-    if (count <= 0) return 0;
+    return apply_rows(cl, k, m, count, NULL, rows, -1, false);
+}
+
+cs_buf *cs_model_state(cs_model *m, int param, cs_storage storage)
+{
+    for (int i = 0; i < cs_schema_count(); i++) {
+        const cs_array_desc *d = cs_schema_array(i);
+        if (d->of == param && d->cat == CS_MEM_OPTIMIZER && d->storage == storage) return &m->array[i];
+    }
+    return NULL;
+}
+
+int cs_model_zero_state_column(cs_cl *cl, const cs_kernels *k, cs_model *m, int param, int col)
+{
     cs_model_array d[CS_SCHEMA_MAX];
-    int na = cs_model_arrays(m, d), first = -1;
-    for (int i = 0; i < na; i++) {
-        int row_u16 = (int)(d[i].row_bytes / 2);
-        size_t g = (size_t)count * row_u16, l = 256;
-        if (d[i].desc->on_new == CS_NEW_ZERO &&
-            cs_cl_run(cl, k->rows_zero, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(count), CS_ARG(rows->mem), CS_ARG(first),
-                      CS_ARG(d[i].buf->mem), CS_ARG(row_u16)))
+    int na = cs_model_arrays(m, d);
+    for (int i = 0; i < na && m->n > 0; i++) {
+        if (d[i].desc->of != param || d[i].desc->cat != CS_MEM_OPTIMIZER) continue;
+        int row_u16 = (int)(d[i].row_bytes / 2), width = cs_array_width(d[i].desc, &m->layout);
+        int elem_u16 = row_u16 / width;
+        size_t g = (size_t)m->n * elem_u16, l = 256;
+        if (cs_cl_run(cl, k->column_zero, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(m->n), CS_ARG(d[i].buf->mem),
+                      CS_ARG(row_u16), CS_ARG(col), CS_ARG(elem_u16)))
             return -1;
     }
     return 0;

@@ -50,13 +50,15 @@ int cs_model_arrays(cs_model *m, cs_model_array out[CS_SCHEMA_MAX]);
 
 /* Allocates for CAPACITY rows in LAYOUT (SH degree and storage, 3D filter, optimizer
  * storage) and uploads S (its degree must not exceed the layout's; missing bands are zero);
- * blocks until the upload is done. Moments and stats start at zero. */
+ * blocks until the upload is done. Moments and stats start at zero. S's extra columns fill the
+ * schema's extra parameter arrays of the same name. */
 int cs_model_create(cs_cl *cl, cs_model *m, const cs_splats *s, const cs_model_layout *layout, int capacity);
 /* Bytes of one row of the moments of geometry / SH. */
 size_t cs_model_moment_row(const cs_model *m, int sh);
 /* Frees every array; safe on an empty M. */
 void cs_model_free(cs_cl *cl, cs_model *m);
-/* Copies the parameters of the first m->n rows back to the host (blocks). */
+/* Copies the parameters of the first m->n rows back to the host (blocks), the schema's extra
+ * parameter arrays as OUT's extra columns (which the PLY export writes). */
 int cs_model_download(cs_cl *cl, const cs_model *m, cs_splats *out);
 /* Grows capacity to hold ROWS (x1.5 spare, at most max_rows unless ROWS needs more), one
  * array at a time. */
@@ -75,6 +77,12 @@ int cs_model_new_rows(cs_cl *cl, const cs_kernels *k, cs_model *m, int count, cs
 /* Zeroes the ZERO arrays (optimizer state) of the COUNT rows listed in ROWS (repeats allowed):
  * a row whose parameters a strategy rewrote in place. */
 int cs_model_reset_rows(cs_cl *cl, const cs_kernels *k, cs_model *m, int count, cs_buf *rows);
+/* The optimizer-state array of STORAGE (CS_ST_MOM_M, CS_ST_MOM_V) that the schema gives the
+   parameter array PARAM (CS_ARRAY_geo, ...); NULL when it has none. */
+cs_buf *cs_model_state(cs_model *m, int param, cs_storage storage);
+/* Zeroes column COL of every optimizer-state array of parameter array PARAM, for all rows (a
+   parameter the trainer rewrote, such as graphdeco's opacity reset). */
+int cs_model_zero_state_column(cs_cl *cl, const cs_kernels *k, cs_model *m, int param, int col);
 
 /* host half <-> float, round to nearest even */
 uint16_t cs_float_to_half(float f);

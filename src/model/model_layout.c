@@ -36,10 +36,15 @@ int cs_schema_extend(const cs_array_desc *d)
 
 void cs_schema_drop_extras(void) { n_extra = 0; }
 
+int cs_array_width(const cs_array_desc *d, const cs_model_layout *l)
+{
+    return d->width == CS_ROW_SH3 ? CS_SH_COEFFS(l->sh_degree) * 3 : d->width;
+}
+
 size_t cs_array_row_bytes(const cs_array_desc *d, const cs_model_layout *l)
 {
     if (d->present == CS_IF_FILTER_3D && !l->filter_3d) return 0;
-    size_t values = d->width == CS_ROW_SH3 ? (size_t)CS_SH_COEFFS(l->sh_degree) * 3 : (size_t)d->width;
+    size_t values = (size_t)cs_array_width(d, l);
     int half = (d->storage == CS_ST_SH && l->sh_half) ||
                ((d->storage == CS_ST_MOM_M || d->storage == CS_ST_MOM_V) && l->opt_half);
     return values * (half ? 2 : 4);

@@ -55,6 +55,8 @@ int cs_schema_extend(const cs_array_desc *d);
 /* Drops every declared array (the built-in ones stay). */
 void cs_schema_drop_extras(void);
 
+/* Values a row of D holds under LAYOUT (CS_ROW_SH3 resolved). */
+int cs_array_width(const cs_array_desc *d, const cs_model_layout *layout);
 /* Bytes a row of D takes under LAYOUT; 0 when the layout has no such array. */
 size_t cs_array_row_bytes(const cs_array_desc *d, const cs_model_layout *layout);
 

@@ -104,8 +104,10 @@ int cs_densify_reset_opacity(cs_cl *cl, const cs_kernels *k, cs_model *m)
 {
     size_t g = (size_t)m->n, l = 256;
     cl_mem filt = m->layout.filter_3d ? m->filter3d.mem : m->geo.mem;
-    return cs_cl_run(cl, k->densify_reset_opacity, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(m->n), CS_ARG(m->geo.mem),
-                     CS_ARG(filt), CS_ARG(m->m_geo.mem), CS_ARG(m->v2_geo.mem));
+    if (cs_cl_run(cl, k->densify_reset_opacity, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(m->n), CS_ARG(m->geo.mem),
+                  CS_ARG(filt)))
+        return -1;
+    return cs_model_zero_state_column(cl, k, m, CS_ARRAY_geo, CS_GEO_LOGIT_OPACITY);
 }
 
 int cs_filter3d_setup(cs_cl *cl, cs_densifier *d, const cs_scene *s)

@@ -462,7 +462,7 @@ static int finish(trainer *t, int start)
     printf("training done: %d iterations in %.1f s, %d Gaussians, peak device memory %.1f MiB (accounted)",
            t->iterations - start, cs_now() - t->t_start, t->m.n, cl->mem.peak_total / 1048576.0);
     if (t->dm.lib) cs_driver_mem_sample(&t->dm), printf(", %.1f MiB (driver, sampled)", t->dm.peak / 1048576.0);
-    if (t->plan.residency != CS_RES_DEVICE)
+    if (t->images.prefetch_hits + t->images.prefetch_misses)
         printf("; image uploads: %d prefetched, %d on demand", t->images.prefetch_hits, t->images.prefetch_misses);
     if (t->images.ahead) {
         int ahead, late;
