@@ -42,22 +42,25 @@ inline float adam_delta(size_t i, float g, __global mom_m_t *m, __global mom_v_t
 }
 
 /* One launch for both parameter groups: items [0, n_geo) step the geometry rows (per-column
- * learning rates), items [n_geo, n_geo + n_sh) the SH rows (DC / rest learning rates). */
+ * learning rates), items [n_geo, n_geo + n_sh) the SH rows (DC / rest learning rates).
+ * SPARSE: a row whose Gaussian the view did not see (radii <= 0) is left as it is, parameters
+ * and moments (graphdeco's sparse Adam); radii is not read otherwise. */
 __kernel void adam_step(uint n_geo, __global float *geo, __global const float *v_geo, __global mom_m_t *m_geo,
                         __global mom_v_t *v2_geo, uint n_sh, __global sh_t *sh, __global const float *v_sh,
                         __global mom_m_t *m_sh, __global mom_v_t *v2_sh, float lr_mean, float lr_scale, float lr_rot,
                         float lr_opac, float lr_dc, float lr_rest, float b1, float b2, float eps, float bc1, float bc2,
-                        uint step)
+                        uint step, uint sparse, __global const int *radii)
 {
     size_t i = get_global_id(0);
     if (i < n_geo) {
+        if (sparse && radii[i / CS_GEO_W] <= 0) return;
         int col = (int)(i % CS_GEO_W);
         float lr = col < CS_GEO_LOG_SCALE ? lr_mean : col < CS_GEO_QUAT ? lr_scale : col < CS_GEO_LOGIT_OPACITY ? lr_rot : lr_opac;
         geo[i] -= lr * adam_delta(i, v_geo[i], m_geo, v2_geo, b1, b2, eps, bc1, bc2, step);
         return;
     }
     i -= n_geo;
-    if (i >= n_sh) return;
+    if (i >= n_sh || (sparse && radii[i / (SH_K * 3)] <= 0)) return;
     float lr = (i % (SH_K * 3)) < 3 ? lr_dc : lr_rest;
     float p = SH_LOAD(sh, i) - lr * adam_delta(i, v_sh[i], m_sh, v2_sh, b1, b2, eps, bc1, bc2, step ^ 0x5bd1e995u);
     SH_STORE(sh, i, p);

@@ -58,6 +58,7 @@ int test_cli_arguments(void)
         {"train -s x --set optim.iteratons=5", "did you mean 'optim.iterations'?", 2},
         {"train -s x --data_device gpu", "--data_device: 'gpu' is cpu (images in host memory) or cuda", 2},
         {"train -s /nonexistent/scene --data_device cpu --test_iterations -1", "dataset folder /nonexistent/scene", 1},
+        {"train -s x --optimizer_type adamw", "--optimizer_type: 'adamw' is default (Adam over every Gaussian) or sparse_adam", 2},
         {"render --eval -w --ply x.ply", "render needs -m OUTDIR, or --ply FILE and -s DATASET", 2},
         {"--version", "clsplat 0.9.0", 0},
         {"train --help", "--white_background", 0},
@@ -140,10 +141,13 @@ int test_cli_runs(void)
     snprintf(cfgp, sizeof cfgp, "%s/cli_cfg.json", test_tmpdir());
     const char *cfg = "{\"optim\": {\"iterations\": 500, \"iterations_on_cpu\": 7}, \"eval\": {\"save_renders\": true}}";
     CHECK_OK(cs_write_file_atomic(cfgp, cfg, strlen(cfg)));
-    /* graphdeco's flags: -m is the output folder, --eval, --test_iterations, --save_iterations */
+    /* graphdeco's flags: -m is the output folder, --eval, --test_iterations, --save_iterations,
+       --optimizer_type */
     CHECK(cli_run("", log, "train -c %s -s %s -m %s --eval --iterations 10 --test_iterations 4 10 --save_iterations 10 "
-                       "--checkpoint_iterations 6 " TINY, cfgp, data, out) == 0,
+                       "--checkpoint_iterations 6 --optimizer_type sparse_adam " TINY, cfgp, data, out) == 0,
           "training failed, see %s", log);
+    snprintf(p, sizeof p, "%s/config.json", out);
+    CHECK(contains(p, "\"sparse_adam\": true"), "--optimizer_type sparse_adam did not set optim.sparse_adam");
     snprintf(p, sizeof p, "%s/point_cloud/iteration_10/point_cloud.ply", out);
     CHECK(cs_file_exists(p), "--iterations 10 did not win over iterations_on_cpu (no %s)", p);
     /* cfg_args as graphdeco writes it, and renders beside their ground truth */

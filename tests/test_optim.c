@@ -19,9 +19,11 @@ static double u16_decode(uint16_t s)
     return s ? ldexp(1.0 + (s & 1023) / 1024.0, (int)(s >> 10) - 55) : 0.0;
 }
 
-static int adam_check(int opt_half)
+/* SPARSE: each step a random 70% of the rows are visible (rows i % 16 == 0 never are), and
+   the reference steps only those (optim.sparse_adam); never-visible rows must keep every bit. */
+static int adam_check(int opt_half, int sparse)
 {
-    uint64_t rs = test_seed() ^ (0xada + (unsigned)opt_half);
+    uint64_t rs = test_seed() ^ (0xada + (unsigned)opt_half + 2u * (unsigned)sparse);
     cs_cl cl;
     CHECK_OK(test_open_cl(&cl));
     cs_kernel_opts ko = {{1, 0, 0, opt_half}, 0, 0, 0, 0, 0};
@@ -60,9 +62,13 @@ static int adam_check(int opt_half)
                     : c < CS_GEO_LOGIT_OPACITY ? cfg.optim.rotation_lr : c < CS_GEO_W ? cfg.optim.opacity_lr
                     : c < CS_GEO_W + 3 ? cfg.optim.feature_lr : cfg.optim.feature_rest_lr;
         }
+    cs_buf radii = {0};
+    int *vis = malloc(sizeof(int) * N);
+    CHECK_OK(cs_buf_alloc(&cl, &radii, CS_MEM_OTHER, sizeof(int) * N, "test radii"));
     for (int t = 1; t <= STEPS + ZERO_STEPS; t++) {
+        for (int i = 0; i < N; i++) vis[i] = !sparse || (i % 16 && test_rand(&rs) < 0.7) ? 1 + i % 5 : -(i % 2);
         for (int i = 0; i < N; i++)
-            for (int c = 0; c < W; c++) {
+            for (int c = 0; c < W && vis[i] > 0; c++) {
                 size_t e = (size_t)i * W + c;
                 double g = t <= STEPS ? scale[e] * test_randn(&rs) : 0.0;
                 float gf = (float)g;
@@ -75,10 +81,17 @@ static int adam_check(int opt_half)
                 p[e] -= d;
                 path[e] += fabs(d);
             }
+        for (int i = 0; i < N; i++) /* a hidden row's gradient is whatever the backward left: poison it */
+            for (int c = 0; c < W && vis[i] <= 0; c++)
+                if (c < CS_GEO_W) gg[i * CS_GEO_W + c] = 1e3f;
+                else gs[i * K3 + c - CS_GEO_W] = -1e3f;
         CHECK_OK(cs_buf_write(&cl, &m.v_geo, 0, sizeof(float) * N * CS_GEO_W, gg));
         CHECK_OK(cs_buf_write(&cl, &m.v_sh, 0, sizeof(float) * N * K3, gs));
-        CHECK_OK(cs_adam_step(&cl, &k, &m, &lrs, lr_mean));
+        CHECK_OK(cs_buf_write(&cl, &radii, 0, sizeof(int) * N, vis));
+        CHECK_OK(cs_adam_step(&cl, &k, &m, &lrs, lr_mean, sparse ? &radii : NULL));
     }
+    cs_buf_free(&cl, &radii);
+    free(vis);
     CHECK_OK(cs_buf_read(&cl, &m.geo, 0, sizeof(float) * N * CS_GEO_W, geo));
     CHECK_OK(cs_buf_read(&cl, &m.sh, 0, sizeof(float) * N * K3, sh));
     /* displacement of every element vs the reference's; v at the end vs the reference's */
@@ -93,9 +106,16 @@ static int adam_check(int opt_half)
         CHECK_OK(cs_buf_read(&cl, &m.v2_geo, 0, (size_t)N * CS_GEO_W * 4, v32));
         CHECK_OK(cs_buf_read(&cl, &m.v2_sh, 0, (size_t)N * K3 * 4, v32 + N * CS_GEO_W));
     }
+    for (int i = 0; i < N; i += 16)
+        for (int c = 0; c < W && sparse; c++) {
+            float now = c < CS_GEO_W ? geo[i * CS_GEO_W + c] : sh[i * K3 + c - CS_GEO_W], was = (float)p0[(size_t)i * W + c];
+            CHECK(!memcmp(&now, &was, 4), "sparse Adam changed row %d (never visible), column %d: %.9g -> %.9g", i, c,
+                  was, now);
+        }
     for (int i = 0; i < N; i++)
         for (int c = 0; c < W; c++) {
             size_t e = (size_t)i * W + c;
+            if (sparse && i % 16 == 0) continue; /* zero moments: checked bit for bit above */
             double got = (c < CS_GEO_W ? geo[i * CS_GEO_W + c] : sh[i * K3 + c - CS_GEO_W]) - p0[e], want = p[e] - p0[e];
             /* relative to the distance travelled, plus the float rounding of 1150 stores */
             double rel = fabs(got - want) / (path[e] + 2e-6 * fmax(1.0, fabs(p0[e])));
@@ -106,9 +126,9 @@ static int adam_check(int opt_half)
             double rv = fabs(u - uref) / uref;
             if (!(rv <= worst_v)) worst_v = rv;
         }
-    printf("  %s moments: parameter displacement relative error: sum %.3g, worst %.3g (element %d); "
+    printf("  %s%s moments: parameter displacement relative error: sum %.3g, worst %.3g (element %d); "
            "sqrt(v) after %d zero steps: worst relative error %.3g\n",
-           opt_half ? "16-bit" : "fp32", sum_err / sum_ref, worst, wi, ZERO_STEPS, worst_v);
+           sparse ? "sparse, " : "", opt_half ? "16-bit" : "fp32", sum_err / sum_ref, worst, wi, ZERO_STEPS, worst_v);
     double b_sum = opt_half ? 5e-3 : 1e-4, b_worst = opt_half ? 0.02 : 1e-3, b_v = opt_half ? 0.1 : 1e-4;
     CHECK(sum_err / sum_ref < b_sum && worst < b_worst && worst_v < b_v,
           "Adam with %s moments drifts from the reference: sum %.3g (bound %g), worst %.3g (bound %g), sqrt(v) %.3g "
@@ -124,5 +144,6 @@ static int adam_check(int opt_half)
     return 0;
 }
 
-int test_adam_fp32(void) { return adam_check(0); }
-int test_adam_fp16_moments(void) { return adam_check(1); }
+int test_adam_fp32(void) { return adam_check(0, 0); }
+int test_adam_fp16_moments(void) { return adam_check(1, 0); }
+int test_adam_sparse(void) { return adam_check(0, 1) || adam_check(1, 1); }

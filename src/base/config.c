@@ -67,6 +67,7 @@ static const key_desc KEYS[] = {
     {"optim.init_scale", T_FLOAT, F(optim.init_scale), -1, 100, NULL, 0, "multiplies the initial scale (the mean distance to 3 nearest neighbours; -1: 1 default, 0.1 mcmc as gsplat)"},
     {"optim.opacity_reg", T_FLOAT, F(optim.opacity_reg), -1, 10, NULL, 0, "L1 regulariser: loss + this x the mean opacity (-1: 0 default, 0.01 mcmc as the paper)"},
     {"optim.scale_reg", T_FLOAT, F(optim.scale_reg), -1, 10, NULL, 0, "L1 regulariser: loss + this x the mean scale (-1: 0 default, 0.01 mcmc as the paper)"},
+    {"optim.sparse_adam", T_BOOL, F(optim.sparse_adam), 0, 0, NULL, 0, "Adam steps only the Gaussians the iteration's view sees: the others keep their parameters and moments (graphdeco's --optimizer_type sparse_adam)"},
     {"optim.step_on_densify", T_BOOL, F(optim.step_on_densify), 0, 0, NULL, 0, "Adam steps on densification iterations too, before densifying (gsplat); false skips it (graphdeco)"},
     {"densify.strategy", T_ENUM, F(densify.strategy), 0, 0, "default|mcmc", 0, "default: graphdeco's adaptive density control (clone, split, prune, opacity resets); mcmc: 3DGS as Markov Chain Monte Carlo, a fixed budget (densify.cap_max) from the first iteration: dead Gaussians relocated onto live ones, 5% more each refinement until the cap, position noise, opacity and scale regularisers"},
     {"densify.cap_max", T_INT, F(densify.cap_max), 0, CS_MCMC_MAX_ROWS, NULL, 0, "mcmc: the Gaussian budget, allocated once at the start (0: as many as memory.vram_budget_mb allows)"},

@@ -55,6 +55,7 @@ typedef struct {
     int random_init_points;
     bool deterministic;    /* per-pair gradient buffers instead of global atomics */
     bool step_on_densify;  /* Adam steps on densification iterations too (gsplat), before densifying */
+    bool sparse_adam;      /* Adam steps only the rows visible in the iteration's view (graphdeco's sparse_adam) */
     bool init_random;      /* random initial points even when the dataset has a point cloud */
     double init_opacity;   /* initial opacity (-1: the strategy's, 0.1 default, 0.5 mcmc) */
     double init_scale;     /* multiplies the initial nearest-neighbour scale (-1: 1 default, 0.1 mcmc) */

@@ -153,7 +153,7 @@ int cs_bench(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_sp
     double med[CS_STAGE_COUNT], wall;
     int rc = upload_gt(cl, scene, c, &gt) ||
              cs_time_iterations(&r, &loss, &m, &v, s->sh_degree, scene->background, &gt, 0,
-                                (float)cfg->optim.lambda_dssim, iters, med, &wall);
+                                (float)cfg->optim.lambda_dssim, cfg->optim.sparse_adam, iters, med, &wall);
     if (!rc) {
         printf("bench: %s view %s (%dx%d), %d Gaussians, %u pairs, %d runs (medians)\n", cfg->data.path, c->name,
                c->width, c->height, s->n, r.n_pairs, iters);

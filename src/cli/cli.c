@@ -18,7 +18,7 @@
 
 typedef enum { O_FLAG, O_VALUE, O_LIST } opt_kind;
 /* how a value becomes a config assignment: as a JSON string, as it is (numbers), a list */
-typedef enum { V_NONE, V_STRING, V_RAW, V_TRUE, V_DEVICE } value_kind;
+typedef enum { V_NONE, V_STRING, V_RAW, V_TRUE, V_DEVICE, V_OPTIMIZER } value_kind;
 
 typedef struct {
     const char *name, *alias; /* "--source", "-s" (alias may be NULL) */
@@ -73,6 +73,8 @@ static const opt_desc OPTS[] = {
     {"--iterations", NULL, O_VALUE, TRAINS, "optim.iterations", V_RAW, "N", "optim.iterations"},
     {"--data_device", NULL, O_VALUE, TRAINS, "data.image_residency", V_DEVICE, "cpu|cuda",
      "graphdeco's: cpu keeps the training images in host memory (data.image_residency host), cuda on the device"},
+    {"--optimizer_type", NULL, O_VALUE, TRAINS, "optim.sparse_adam", V_OPTIMIZER, "default|sparse_adam",
+     "graphdeco's: sparse_adam steps only the Gaussians each view sees (optim.sparse_adam)"},
     {"--test_iterations", NULL, O_LIST, TRAINS, "eval.test_iterations", V_RAW, "N...",
      "eval.test_iterations (-1: none but the last iteration)"},
     {"--save_iterations", NULL, O_LIST, TRAINS, "output.save_iterations", V_RAW, "N...",
@@ -237,6 +239,12 @@ static int assign_value(cs_args *a, const opt_desc *o, const char *flag, char **
         if (strcmp(vals[0], "cpu") && strcmp(vals[0], "cuda"))
             return cs_fail("%s: '%s' is cpu (images in host memory) or cuda (on the device)", flag, vals[0]);
         return add_assign(a, flag, o->key, !strcmp(vals[0], "cpu") ? "\"host\"" : "\"device\"");
+    }
+    if (o->as == V_OPTIMIZER) { /* graphdeco's --optimizer_type */
+        if (strcmp(vals[0], "default") && strcmp(vals[0], "sparse_adam"))
+            return cs_fail("%s: '%s' is default (Adam over every Gaussian) or sparse_adam (over those the view sees)",
+                           flag, vals[0]);
+        return add_assign(a, flag, o->key, !strcmp(vals[0], "sparse_adam") ? "true" : "false");
     }
     if (o->as == V_STRING) {
         json_t *js = json_string(vals[0]);

@@ -20,7 +20,8 @@ cs_adam_lrs cs_adam_lrs_of(const cs_optim_cfg *o)
     return l;
 }
 
-int cs_adam_step(cs_cl *cl, const cs_kernels *k, cs_model *m, const cs_adam_lrs *lrs, double lr_mean)
+int cs_adam_step(cs_cl *cl, const cs_kernels *k, cs_model *m, const cs_adam_lrs *lrs, double lr_mean,
+                 const cs_buf *visible)
 {
     m->step++;
     float b1 = 0.9f, b2 = 0.999f, eps = 1e-15f;
@@ -29,7 +30,8 @@ int cs_adam_step(cs_cl *cl, const cs_kernels *k, cs_model *m, const cs_adam_lrs 
           ld = (float)lrs->feature, lrest = (float)lrs->feature_rest;
     unsigned ng = (unsigned)m->n * CS_GEO_W, ns = (unsigned)m->n * (unsigned)CS_SH_COEFFS(m->layout.sh_degree) * 3u;
     size_t g = (size_t)ng + ns, l = k->wg[CS_WG_ADAM];
-    cl_uint step = (cl_uint)m->step;
+    cl_uint step = (cl_uint)m->step, sparse = visible != NULL;
+    cl_mem radii = visible ? visible->mem : m->geo.mem; /* not read when dense */
     /* Adam's state rows, as the schema gives them to each parameter array */
     cs_buf *m_geo = cs_model_state(m, CS_ARRAY_geo, CS_ST_MOM_M), *v_geo = cs_model_state(m, CS_ARRAY_geo, CS_ST_MOM_V);
     cs_buf *m_sh = cs_model_state(m, CS_ARRAY_sh, CS_ST_MOM_M), *v_sh = cs_model_state(m, CS_ARRAY_sh, CS_ST_MOM_V);
@@ -38,5 +40,5 @@ int cs_adam_step(cs_cl *cl, const cs_kernels *k, cs_model *m, const cs_adam_lrs 
                      CS_ARG(m_geo->mem), CS_ARG(v_geo->mem), CS_ARG(ns), CS_ARG(m->sh.mem), CS_ARG(m->v_sh.mem),
                      CS_ARG(m_sh->mem), CS_ARG(v_sh->mem), CS_ARG(lm), CS_ARG(ls), CS_ARG(lr), CS_ARG(lo),
                      CS_ARG(ld), CS_ARG(lrest), CS_ARG(b1), CS_ARG(b2), CS_ARG(eps), CS_ARG(bc1), CS_ARG(bc2),
-                     CS_ARG(step));
+                     CS_ARG(step), CS_ARG(sparse), CS_ARG(radii));
 }

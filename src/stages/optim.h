@@ -14,7 +14,11 @@ typedef struct {
 /* The learning rates the optimizer settings give. */
 cs_adam_lrs cs_adam_lrs_of(const cs_optim_cfg *o);
 /* Enqueues one Adam step on every group (does not block); LR_MEAN, the position lr, is
- * already scaled by the scene extent. Increments m->step. */
-int cs_adam_step(cs_cl *cl, const cs_kernels *k, cs_model *m, const cs_adam_lrs *lrs, double lr_mean);
+ * already scaled by the scene extent. Increments m->step. VISIBLE: NULL steps every row (dense);
+ * else the view's radii (one int a row, as the projection wrote them for these m->n rows) and
+ * only rows with a positive radius are stepped, the others keep parameters and moments
+ * (optim.sparse_adam). The bias correction follows m->step either way. */
+int cs_adam_step(cs_cl *cl, const cs_kernels *k, cs_model *m, const cs_adam_lrs *lrs, double lr_mean,
+                 const cs_buf *visible);
 
 #endif

@@ -23,8 +23,8 @@ int cs_train_pass(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v, int
 }
 
 int cs_time_iterations(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v, int active_degree, const float bg[3],
-                       cs_buf *gt, unsigned gt_off, float lambda, int reps, double med[CS_STAGE_COUNT],
-                       double *wall_med)
+                       cs_buf *gt, unsigned gt_off, float lambda, bool sparse_adam, int reps,
+                       double med[CS_STAGE_COUNT], double *wall_med)
 {
     cs_cl *cl = r->cl;
     const cs_adam_lrs frozen = {0, 0, 0, 0, 0}; /* full cost, the model stays as it is */
@@ -34,7 +34,7 @@ int cs_time_iterations(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v
         memset(cl->prof.ms, 0, sizeof cl->prof.ms);
         double t0 = cs_now();
         if (cs_train_pass(r, l, m, v, active_degree, bg, gt, gt_off, lambda) ||
-            cs_densify_stats(cl, r->k, m, r, v->width, v->height) || cs_adam_step(cl, r->k, m, &frozen, 0.0) ||
+            cs_densify_stats(cl, r->k, m, r, v->width, v->height) || cs_adam_step(cl, r->k, m, &frozen, 0.0, sparse_adam ? &r->radii : NULL) ||
             cs_prof_collect(cl)) {
             free(ms);
             return -1;

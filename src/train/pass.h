@@ -4,6 +4,8 @@
 #ifndef CS_PASS_H
 #define CS_PASS_H
 
+#include <stdbool.h>
+
 #include "loss.h"
 
 /* Enqueues the pass; gradients end in the model's v_geo / v_sh (r->v_2d for densification
@@ -14,11 +16,11 @@ int cs_train_pass(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v, int
 
 /* Times training iterations of one view as clsplat bench and the tuner measure them: REPS
  * timed runs after two untimed ones of the pass (with D-SSIM weight LAMBDA), densification
- * statistics and an Adam step at zero learning rates (full cost, the model stays as it is).
- * MED gets each stage's median event time (ms), WALL_MED (or NULL) the median host time of an
+ * statistics and an Adam step at zero learning rates (full cost, the model stays as it is;
+ * SPARSE_ADAM: over the rows the view sees, as optim.sparse_adam trains). MED gets each stage's median event time (ms), WALL_MED (or NULL) the median host time of an
  * iteration. Needs stage profiling on the queue. */
 int cs_time_iterations(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v, int active_degree, const float bg[3],
-                       cs_buf *gt, unsigned gt_off, float lambda, int reps, double med[CS_STAGE_COUNT],
-                       double *wall_med);
+                       cs_buf *gt, unsigned gt_off, float lambda, bool sparse_adam, int reps,
+                       double med[CS_STAGE_COUNT], double *wall_med);
 
 #endif

@@ -254,9 +254,11 @@ static int update(trainer *t, int iter, const cs_step_plan *p)
 {
     const cs_optim_cfg *o = &t->cfg->optim;
     unsigned noise_seed = cs_hash_u32((uint32_t)o->seed * 0x9e3779b1u ^ (uint32_t)iter ^ 0x4e4f4953u);
-    if ((p->step_before && cs_adam_step(t->cl, &t->k, &t->m, &t->lrs, p->position_lr)) ||
+    /* Adam runs before any refinement of this iteration, so the radii are this model's rows */
+    const cs_buf *visible = o->sparse_adam ? &t->r.radii : NULL;
+    if ((p->step_before && cs_adam_step(t->cl, &t->k, &t->m, &t->lrs, p->position_lr, visible)) ||
         densify_and_filter(t, iter, p) ||
-        (p->step_after && cs_adam_step(t->cl, &t->k, &t->m, &t->lrs, p->position_lr)) ||
+        (p->step_after && cs_adam_step(t->cl, &t->k, &t->m, &t->lrs, p->position_lr, visible)) ||
         (t->dens.ops->after_step &&
          t->dens.ops->after_step(&t->dens, t->cl, &t->k, &t->m, p->position_lr, t->cfg->densify.noise_lr, noise_seed)))
         return -1;

@@ -86,7 +86,7 @@ static int time_passes(cs_cl *cl, cs_kernels *k, workload *w, int reps, double m
     cs_renderer_init(&r, cl, k, (float)cfg.model.kernel_size);
     cs_loss_init(&l, cl, k);
     const float bg[3] = {0.f, 0.f, 0.f};
-    int rc = cs_time_iterations(&r, &l, &m, &w->v, w->s.sh_degree, bg, &w->gt, 0, (float)cfg.optim.lambda_dssim, reps, med, NULL);
+    int rc = cs_time_iterations(&r, &l, &m, &w->v, w->s.sh_degree, bg, &w->gt, 0, (float)cfg.optim.lambda_dssim, false, reps, med, NULL);
     cs_renderer_free(&r);
     cs_loss_free(&l);
     cs_model_free(cl, &m);
