@@ -20,7 +20,7 @@ LDLIBS += $(PKG_LIBS) -lmeshoptimizer -lm -ldl -lpthread $(EXTRA)
 BUILD ?= build
 
 CL_SOURCES := cl/layout.h cl/common.h cl/project.h cl/project_fwd.cl cl/project_bwd.cl cl/radix_sort.cl cl/bin.cl cl/rasterize_fwd.cl \
-              cl/rasterize_bwd.cl cl/ssim.cl cl/adam.cl cl/rows.cl cl/densify.cl cl/mcmc.cl cl/histo.cl cl/lpips.cl cl/mesh.cl
+              cl/rasterize_bwd.cl cl/ssim.cl cl/resample.cl cl/adam.cl cl/rows.cl cl/densify.cl cl/mcmc.cl cl/histo.cl cl/lpips.cl cl/mesh.cl
 LIB_SRC := $(filter-out src/cli/main.c,$(wildcard src/*/*.c))
 LIB_OBJ := $(addprefix $(BUILD)/obj/,$(notdir $(LIB_SRC:.c=.o))) $(BUILD)/obj/cl_sources.o
 TEST_SRC := $(wildcard tests/*.c)

@@ -143,3 +143,61 @@ int test_ssim_loss(void)
     cs_cl_close(&cl);
     return 0;
 }
+
+/* The resolution schedule's ground truth: gt_downsample against a CPU box average (rounded to
+ * nearest) for odd sizes, 3 and 4 channels, factors 2 to 5, read from a non-zero offset, the
+ * output poisoned first; and the scaled view's intrinsics. */
+int test_gt_downsample(void)
+{
+    uint64_t rs = test_seed() ^ 0xd0a5;
+    cs_cl cl;
+    CHECK_OK(test_open_cl(&cl));
+    cs_kernels k;
+    cs_kernel_opts ko = {{0, 0, 0, 0}, 0, 0, 0, 0, CS_PROGS(loss)};
+    CHECK_OK(cs_kernels_build(&cl, &ko, &k));
+    cs_loss l;
+    cs_loss_init(&l, &cl, &k);
+    int checked = 0;
+    for (int ch = 3; ch <= 4; ch++)
+        for (int f = 2; f <= 5; f++) {
+            int W = 37 + (int)(test_rand(&rs) * 40), H = 23 + (int)(test_rand(&rs) * 30), w2 = W / f, h2 = H / f;
+            unsigned off = 7 * (unsigned)ch;
+            size_t n = off + (size_t)W * H * ch;
+            uint8_t *img = malloc(n), *got = malloc((size_t)w2 * h2 * ch);
+            for (size_t i = 0; i < n; i++) img[i] = (uint8_t)(test_rand(&rs) * 256);
+            cs_buf src = {0}, *out;
+            CHECK_OK(cs_buf_alloc(&cl, &src, CS_MEM_IMAGES, n, "test image"));
+            CHECK_OK(cs_buf_write(&cl, &src, 0, n, img));
+            l.gt_channels = ch;
+            uint8_t poison = 0xa5;
+            CHECK_OK(cs_buf_reserve(&cl, &l.gt_small, (size_t)w2 * h2 * ch, 0, "test scaled gt"));
+            CHECK_OK(cs_buf_fill(&cl, &l.gt_small, 0, (size_t)w2 * h2 * ch, &poison, 1));
+            CHECK_OK(cs_loss_gt_scaled(&l, &src, off, W, H, f, &out));
+            CHECK_OK(cs_buf_read(&cl, out, 0, (size_t)w2 * h2 * ch, got));
+            for (int y = 0; y < h2; y++)
+                for (int x = 0; x < w2; x++)
+                    for (int c = 0; c < ch; c++) {
+                        unsigned sum = 0;
+                        for (int j = 0; j < f; j++)
+                            for (int i = 0; i < f; i++) sum += img[off + ((size_t)(y * f + j) * W + x * f + i) * ch + c];
+                        unsigned want = (sum + f * f / 2) / (f * f), have = got[((size_t)y * w2 + x) * ch + c];
+                        CHECK(have == want, "%dx%d, %d channels, 1/%d: pixel (%d, %d) channel %d is %u, want %u", W, H,
+                              ch, f, x, y, c, have, want);
+                        checked++;
+                    }
+            cs_buf_free(&cl, &src);
+            free(img), free(got);
+        }
+    cs_view v = {0};
+    v.intr.s[0] = 800, v.intr.s[1] = 600, v.intr.s[2] = 400.5f, v.intr.s[3] = 300.25f, v.width = 801, v.height = 601;
+    cs_view_scale(&v, 4);
+    CHECK(v.width == 200 && v.height == 150 && v.intr.s[0] == 200 && v.intr.s[1] == 150 && v.intr.s[2] == 400.5f / 4 &&
+              v.intr.s[3] == 300.25f / 4,
+          "scaled view %dx%d, intrinsics %g %g %g %g", v.width, v.height, v.intr.s[0], v.intr.s[1], v.intr.s[2],
+          v.intr.s[3]);
+    printf("  gt_downsample: %d values equal the CPU box average\n", checked);
+    cs_loss_free(&l);
+    cs_kernels_release(&k);
+    cs_cl_close(&cl);
+    return 0;
+}

@@ -58,6 +58,17 @@ int test_schedule(void)
     CHECK(at(&c, 1000).histograms && !at(&c, 1100).histograms && at(&c, 30000).histograms, "histogram marks");
     c.log.histogram_interval = 0;
     CHECK(!at(&c, 1000).histograms, "histograms off");
+    /* the resolution schedule: off by default; from 1/4 it falls by steps to 1 by half the run */
+    CHECK(at(&c, 1).res_factor == 1, "the resolution schedule is on by default");
+    c.optim.res_schedule_start = 4, c.optim.res_schedule_until = 0.5;
+    int prev = 4, fseen[5] = {0};
+    for (int it = 1; it <= 30000; it++) {
+        int f = at(&c, it).res_factor;
+        CHECK(f <= prev && f >= 1 && (it < 15000 || f == 1), "iteration %d: factor %d after %d", it, f, prev);
+        prev = f, fseen[f]++;
+    }
+    CHECK(at(&c, 1).res_factor == 4 && fseen[4] && fseen[3] && fseen[2] && fseen[1] == 15001,
+          "factors 4, 3, 2, 1 for %d, %d, %d, %d iterations", fseen[4], fseen[3], fseen[2], fseen[1]);
     c.log.histogram_interval = 1000;
     CHECK(!at(&c, 2000).checkpoint_periodic, "periodic checkpoints are off by default");
     c.output.checkpoint_interval = 2000;

@@ -68,6 +68,8 @@ static const key_desc KEYS[] = {
     {"optim.opacity_reg", T_FLOAT, F(optim.opacity_reg), -1, 10, NULL, 0, "L1 regulariser: loss + this x the mean opacity (-1: 0 default, 0.01 mcmc as the paper)"},
     {"optim.scale_reg", T_FLOAT, F(optim.scale_reg), -1, 10, NULL, 0, "L1 regulariser: loss + this x the mean scale (-1: 0 default, 0.01 mcmc as the paper)"},
     {"optim.sparse_adam", T_BOOL, F(optim.sparse_adam), 0, 0, NULL, 0, "Adam steps only the Gaussians the iteration's view sees: the others keep their parameters and moments (graphdeco's --optimizer_type sparse_adam)"},
+    {"optim.res_schedule_start", T_INT, F(optim.res_schedule_start), 1, 8, NULL, 0, "resolution schedule (DashGaussian's idea): the first views are trained at 1/N of their width and height (box-averaged ground truth), the factor falling geometrically to 1 by optim.res_schedule_until (1: off)"},
+    {"optim.res_schedule_until", T_FLOAT, F(optim.res_schedule_until), 0, 1, NULL, 0, "the fraction of the iterations after which every view is trained at full size"},
     {"optim.step_on_densify", T_BOOL, F(optim.step_on_densify), 0, 0, NULL, 0, "Adam steps on densification iterations too, before densifying (gsplat); false skips it (graphdeco)"},
     {"densify.strategy", T_ENUM, F(densify.strategy), 0, 0, "default|mcmc", 0, "default: graphdeco's adaptive density control (clone, split, prune, opacity resets); mcmc: 3DGS as Markov Chain Monte Carlo, a fixed budget (densify.cap_max) from the first iteration: dead Gaussians relocated onto live ones, 5% more each refinement until the cap, position noise, opacity and scale regularisers"},
     {"densify.cap_max", T_INT, F(densify.cap_max), 0, CS_MCMC_MAX_ROWS, NULL, 0, "mcmc: the Gaussian budget, allocated once at the start (0: as many as memory.vram_budget_mb allows)"},
@@ -133,6 +135,8 @@ void cs_config_defaults(cs_config *c)
     c->optim.scaling_lr = 0.005;
     c->optim.rotation_lr = 0.001;
     c->optim.lambda_dssim = 0.2;
+    c->optim.res_schedule_start = 1;
+    c->optim.res_schedule_until = 0.5;
     c->optim.sh_increase_interval = 1000;
     c->optim.random_init_points = 100000;
     c->optim.step_on_densify = true;

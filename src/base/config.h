@@ -56,6 +56,8 @@ typedef struct {
     bool deterministic;    /* per-pair gradient buffers instead of global atomics */
     bool step_on_densify;  /* Adam steps on densification iterations too (gsplat), before densifying */
     bool sparse_adam;      /* Adam steps only the rows visible in the iteration's view (graphdeco's sparse_adam) */
+    int res_schedule_start;      /* resolution schedule: early views at 1/this of their size (1: off) */
+    double res_schedule_until;   /* ... rising to full size at this fraction of the iterations */
     bool init_random;      /* random initial points even when the dataset has a point cloud */
     double init_opacity;   /* initial opacity (-1: the strategy's, 0.1 default, 0.5 mcmc) */
     double init_scale;     /* multiplies the initial nearest-neighbour scale (-1: 1 default, 0.1 mcmc) */

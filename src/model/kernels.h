@@ -48,7 +48,7 @@ enum { CS_WG_PROJECT, CS_WG_PROJECT_BWD, CS_WG_BIN, CS_WG_ADAM, CS_WG_COUNT, CS_
 #define CS_PROGRAM_LIST(X)                                                                              \
     X(render, "project.h project_fwd.cl project_bwd.cl bin.cl rasterize_fwd.cl rasterize_bwd.cl")       \
     X(sort, "radix_sort.cl")                                                                            \
-    X(loss, "ssim.cl")                                                                                  \
+    X(loss, "ssim.cl resample.cl")                                                                      \
     X(optim, "adam.cl")                                                                                 \
     X(density, "rows.cl densify.cl mcmc.cl")                                                            \
     X(histo, "histo.cl")                                                                                \
@@ -91,6 +91,7 @@ extern const char *const cs_program_files[CS_PROG_COUNT];
     X(ssim_bwd_h, CS_WG_FIXED, loss)                                                                    \
     X(ssim_bwd_v, CS_WG_FIXED, loss)                                                                    \
     X(reduce_partials, CS_WG_FIXED, loss)                                                               \
+    X(gt_downsample, CS_WG_FIXED, loss)                                                                 \
     X(adam_step, CS_WG_ADAM, optim)                                                                     \
     X(densify_stats, CS_WG_FIXED, density)                                                              \
     X(densify_classify, CS_WG_FIXED, density)                                                           \

@@ -1,4 +1,5 @@
-/* loss: launchers for ssim_blur_h / ssim_fwd_v / ssim_bwd_h / ssim_bwd_v / reduce_partials. */
+/* loss: launchers for ssim_blur_h / ssim_fwd_v / ssim_bwd_h / ssim_bwd_v / reduce_partials, and
+ * gt_downsample for the resolution schedule. */
 #include "loss.h"
 
 #include <math.h>
@@ -22,6 +23,7 @@ void cs_loss_trim(cs_loss *l)
     cs_buf_free(l->cl, &l->dmap3);
     cs_buf_free(l->cl, &l->partials);
     cs_buf_free(l->cl, &l->v_img);
+    cs_buf_free(l->cl, &l->gt_small);
 }
 
 size_t cs_loss_metric_bytes_per_pixel(void)
@@ -32,8 +34,21 @@ size_t cs_loss_metric_bytes_per_pixel(void)
 
 size_t cs_loss_bytes_per_pixel(void)
 {
-    /* and dmap3: 3 derivative maps of 3 channels, v_img: 3 */
-    return cs_loss_metric_bytes_per_pixel() + (3 * 3 + 3) * sizeof(float);
+    /* and dmap3: 3 derivative maps of 3 channels, v_img: 3; a scaled ground truth (at most 4
+       channels at a quarter of the pixels: one byte) */
+    return cs_loss_metric_bytes_per_pixel() + (3 * 3 + 3) * sizeof(float) + 1;
+}
+
+int cs_loss_gt_scaled(cs_loss *l, cs_buf *gt, unsigned gt_off, int W, int H, int f, cs_buf **out)
+{
+    int w2 = W / f, h2 = H / f, C = l->gt_channels;
+    if (f < 2 || w2 < 1 || h2 < 1) return cs_fail("ground truth of %dx%d scaled by 1/%d", W, H, f);
+    if (cs_buf_reserve(l->cl, &l->gt_small, (size_t)w2 * h2 * C, 0, "scaled ground truth")) return -1;
+    size_t g[2] = {(size_t)(w2 + 15) / 16 * 16, (size_t)(h2 + 15) / 16 * 16}, lc[2] = {16, 16};
+    cl_uint off = gt_off;
+    *out = &l->gt_small;
+    return cs_cl_run(l->cl, l->k->gt_downsample, CS_STAGE_LOSS, 2, g, lc, CS_ARG(gt->mem), CS_ARG(off), CS_ARG(W),
+                     CS_ARG(C), CS_ARG(f), CS_ARG(l->gt_small.mem), CS_ARG(w2), CS_ARG(h2));
 }
 
 void cs_loss_free(cs_loss *l)

@@ -10,6 +10,7 @@ typedef struct {
     const cs_kernels *k;
     cs_buf h5, dmap3, partials, sums; /* scratch: 5 blurred maps, 3 derivative maps, sums */
     cs_buf v_img;                    /* (3, H, W) d loss / d rendered image, for the backward */
+    cs_buf gt_small;                 /* the ground truth at a lower resolution (cs_loss_gt_scaled) */
     int n_sums;                      /* reduced slots written since the last read */
     int gt_channels;                 /* ground truth layout: 3 (RGB, the default) or 4 (RGB and a weight) */
 } cs_loss;
@@ -35,6 +36,9 @@ int cs_loss_metrics(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, int
 /* Reads slot SLOT (blocks until the sums are computed): L1, MSE, SSIM means over the image
  * (over its pixels' weights with a weight channel) and the loss value for LAMBDA. */
 int cs_loss_read(cs_loss *l, int slot, int W, int H, float lambda, cs_metrics *m, double *loss);
+/* Enqueues GT (W x H at GT_OFF, l->gt_channels a pixel) box-averaged F x F into l->gt_small
+ * (W / F x H / F), for a view trained at 1/F of its size; *OUT gets the buffer (offset 0). */
+int cs_loss_gt_scaled(cs_loss *l, cs_buf *gt, unsigned gt_off, int W, int H, int f, cs_buf **out);
 /* Frees the per-image scratch (the sums slots stay). */
 void cs_loss_trim(cs_loss *l);
 /* Scratch bytes per pixel of the largest image (for the memory plan): training (the loss and

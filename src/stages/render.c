@@ -25,6 +25,13 @@ void cs_view_from_camera(const cs_camera *c, cs_view *v)
     v->height = c->height;
 }
 
+void cs_view_scale(cs_view *v, int f)
+{
+    for (int i = 0; i < 4; i++) v->intr.s[i] /= (float)f;
+    v->width /= f;
+    v->height /= f;
+}
+
 void cs_renderer_init(cs_renderer *r, cs_cl *cl, const cs_kernels *k, float kernel_size)
 {
     memset(r, 0, sizeof *r);

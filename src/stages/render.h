@@ -47,6 +47,9 @@ typedef struct {
 
 /* The kernels' view of a camera: float pose, centre and intrinsics. */
 void cs_view_from_camera(const cs_camera *c, cs_view *v);
+/* V at 1/F of its width and height (rounded down; the focal lengths and principal point scaled),
+ * the pixels of cs_loss_gt_scaled's ground truth. */
+void cs_view_scale(cs_view *v, int f);
 /* An empty renderer on CL with K's kernels and the mip 2D filter variance KERNEL_SIZE; the
  * pool grows at the first view. */
 void cs_renderer_init(cs_renderer *r, cs_cl *cl, const cs_kernels *k, float kernel_size);

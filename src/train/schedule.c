@@ -2,6 +2,7 @@
  * order as an option), a pure function of the settings and the iteration. */
 #include "schedule.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,16 @@ int cs_schedule_iterations(const cs_config *cfg, int is_cpu)
     return is_cpu && cfg->optim.iterations_on_cpu > 0 ? cfg->optim.iterations_on_cpu : cfg->optim.iterations;
 }
 
+int cs_res_factor(const cs_optim_cfg *o, int iter, int last)
+{
+    double until = o->res_schedule_until * last;
+    if (o->res_schedule_start <= 1 || iter >= until) return 1;
+    /* the scale falls geometrically from the start factor to 1 (the pixel count grows by a
+       constant ratio); the factor is the next integer up, so 1 is reached at UNTIL */
+    int f = (int)ceil(pow(o->res_schedule_start, 1.0 - iter / until) - 1e-9);
+    return f < 1 ? 1 : f;
+}
+
 cs_step_plan cs_schedule_at(const cs_config *cfg, int iter, int last, double extent)
 {
     const cs_optim_cfg *o = &cfg->optim;
@@ -21,6 +32,7 @@ cs_step_plan cs_schedule_at(const cs_config *cfg, int iter, int last, double ext
     cs_step_plan p = {0};
     p.active_sh = (iter - 1) / o->sh_increase_interval;
     if (p.active_sh > cfg->model.sh_degree) p.active_sh = cfg->model.sh_degree;
+    p.res_factor = cs_res_factor(o, iter, last);
     p.position_lr = cs_lr_expon(o->position_lr_init * extent, o->position_lr_final * extent, o->position_lr_delay_mult,
                                 0, o->position_lr_max_steps, iter);
     /* the strategy's facts (density.c): MCMC (the paper's train.py, gsplat's MCMCStrategy)

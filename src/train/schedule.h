@@ -10,6 +10,7 @@
 
 typedef struct {
     int active_sh;          /* SH degree the renderer uses */
+    int res_factor;         /* the view is trained at 1/res_factor of its width and height */
     double position_lr;     /* Adam lr of the means (times the scene extent) */
     bool step_before;       /* Adam step before the densification work (gsplat's order) */
     bool densify_stats;     /* accumulate view-space gradient statistics */
@@ -29,6 +30,9 @@ typedef struct {
 
 /* The plan of iteration ITER (1-based) of a run of LAST iterations over a scene of EXTENT. */
 cs_step_plan cs_schedule_at(const cs_config *cfg, int iter, int last, double extent);
+/* The resolution schedule's factor at ITER of LAST (optim.res_schedule_*): the view is trained
+   at 1/factor of its size; 1 when off or past the schedule. */
+int cs_res_factor(const cs_optim_cfg *o, int iter, int last);
 /* Training iterations on this device: optim.iterations_on_cpu on a CPU when set. */
 int cs_schedule_iterations(const cs_config *cfg, int is_cpu);
 

@@ -225,6 +225,16 @@ static void trim_pools(trainer *t)
     cs_densifier_trim(t->cl, &t->dens.d);
 }
 
+/* Training view VI's ground truth (camera C), box-averaged to 1/F of its size when F > 1. */
+static int ground_truth(trainer *t, int vi, const cs_camera *c, int f, cs_buf **gt, unsigned *off)
+{
+    if (cs_images_get(&t->images, vi, gt, off)) return -1;
+    if (f == 1) return 0;
+    unsigned full = *off;
+    *off = 0; /* the scaled copy starts the buffer */
+    return cs_loss_gt_scaled(&t->loss, *gt, full, c->width, c->height, f, gt);
+}
+
 /* Forward, loss and backward of the iteration's view, the regularizers' gradients and the
  * densification statistics (which read the renderer's state of this view). */
 static int learn(trainer *t, int iter, const cs_step_plan *p, const cs_camera **cam)
@@ -235,7 +245,9 @@ static int learn(trainer *t, int iter, const cs_step_plan *p, const cs_camera **
     cs_view_from_camera(c, &v);
     cs_buf *gt;
     unsigned goff;
-    if (cs_images_get(&t->images, vi, &gt, &goff) ||
+    int f = p->res_factor; /* the resolution schedule: the view and its ground truth scaled down */
+    if (f > 1) cs_view_scale(&v, f);
+    if (ground_truth(t, vi, c, f, &gt, &goff) ||
         cs_train_pass(&t->r, &t->loss, &t->m, &v, p->active_sh, t->scene->background, gt, goff,
                       (float)t->cfg->optim.lambda_dssim) ||
         cs_images_release(&t->images) ||
@@ -245,7 +257,7 @@ static int learn(trainer *t, int iter, const cs_step_plan *p, const cs_camera **
         cs_images_want(&t->images, cs_view_for_iteration(&t->order, iter + k));
     const cs_optim_cfg *o = &t->cfg->optim;
     if (cs_regularize(t->cl, &t->k, &t->m, o->opacity_reg, o->scale_reg)) return -1;
-    return p->densify_stats && cs_densify_stats(t->cl, &t->k, &t->m, &t->r, c->width, c->height) ? -1 : 0;
+    return p->densify_stats && cs_densify_stats(t->cl, &t->k, &t->m, &t->r, v.width, v.height) ? -1 : 0;
 }
 
 /* The optimizer and density control as P plans them, but for the opacity reset: the marks
