@@ -25,6 +25,19 @@ typedef struct {
 
 /* Recomputes everything the projection derives from the parameters. Returns 0 when the
  * Gaussian is culled (behind the near plane or degenerate). */
+/* Sigma = R diag(s2) R^T of a projected Gaussian, upper triangle: xx xy xz yy yz zz */
+inline void cov3d(const proj_t *P, float S[6])
+{
+    const float *R = P->R;
+    float3 d = P->s2;
+    S[0] = R[0] * R[0] * d.x + R[1] * R[1] * d.y + R[2] * R[2] * d.z;
+    S[1] = R[0] * R[3] * d.x + R[1] * R[4] * d.y + R[2] * R[5] * d.z;
+    S[2] = R[0] * R[6] * d.x + R[1] * R[7] * d.y + R[2] * R[8] * d.z;
+    S[3] = R[3] * R[3] * d.x + R[4] * R[4] * d.y + R[5] * R[5] * d.z;
+    S[4] = R[3] * R[6] * d.x + R[4] * R[7] * d.y + R[5] * R[8] * d.z;
+    S[5] = R[6] * R[6] * d.x + R[7] * R[7] * d.y + R[8] * R[8] * d.z;
+}
+
 inline int project_gaussian(__global const float *geo, __global const float *filter3d, int i, float16 cam, float4 intr,
                             int W, int H, float kernel_size, proj_t *P)
 {
@@ -52,18 +65,8 @@ inline int project_gaussian(__global const float *geo, __global const float *fil
     P->s2 = P->s2raw;
     P->c3 = 1.f;
 #endif
-    /* Sigma = R diag(s2) R^T */
-    float S[6]; /* xx xy xz yy yz zz */
-    {
-        const float *R = P->R;
-        float3 d = P->s2;
-        S[0] = R[0] * R[0] * d.x + R[1] * R[1] * d.y + R[2] * R[2] * d.z;
-        S[1] = R[0] * R[3] * d.x + R[1] * R[4] * d.y + R[2] * R[5] * d.z;
-        S[2] = R[0] * R[6] * d.x + R[1] * R[7] * d.y + R[2] * R[8] * d.z;
-        S[3] = R[3] * R[3] * d.x + R[4] * R[4] * d.y + R[5] * R[5] * d.z;
-        S[4] = R[3] * R[6] * d.x + R[4] * R[7] * d.y + R[5] * R[8] * d.z;
-        S[5] = R[6] * R[6] * d.x + R[7] * R[7] * d.y + R[8] * R[8] * d.z;
-    }
+    float S[6]; /* Sigma: xx xy xz yy yz zz */
+    cov3d(P, S);
     /* Jacobian of the perspective projection at the clamped mean (1.3 x half-FoV tangent) */
     float fx = intr.x, fy = intr.y, cx = intr.z, cy = intr.w;
     float tz = P->t.z;

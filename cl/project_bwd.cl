@@ -82,16 +82,7 @@ __kernel void project_bwd(int n,
     /* ---- cov2d = T Sigma T^T ---- */
     float G00 = vA, G01 = 0.5f * vB, G11 = vC;
     float S[6];
-    {
-        const float *R = P.R;
-        float3 d = P.s2;
-        S[0] = R[0] * R[0] * d.x + R[1] * R[1] * d.y + R[2] * R[2] * d.z;
-        S[1] = R[0] * R[3] * d.x + R[1] * R[4] * d.y + R[2] * R[5] * d.z;
-        S[2] = R[0] * R[6] * d.x + R[1] * R[7] * d.y + R[2] * R[8] * d.z;
-        S[3] = R[3] * R[3] * d.x + R[4] * R[4] * d.y + R[5] * R[5] * d.z;
-        S[4] = R[3] * R[6] * d.x + R[4] * R[7] * d.y + R[5] * R[8] * d.z;
-        S[5] = R[6] * R[6] * d.x + R[7] * R[7] * d.y + R[8] * R[8] * d.z;
-    }
+    cov3d(&P, S);
     float3 T0 = P.T0, T1 = P.T1;
     float3 ST0 = (float3)(S[0] * T0.x + S[1] * T0.y + S[2] * T0.z, S[1] * T0.x + S[3] * T0.y + S[4] * T0.z,
                           S[2] * T0.x + S[4] * T0.y + S[5] * T0.z);
