@@ -58,6 +58,12 @@ int test_schedule(void)
     CHECK(at(&c, 1000).histograms && !at(&c, 1100).histograms && at(&c, 30000).histograms, "histogram marks");
     c.log.histogram_interval = 0;
     CHECK(!at(&c, 1000).histograms, "histograms off");
+    /* densify.budget: no limit by default; a linear curve from densify.from to densify.until */
+    CHECK(at(&c, 5000).row_budget == 0, "a row budget by default");
+    c.densify.budget = 1000000;
+    CHECK(at(&c, 600).row_budget == 6897 && at(&c, 7750).row_budget == 500000 && at(&c, 14999).row_budget == 999932,
+          "budget curve: %d %d %d", at(&c, 600).row_budget, at(&c, 7750).row_budget, at(&c, 14999).row_budget);
+    c.densify.budget = 0;
     /* the resolution schedule: off by default; from 1/4 it falls by steps to 1 by half the run */
     CHECK(at(&c, 1).res_factor == 1, "the resolution schedule is on by default");
     c.optim.res_schedule_start = 4, c.optim.res_schedule_until = 0.5;

@@ -2,6 +2,7 @@
  * PSNR reaches a floor, straight vs checkpoint + resume give identical parameters, evaluation
  * memory does not grow with the number of test views. */
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -322,6 +323,46 @@ int test_step_on_densify(void)
         int step = ckpt_step(ck), want = on ? 120 : 116;
         CHECK(step == want, "step_on_densify %d: %d Adam steps after 120 iterations, expected %d", on, step, want);
     }
+    return 0;
+}
+
+/* densify.budget: the Gaussians after each refinement stay under the linear curve (or the 1000
+   they started from, which a budget never prunes), checked at every densification iteration
+   through checkpoints; without it the same run grows past the curve */
+int test_density_budget(void)
+{
+    char data[600], out[600], ck[800];
+    snprintf(data, sizeof data, "%s/demo40", test_tmpdir());
+    CHECK_OK(cli_demo_scene(data, 40, 30));
+    const int budget = 4000, marks[4] = {60, 70, 80, 90};
+    int grown = 0;
+    for (int on = 1; on >= 0; on--) {
+        snprintf(out, sizeof out, "%s/density_budget_%d", test_tmpdir(), on);
+        cs_config c;
+        base_config(&c, data, out);
+        c.optim.iterations = 95;
+        c.optim.random_init_points = 1000;
+        c.densify.from = 50, c.densify.interval = 10, c.densify.until = 100;
+        c.densify.grad_threshold = 1e-6; /* every Gaussian a candidate: only the budget holds them */
+        c.densify.budget = on ? budget : 0;
+        for (int i = 0; i < 4; i++) c.output.checkpoint_iterations[i] = marks[i];
+        c.output.n_checkpoint_iterations = 4;
+        c.data.eval = false;
+        CHECK_OK(train_on_test_device(&c, NULL));
+        for (int i = 0; i < 4; i++) {
+            snprintf(ck, sizeof ck, "%s/checkpoints/chkpnt_%d.bin", out, marks[i]);
+            size_t len = 0;
+            char *d = cs_read_file(ck, &len);
+            cs_ckpt_header h;
+            CHECK(d && !cs_checkpoint_header(d, len, ck, &h), "no checkpoint %s", ck);
+            free(d);
+            int allowed = (int)ceil(budget * (marks[i] - 50) / 50.0);
+            allowed = allowed > 1000 ? allowed : 1000;
+            if (on) CHECK(h.n <= allowed, "iteration %d: %d Gaussians, the budget's curve allows %d", marks[i], h.n, allowed);
+            else grown += h.n > allowed;
+        }
+    }
+    CHECK(grown, "without the budget the run never passed the curve: the test shows nothing");
     return 0;
 }
 

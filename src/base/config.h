@@ -73,6 +73,7 @@ typedef struct {
     int strategy;          /* CS_STRATEGY_*: graphdeco's adaptive density control or MCMC */
     int cap_max;           /* mcmc: the Gaussian budget (0: what memory.vram_budget_mb allows) */
     double noise_lr;       /* mcmc: position noise, times the position learning rate */
+    int budget;            /* the Gaussians allowed grow linearly to this over [from, until] (0: no curve) */
 } cs_densify_cfg;
 
 typedef struct {

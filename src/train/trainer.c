@@ -212,8 +212,9 @@ static int densify_and_filter(trainer *t, int iter, const cs_step_plan *p)
 {
     cs_cl *cl = t->cl;
     unsigned seed = cs_hash_u32((uint32_t)t->cfg->optim.seed * 2654435761u ^ (uint32_t)iter);
-    cs_refine_args a = {&t->cfg->densify, t->extent, p->densify_check_size,
-                        t->plan.cap ? t->plan.cap : t->plan.max_gaussians, seed};
+    int max_rows = t->plan.cap ? t->plan.cap : t->plan.max_gaussians;
+    if (p->row_budget > 0 && p->row_budget < max_rows) max_rows = p->row_budget;
+    cs_refine_args a = {&t->cfg->densify, t->extent, p->densify_check_size, max_rows, seed};
     if (p->densify && t->dens.ops->refine(&t->dens, cl, &t->k, &t->m, &a)) return -1;
     return p->filter3d ? cs_filter3d_compute(cl, &t->k, &t->dens.d, &t->m) : 0;
 }
