@@ -27,8 +27,23 @@ static void tpath(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/
 
 /* ---- config ------------------------------------------------------------------------------ */
 
+/* every shipped config in configs/ loads: a renamed setting fails here, not at a user's */
+static int shipped_configs(void)
+{
+    const char *names[] = {"default", "demo", "fast", "gpu16gb", "gpu8gb", "mcmc", "mip"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char p[300];
+        snprintf(p, sizeof p, "configs/%s.json", names[i]);
+        cs_config c;
+        cs_config_defaults(&c);
+        CHECK(cs_config_load_file(&c, p) == 0, "%s: %s", p, cs_last_error());
+    }
+    return 0;
+}
+
 int test_config(void)
 {
+    CHECK_OK(shipped_configs());
     cs_config c;
     cs_config_defaults(&c);
     CHECK(c.optim.iterations == 30000 && c.densify.grad_threshold == 0.0002 && c.model.sh_degree == 3, "defaults");
