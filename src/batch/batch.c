@@ -19,6 +19,7 @@
 #include "batch_progress.h"
 #include "batch_report.h"
 #include "cl_runtime.h"
+#include "density.h"
 #include "job_dir.h"
 #include "kernels.h"
 #include "memplan.h"
@@ -123,8 +124,9 @@ static void survey_job(job_run *r, const cs_pack_device *d)
     if (sc.n_cams > 0 && cs_split_of(&sc, &sp) == 0) {
         const cs_camera *c = &sc.cams[sp.n_train ? sp.train[0] : 0];
         r->cost = (double)job_iterations(j, d) * c->width * c->height;
-        int mcmc_cap = j->cfg.densify.strategy == CS_STRATEGY_MCMC && j->cfg.densify.cap_max > 0;
-        if (j->cfg.memory.max_gaussians > 0 || mcmc_cap) {
+        /* a strategy that allocates a fixed cap up front (density.h) has a known peak */
+        int fixed_cap = cs_density_ops_of(j->cfg.densify.strategy)->fixed_cap && j->cfg.densify.cap_max > 0;
+        if (j->cfg.memory.max_gaussians > 0 || fixed_cap) {
             cs_kernel_opts ko;
             cs_kernel_opts_of(&j->cfg, &ko);
             cs_mem_plan p;
