@@ -253,6 +253,12 @@ const cs_residency *cs_residency_of(int residency)
     return residency > CS_RES_AUTO && residency <= CS_RES_LAZY ? &backends[residency] : NULL;
 }
 
+const char *cs_residency_name(int residency)
+{
+    const cs_residency *be = cs_residency_of(residency);
+    return be ? be->name : "auto";
+}
+
 size_t cs_images_device_bytes(const cs_scene *scene, int residency, const int *train, int n_train)
 {
     return cs_residency_of(residency)->device_bytes(scene, train, n_train);

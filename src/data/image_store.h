@@ -61,6 +61,8 @@ int cs_images_lookahead(const cs_image_store *st);
 void cs_images_want(cs_image_store *st, int vi);
 /* The backend of RESIDENCY (CS_RES_DEVICE / HOST / LAZY); NULL for anything else. */
 const cs_residency *cs_residency_of(int residency);
+/* "device", "host", "lazy" (the backend's name), or "auto" for anything else. */
+const char *cs_residency_name(int residency);
 /* Device bytes the backend of RESIDENCY holds for these views (for the memory plan). */
 size_t cs_images_device_bytes(const cs_scene *scene, int residency, const int *train, int n_train);
 /* Device residency addresses the training images with 32-bit offsets: true when the N_TRAIN

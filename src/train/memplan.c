@@ -18,7 +18,6 @@ static size_t per_gaussian(const cs_mem_plan *p) { return p->bytes_per_gaussian 
    ADDRESSABLE: whether device residency can hold the images at all (image_store's limit). */
 static void choose_residency(cs_mem_plan *p, int res, size_t host_avail, bool addressable)
 {
-    static const char *const names[] = {"auto", "device", "host", "lazy"};
     double gib = 1073741824.0, img = p->image_bytes / gib;
     if (res == CS_RES_DEVICE && !addressable) {
         p->residency = CS_RES_HOST;
@@ -28,7 +27,7 @@ static void choose_residency(cs_mem_plan *p, int res, size_t host_avail, bool ad
     }
     p->residency = res;
     if (res != CS_RES_AUTO) {
-        snprintf(p->residency_why, sizeof p->residency_why, "%s (data.image_residency)", names[res]);
+        snprintf(p->residency_why, sizeof p->residency_why, "%s (data.image_residency)", cs_residency_name(res));
         if (res == CS_RES_HOST && host_avail && p->image_bytes > host_avail)
             snprintf(p->residency_why, sizeof p->residency_why,
                      "host (data.image_residency), but they need %.2f GiB of RAM and %.2f GiB are available: lazy "
@@ -130,12 +129,11 @@ void cs_mem_plan_make(const cs_config *cfg, const cs_kernel_opts *o, size_t devi
 
 void cs_mem_plan_print(const cs_mem_plan *p, FILE *out)
 {
-    static const char *const res_names[] = {"auto", "device", "host", "lazy"};
     fprintf(out,
             "memory plan: budget %.0f MiB; %zu B per Gaussian (params %zu, grads %zu, optimizer %zu, densify %zu) + "
             "~%zu B scratch; fixed %.1f MiB (images: %s, %.1f MiB); at most %d Gaussians\n",
             p->budget / 1048576.0, p->bytes_per_gaussian, p->rows.params, p->rows.grads, p->rows.optimizer,
-            p->rows.densify, p->scratch_per_gaussian, p->fixed_bytes / 1048576.0, res_names[p->residency],
+            p->rows.densify, p->scratch_per_gaussian, p->fixed_bytes / 1048576.0, cs_residency_name(p->residency),
             p->image_bytes / 1048576.0, p->max_gaussians);
     fprintf(out, "images: %.1f MiB decoded; residency %s\n", p->image_bytes / 1048576.0, p->residency_why);
     if (p->cap)
