@@ -111,6 +111,29 @@ static double test_psnr(const char *out, int first)
     return v;
 }
 
+/* every evaluation record of OUT/metrics.json has the training seconds before it, rising
+   from record to record, and result.json's total is at least the last of them */
+static int check_train_seconds(const char *out)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%s/metrics.json", out);
+    json_t *recs = json_load_file(p, 0, NULL), *r;
+    snprintf(p, sizeof p, "%s/result.json", out);
+    json_t *res = json_load_file(p, 0, NULL);
+    CHECK(json_is_array(recs) && json_array_size(recs) >= 2 && res, "metrics.json or result.json unreadable in %s", out);
+    double last = -1, total = json_number_value(json_object_get(res, "train_seconds"));
+    size_t i;
+    json_array_foreach(recs, i, r) {
+        json_t *v = json_object_get(r, "train_seconds");
+        CHECK(json_is_number(v) && json_number_value(v) > last, "record %zu: train_seconds %s after %g", i,
+              v ? "not above" : "missing", last);
+        last = json_number_value(v);
+    }
+    CHECK(total >= last, "result.json's train_seconds %g below the last evaluation's %g", total, last);
+    json_decref(recs), json_decref(res);
+    return 0;
+}
+
 /* trains the demo at 80x60 for 300 iterations with the given storage modes */
 static int train_demo(const char *name, int sh_fp16, int opt_fp16)
 {
@@ -133,6 +156,7 @@ static int train_demo(const char *name, int sh_fp16, int opt_fp16)
     CHECK(l100 < 0.8 * l10, "loss did not fall: %g -> %g", l10, l100);
     /* measured on PoCL: about 9.5 dB after 1 iteration, 18.5 dB at 300 */
     CHECK(psnr > 16.5 && psnr > p1 + 6.0, "test PSNR %.2f (from %.2f) below 16.5 or gained under 6 dB", psnr, p1);
+    CHECK_OK(check_train_seconds(out));
     const char *files[] = {"config.json", "cameras.json", "input.ply", "metrics.json", "train_log.jsonl", "memory.json",
                            "point_cloud/iteration_300/point_cloud.ply"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {

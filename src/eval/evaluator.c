@@ -24,6 +24,7 @@ int cs_evaluator_open(cs_evaluator *ev, cs_cl *cl, const cs_scene *scene, cs_ren
     ev->dm = dm && dm->lib ? dm : NULL;
     ev->source = "train";
     ev->resolution = -1;
+    ev->train_seconds = -1;
     if (snprintf(ev->out, sizeof ev->out, "%s", out_dir) >= (int)sizeof ev->out)
         return cs_fail("output folder name too long (%zu characters)", strlen(out_dir));
     char p[1200];
@@ -241,6 +242,7 @@ int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, co
                             split, "source", ev->source, "resolution", ev->resolution, "views", n, "l1", sl1 / n,
                             "psnr", spsnr / n, "ssim", sssim / n, "gaussians", m->n, "seconds", secs,
                             "peak_device_mb", peak, "peak_before_mb", before);
+    if (ev->train_seconds >= 0) json_object_set_new(rec, "train_seconds", json_real(ev->train_seconds));
     if (ev->dm) json_object_set_new(rec, "driver_mb", json_real(cs_driver_mem_sample(ev->dm) / 1048576.0));
     if (lp_on) json_object_set_new(rec, "lpips", json_real(slp / n));
     json_object_set_new(rec, "per_view", views);
@@ -252,8 +254,11 @@ int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, co
     json_array_append_new(ev->records, rec);
     char lps[32] = "";
     if (lp_on) snprintf(lps, sizeof lps, ", LPIPS %.4f", slp / n);
-    printf("\n[eval %d] %s: %d views, L1 %.5f, PSNR %.3f, SSIM %.4f%s, %d Gaussians, %.1f s, peak %.1f MiB (run's "
-           "peak before: %.1f MiB)\n", iteration, split, n, sl1 / n, spsnr / n, sssim / n, lps, m->n, secs, peak, before);
+    char when[48] = "";
+    if (ev->train_seconds >= 0) snprintf(when, sizeof when, " after %.1f s of training", ev->train_seconds);
+    printf("\n[eval %d%s] %s: %d views, L1 %.5f, PSNR %.3f, SSIM %.4f%s, %d Gaussians, %.1f s, peak %.1f MiB (run's "
+           "peak before: %.1f MiB)\n", iteration, when, split, n, sl1 / n, spsnr / n, sssim / n, lps, m->n, secs, peak,
+           before);
     char p[1200];
     if (cs_path_join(p, sizeof p, ev->out, "metrics.json")) return -1;
     return cs_write_json(p, ev->records);

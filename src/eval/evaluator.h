@@ -34,6 +34,8 @@ typedef struct {
     bool lpips_small_noted; /* said once that the views are too small for LPIPS */
     cs_tb_writer *tb;       /* TensorBoard: evaluation scalars and images (NULL: none) */
     int tb_views;           /* test views logged as images (render | ground truth) */
+    double train_seconds;   /* training time so far, evaluations excluded, recorded as "train_seconds"
+                               with each evaluation (the trainer sets it; < 0: not a training run) */
 } cs_evaluator;
 
 /* Evaluates into OUT_DIR/metrics.json; with KEEP the records already there are kept (a

@@ -65,6 +65,7 @@ typedef struct {
     int it_last, eta_hint;
     double t_start, t_last;
     double seconds_before;    /* training seconds of the sessions before a resume */
+    double eval_seconds;      /* spent in evaluations this session: not training time */
 } trainer;
 
 /* ---- opening a run ----------------------------------------------------------------------- */
@@ -316,6 +317,12 @@ static void add_memory(trainer *t, json_t *rec)
     json_object_set_new(rec, "driver_creep_mb", json_real(drv - t->driver_first_mb));
 }
 
+/* Training time up to now: the sessions before a resume, and this one less its evaluations. */
+static double train_seconds(const trainer *t)
+{
+    return t->seconds_before + cs_now() - t->t_start - t->eval_seconds;
+}
+
 /* The progress line and a train_log.jsonl record (and its TensorBoard scalars); stops the
  * run on a non-finite loss. */
 static int log_mark(trainer *t, int iter, const cs_step_plan *p, const cs_camera *c)
@@ -337,7 +344,7 @@ static int log_mark(trainer *t, int iter, const cs_step_plan *p, const cs_camera
                             "sh_degree", p->active_sh, "device_mb", ms->cur_total / 1048576.0, "peak_device_mb",
                             ms->peak_total / 1048576.0, "pool_mb", cs_renderer_pool_bytes(&t->r) / 1048576.0);
     add_memory(t, rec);
-    json_object_set_new(rec, "seconds", json_real(t->seconds_before + now - t->t_start));
+    json_object_set_new(rec, "seconds", json_real(train_seconds(t)));
     if (cs_tb_log_record(&t->tb, rec)) {
         json_decref(rec);
         return -1;
@@ -392,8 +399,12 @@ static int report_marks(trainer *t, int iter, const cs_step_plan *p, const cs_ca
     if (p->evaluate) {
         cs_fault_point("phase:evaluate");
         cs_progress_break(&t->bar);
+        CS_CHECK(clFinish(t->cl->queue)); /* the iterations queued so far are training time */
+        double t0 = cs_now();
+        t->ev.train_seconds = train_seconds(t);
         cs_densifier_trim(t->cl, &t->dens.d);
         if (cs_evaluate_splits(&t->ev, &t->m, &t->cfg->eval, &t->split, iter, p->active_sh)) return -1;
+        t->eval_seconds += cs_now() - t0;
     }
     return p->save ? save_ply(t, iter) : 0;
 }
@@ -464,7 +475,7 @@ static int write_result_json(trainer *t)
     char p[1200];
     const cs_cl *cl = t->cl;
     json_t *o = json_pack("{s:i,s:i,s:f,s:f,s:s}", "iterations", t->iterations, "gaussians", t->m.n, "train_seconds",
-                          t->seconds_before + cs_now() - t->t_start, "peak_accounted_mb",
+                          train_seconds(t), "peak_accounted_mb",
                           cl->mem.peak_total / 1048576.0, "device", cl->name);
     if (t->dm.lib) json_object_set_new(o, "peak_driver_mb", json_real(t->dm.peak / 1048576.0));
     int r = cs_path_join(p, sizeof p, t->out, "result.json") || cs_write_json(p, o);
@@ -481,6 +492,7 @@ static int finish(trainer *t, int start)
     printf("training done: %d iterations in %.1f s, %d Gaussians, peak device memory %.1f MiB (accounted)",
            t->iterations - start, cs_now() - t->t_start, t->m.n, cl->mem.peak_total / 1048576.0);
     if (t->dm.lib) cs_driver_mem_sample(&t->dm), printf(", %.1f MiB (driver, sampled)", t->dm.peak / 1048576.0);
+    if (t->eval_seconds > 0) printf("; evaluations took %.1f s of it", t->eval_seconds);
     if (t->images.prefetch_hits + t->images.prefetch_misses)
         printf("; image uploads: %d prefetched, %d on demand", t->images.prefetch_hits, t->images.prefetch_misses);
     if (t->images.ahead) {
