@@ -93,9 +93,10 @@ __kernel void densify_prune_flags(int n_total, int n_old, __global const float *
     keep[i] = k;
 }
 
-/* opacity <- min(opacity, 0.01) (with the 3D filter: the filtered opacity); the optimizer's
- * state of the column is zeroed by the schema (cs_model_zero_state_column) */
-__kernel void densify_reset_opacity(int n, __global float *geo, __global const float *filter3d)
+/* DECAY 0: opacity <- min(opacity, 0.01); DECAY in (0, 1): opacity <- opacity * DECAY where that
+ * stays at least 1/255, else unchanged (with the 3D filter: of the filtered opacity). The
+ * optimizer's state of the column is zeroed by the schema (cs_model_zero_state_column). */
+__kernel void densify_reset_opacity(int n, __global float *geo, __global const float *filter3d, float decay)
 {
     int i = get_global_id(0);
     if (i >= n) return;
@@ -111,7 +112,8 @@ __kernel void densify_reset_opacity(int n, __global float *geo, __global const f
 #else
     (void)filter3d;
 #endif
-    float target = min(op * c3, 0.01f) / c3;
+    float eff = op * c3;
+    float target = (decay > 0.f ? (eff * decay >= 1.f / 255.f ? eff * decay : eff) : min(eff, 0.01f)) / c3;
     target = clamp(target, 1e-7f, 1.f - 1e-7f);
     geo[o] = log(target / (1.f - target));
 }

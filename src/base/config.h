@@ -74,6 +74,7 @@ typedef struct {
     int cap_max;           /* mcmc: the Gaussian budget (0: what memory.vram_budget_mb allows) */
     double noise_lr;       /* mcmc: position noise, times the position learning rate */
     int budget;            /* the Gaussians allowed grow linearly to this over [from, until] (0: no curve) */
+    double opacity_decay;  /* the opacity reset multiplies by this instead (0: graphdeco's min(o, 0.01)) */
 } cs_densify_cfg;
 
 typedef struct {

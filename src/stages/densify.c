@@ -100,12 +100,12 @@ int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m
     return cs_buf_fill(cl, &m->stats, 0, (size_t)m->capacity * 12, &z, 4);
 }
 
-int cs_densify_reset_opacity(cs_cl *cl, const cs_kernels *k, cs_model *m)
+int cs_densify_reset_opacity(cs_cl *cl, const cs_kernels *k, cs_model *m, float decay)
 {
     size_t g = (size_t)m->n, l = 256;
     cl_mem filt = m->layout.filter_3d ? m->filter3d.mem : m->geo.mem;
     if (cs_cl_run(cl, k->densify_reset_opacity, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(m->n), CS_ARG(m->geo.mem),
-                  CS_ARG(filt)))
+                  CS_ARG(filt), CS_ARG(decay)))
         return -1;
     return cs_model_zero_state_column(cl, k, m, CS_ARRAY_geo, CS_GEO_LOGIT_OPACITY);
 }

@@ -21,8 +21,9 @@ int cs_densify_stats(cs_cl *cl, const cs_kernels *k, cs_model *m, const cs_rende
  * read the candidate counts (and, over budget, the statistics). */
 int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m, const cs_densify_cfg *cfg, double extent,
                     int check_size, int max_n, unsigned seed);
-/* Enqueues opacity <- min(opacity, 0.01) with the opacity moments zeroed; does not block. */
-int cs_densify_reset_opacity(cs_cl *cl, const cs_kernels *k, cs_model *m);
+/* Enqueues opacity <- min(opacity, 0.01), or with DECAY in (0, 1) opacity * DECAY where that stays
+   at least 1/255 (densify.opacity_decay), with the opacity moments zeroed; does not block. */
+int cs_densify_reset_opacity(cs_cl *cl, const cs_kernels *k, cs_model *m, float decay);
 /* Uploads the training cameras for the 3D filter (blocks). */
 int cs_filter3d_setup(cs_cl *cl, cs_densifier *d, const cs_scene *s);
 /* Recomputes every Gaussian's 3D filter from the training cameras (mip-splatting's

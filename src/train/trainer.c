@@ -413,7 +413,7 @@ static int report_marks(trainer *t, int iter, const cs_step_plan *p, const cs_ca
  * a resume from one goes on exactly as the run would have. */
 static int after_marks(trainer *t, int iter, const cs_step_plan *p)
 {
-    if (p->reset_opacity && cs_densify_reset_opacity(t->cl, &t->k, &t->m)) return -1;
+    if (p->reset_opacity && cs_densify_reset_opacity(t->cl, &t->k, &t->m, (float)t->cfg->densify.opacity_decay)) return -1;
     if (p->checkpoint && save_checkpoint(t, iter, t->last_ckpt, sizeof t->last_ckpt)) return -1;
     return p->checkpoint_periodic ? save_periodic_checkpoint(t, iter) : 0;
 }
