@@ -5,9 +5,8 @@
 
 Each RUN_DIR is a clsplat output folder: its metrics.json gives, for every evaluation of the
 test split made during training, the iteration, the mean PSNR and "train_seconds" (training
-time before the evaluation, evaluations excluded). The curves share one pair of axes; a point
-is labelled with its iteration count at the end of each curve. Only the standard library is
-used: the SVG is written by hand. Also prints the points as a table."""
+time before the evaluation, evaluations excluded). The curves share one pair of axes. Only the
+standard library is used: the SVG is written by hand. Also prints the points as a table."""
 import json
 import os
 import sys
@@ -84,8 +83,6 @@ def svg(curves, title):
         out.append(f'<polyline points="{line}" fill="none" stroke="{c}" stroke-width="2"/>')
         for x, y, _, _ in pts:
             out.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" fill="{c}"/>')
-        x, y, it, _ = pts[-1]
-        out.append(f'<text x="{px(x) + 6:.1f}" y="{py(y) + 4:.1f}" fill="{c}" font-size="10">{it}</text>')
         ly = MT + 16 + 18 * i
         out.append(f'<line x1="{ML + pw + 14}" y1="{ly - 4}" x2="{ML + pw + 34}" y2="{ly - 4}" stroke="{c}" stroke-width="2"/>')
         out.append(f'<text x="{ML + pw + 40}" y="{ly}">{esc(label)}</text>')
