@@ -158,7 +158,8 @@ static int train_demo(const char *name, int sh_fp16, int opt_fp16)
     CHECK(psnr > 16.5 && psnr > p1 + 6.0, "test PSNR %.2f (from %.2f) below 16.5 or gained under 6 dB", psnr, p1);
     CHECK_OK(check_train_seconds(out));
     const char *files[] = {"config.json", "cameras.json", "input.ply", "metrics.json", "train_log.jsonl", "memory.json",
-                           "point_cloud/iteration_300/point_cloud.ply"};
+                           "point_cloud/iteration_300/point_cloud.ply", "report.html", "previews/ours_300/r_0.png",
+                           "previews/ours_300/r_2.png"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char p[800];
         snprintf(p, sizeof p, "%s/%s", out, files[i]);

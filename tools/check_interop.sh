@@ -9,7 +9,9 @@
 #      frame is far below it). Camera mapping: the NeRF-synthetic transform_matrix is
 #      camera-to-world in three.js's camera axes, used as it is for the PLY (Spark takes a PLY's
 #      axes raw); Spark also takes an SPZ raw, i.e. in SPZ's RUB axes, so for the SPZ the world
-#      is flipped: diag(1,-1,-1) times the matrix.
+#      is flipped: diag(1,-1,-1) times the matrix;
+#  (3) the run's report.html opens from the file system in that Chromium with every outside
+#      request refused: its charts are drawn and its previews decoded (tools/interop/report_check.js).
 # Screenshots and clsplat's renders land in OUT (default build/interop-results) to look at.
 #   usage: tools/check_interop.sh [OUT]     (root installs nodejs, npm, chromium when missing)
 set -eu
@@ -98,6 +100,11 @@ for f in ply spz; do
     echo "Spark's $f frame vs clsplat's render of $view (${W_}x$H_): $db dB (need >= $MIN_DB)"
     [ "$ok" = 1 ] || fail=1
 done
-echo "screenshots: $OUTD/spark_ply.png, $OUTD/spark_spz.png, clsplat's: $OUTD/clsplat_$view.png"
+echo "== report.html of that run, from the file system, no network"
+rrun=$W/report_run # evaluated at 150 and 300: charts of test PSNR, previews
+"$C" train -s "$S" -o "$rrun" --force --eval --iterations 300 --test_iterations 150 300 --set device.tune=off \
+    --set optim.random_init_points=3000 > "$W/report_train.log" 2>&1 || { tail -5 "$W/report_train.log"; fail=1; }
+NODE_PATH=$(pwd)/$W/node_modules node tools/interop/report_check.js "$rrun/report.html" "$OUTD/report.png" || fail=1
+echo "screenshots: $OUTD/spark_ply.png, $OUTD/spark_spz.png, $OUTD/report.png, clsplat's: $OUTD/clsplat_$view.png"
 [ $fail = 0 ] && echo "check-interop: ok" || echo "check-interop: FAILED"
 exit $fail

@@ -93,11 +93,13 @@ static const key_desc KEYS[] = {
     {"eval.save_renders", T_BOOL, F(eval.save_renders), 0, 0, NULL, 0, "write renders and ground truth as PNG (OUT/<split>/ours_N/renders, gt)"},
     {"eval.train_views", T_INT, F(eval.train_views), 0, 1e6, NULL, 0, "also evaluate this many training views"},
     {"eval.lpips_weights", T_STRING, F(eval.lpips_weights), 0, 0, NULL, 0, "LPIPS-alex v0.1 weights file (tools/get-lpips-weights.sh); empty: $XDG_DATA_HOME/clsplat/lpips/alex_v0.1.f32.bin, LPIPS off when missing"},
-    {"eval.tensorboard_views", T_INT, F(eval.tensorboard_views), 0, 100, NULL, 0, "test views logged to TensorBoard at each evaluation (render | ground truth)"},
+    {"eval.tensorboard_views", T_INT, F(eval.tensorboard_views), 0, 100, NULL, 0, "test views logged to TensorBoard at each evaluation (render | ground truth | error)"},
+    {"eval.preview_views", T_INT, F(eval.preview_views), 0, 100, NULL, 0, "test views saved at each evaluation as OUT/previews/ours_N/<view>.png (render | ground truth | error, at most 800 pixels a side), shown by report.html"},
     {"output.dir", T_STRING, F(output.dir), 0, 0, NULL, 0, "output folder (-o / -m set it; default output/<date-time>)"},
     {"output.save_iterations", T_INTLIST, L(output.save_iterations, output.n_save_iterations), "PLY save points (and the last iteration)"},
     {"output.export_formats", T_FORMATS, F(output.export_formats), 0, 0, NULL, 0, "also write these beside each saved PLY: spz, splat, compressed-ply (3D filter folded in)"},
     {"output.spz_sh_bits", T_INT, F(output.spz_sh_bits), 0, 8, NULL, 0, "SPZ exports: SH coefficients kept to this many of their 8 bits (0: the reference packer's 5 for degree 1, 4 above); measured on lego / south_building 7k: 6 bits 50.0 / 46.5 dB against the PLY's renders at 28 / 27 B a Gaussian, 5 and 4 bits 43.5 / 35.6 dB at 20 / 19"},
+    {"output.report", T_BOOL, F(output.report), 0, 0, NULL, 0, "write OUT/report.html at the end of the run: one self-contained page with the charts, evaluations, previews and config (clsplat report -m OUT writes it any time)"},
     {"output.checkpoint_iterations", T_INTLIST, L(output.checkpoint_iterations, output.n_checkpoint_iterations), "checkpoint points"},
     {"output.checkpoint_interval", T_INT, F(output.checkpoint_interval), 0, 1e8, NULL, 0, "also a checkpoint every N iterations, each replacing the previous one of these (0: off; clsplat batch jobs default to 2000)"},
     {"device.id", T_STRING, F(device.id), 0, 0, NULL, 0, "P:D, a name substring, or empty for the best device"},
@@ -164,10 +166,12 @@ void cs_config_defaults(cs_config *c)
     c->output.save_iterations[1] = 30000;
     c->output.n_save_iterations = 2;
     c->output.spz_sh_bits = 6;
+    c->output.report = true;
     c->log.interval = 100;
     c->log.tensorboard = true;
     c->log.histogram_interval = 1000;
     c->eval.tensorboard_views = 3;
+    c->eval.preview_views = 3;
 }
 
 bool cs_config_has_mark(const int *marks, int n, int iter)

@@ -91,6 +91,7 @@ typedef struct {
     bool save_renders;
     int train_views;       /* also evaluate this many training views (0 = none) */
     int tensorboard_views; /* test views logged as images to TensorBoard at each evaluation */
+    int preview_views;     /* test views saved as previews (OUT/previews/ours_N) for the report */
     char lpips_weights[1024]; /* LPIPS weights file ("": the default location, off when missing) */
 } cs_eval_cfg;
 
@@ -103,6 +104,7 @@ typedef struct {
     int checkpoint_interval; /* 0 = off; periodic checkpoints replace each other */
     int export_formats;      /* bit 1 << cs_splat_format for each format written beside the PLYs */
     int spz_sh_bits;         /* SPZ SH precision, 1-8 bits (0: the reference packer's 5 and 4) */
+    bool report;             /* OUT/report.html at the end of the run */
 } cs_output_cfg;
 
 typedef struct {

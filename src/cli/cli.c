@@ -35,7 +35,8 @@ static const opt_desc OPTS[] = {
     {"--source", "-s", O_VALUE, RUNS_ON_DEVICE & ~C(CS_CMD_TUNE), "data.path", V_STRING, "DIR", "dataset folder (data.path)"},
     {"--output", "-o", O_VALUE, C(CS_CMD_TRAIN), "output.dir", V_STRING, "DIR", "output folder (output.dir)"},
     {"--model", "-m", O_VALUE, C(CS_CMD_TRAIN), "output.dir", V_STRING, "DIR", "graphdeco's name for -o"},
-    {"--model", "-m", O_VALUE, C(CS_CMD_RENDER) | C(CS_CMD_EVAL) | C(CS_CMD_EXPORT) | C(CS_CMD_MESH), NULL, V_NONE, "DIR", "a trained model's output folder"},
+    {"--model", "-m", O_VALUE, C(CS_CMD_RENDER) | C(CS_CMD_EVAL) | C(CS_CMD_EXPORT) | C(CS_CMD_MESH) | C(CS_CMD_REPORT), NULL, V_NONE, "DIR", "a trained model's output folder"},
+    {"--output", "-o", O_VALUE, C(CS_CMD_REPORT), NULL, V_NONE, "FILE", "the page to write (default OUT/report.html)"},
     {"--output", "-o", O_VALUE, C(CS_CMD_RENDER), NULL, V_NONE, "DIR", "folder for the PNGs"},
     {"--output", "-o", O_VALUE, C(CS_CMD_BATCH), NULL, V_NONE, "ROOT", "the batch's folder: ROOT/<job>/, ROOT/summary.json"},
     {"--output", "-o", O_VALUE, C(CS_CMD_EXPORT), NULL, V_NONE, "FILE",
@@ -135,6 +136,8 @@ static const struct {
     [CS_CMD_MESH] = {"mesh", "clsplat mesh -m OUT [-o mesh.ply] [--voxel SIZE | --grid N] [--max-triangles N] "
                              "[--depth median|mean] [--max-depth D] [--keep-components N] [--psnr] [--renders DIR]",
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
+    [CS_CMD_REPORT] = {"report", "clsplat report -m OUT [-o FILE]",
+                       "one self-contained HTML page of a run (charts, evaluations, previews, config), OUT/report.html"},
 };
 
 void cs_cli_usage(FILE *out)

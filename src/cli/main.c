@@ -22,6 +22,7 @@
 #include "model.h"
 #include "outputs.h"
 #include "render.h"
+#include "run_report.h"
 #include "run_dir.h"
 #include "scene.h"
 #include "splat_file.h"
@@ -518,6 +519,16 @@ static int cmd_batch(const cs_args *a)
     return rc == 2 ? stopped() : rc;
 }
 
+static int cmd_report(const cs_args *a)
+{
+    if (!a->model) return USAGE_ERROR("report needs -m OUTDIR (a training run's folder)");
+    char p[1400];
+    if (!a->out && cs_path_join(p, sizeof p, a->model, "report.html")) return -1;
+    if (cs_run_report_write(a->model, a->out ? a->out : p)) return -1;
+    printf("wrote %s\n", a->out ? a->out : p);
+    return 0;
+}
+
 static int run(const cs_args *a)
 {
     switch (a->command) {
@@ -533,6 +544,7 @@ static int run(const cs_args *a)
     case CS_CMD_BATCH: return cmd_batch(a);
     case CS_CMD_METRICS: return cmd_metrics(a);
     case CS_CMD_EXPORT: return cmd_export(a);
+    case CS_CMD_REPORT: return cmd_report(a);
     default: return cs_fail("internal: no command");
     }
 }

@@ -82,54 +82,79 @@ static int save_gt(const cs_scene *scene, const cs_camera *c, const char *dir)
     return r;
 }
 
-/* Longest edge of each half of a TensorBoard image: larger views are shrunk by a whole factor
- * (box average) so that encoding them costs little next to training; TensorBoard shows them
- * smaller than this anyway. */
-#define TB_IMAGE_MAX_SIDE 800
+/* Longest edge of each panel of a preview: larger views are shrunk by a whole factor (box
+ * average) so that encoding them costs little next to training; TensorBoard and the report show
+ * them smaller than this anyway. */
+#define PREVIEW_MAX_SIDE 800
 
-/* The render of C (in ev->r) beside its ground truth (8-bit RGB at GT_OFF of GT on the
- * device), shrunk to TB_IMAGE_MAX_SIDE, PNG-encoded (fast zlib level) into S as
- * images/SPLIT/<stem>. */
-static int tb_view_image(cs_evaluator *ev, const cs_camera *c, const cs_buf *gt, unsigned gt_off, const char *split,
-                         cs_tb_summary *s)
+/* The render of C (in ev->r) | its ground truth (8-bit RGB at GT_OFF of GT on the device) |
+ * their error (the mean absolute difference of the channels, times 4, white on black), each
+ * shrunk to PREVIEW_MAX_SIDE, into OUT (RGB). */
+static int view_preview(cs_evaluator *ev, const cs_camera *c, const cs_buf *gt, unsigned gt_off, cs_image *out)
 {
-    cs_image r = {0}, g = {0}, both = {0};
-    uint8_t *png = NULL;
-    size_t n = 0;
+    cs_image r = {0}, g = {0};
     int rc = cs_render_read_image(ev->r, c->width, c->height, &r), ch = cs_scene_gt_channels(ev->scene);
     if (!rc) {
         g = (cs_image){c->width, c->height, ch, malloc((size_t)ch * c->width * c->height)};
-        rc = !g.px ? cs_fail("out of host memory (TensorBoard image)")
+        rc = !g.px ? cs_fail("out of host memory (preview image)")
                    : cs_buf_read(ev->cl, gt, gt_off, (size_t)ch * c->width * c->height, g.px);
     }
     if (!rc && ch == 4) rc = cs_image_dim_by_alpha(&g); /* masked pixels shown dark */
-    rc = rc || cs_image_shrink_to(&r, TB_IMAGE_MAX_SIDE, TB_IMAGE_MAX_SIDE) ||
-         cs_image_shrink_to(&g, TB_IMAGE_MAX_SIDE, TB_IMAGE_MAX_SIDE);
+    rc = rc || cs_image_shrink_to(&r, PREVIEW_MAX_SIDE, PREVIEW_MAX_SIDE) ||
+         cs_image_shrink_to(&g, PREVIEW_MAX_SIDE, PREVIEW_MAX_SIDE);
     int W = r.width, H = r.height;
-    if (!rc) {
-        both = (cs_image){2 * W, H, 3, malloc((size_t)6 * W * H)};
-        if (!both.px) rc = cs_fail("out of host memory (TensorBoard image)");
-    }
+    *out = (cs_image){3 * W, H, 3, NULL};
+    if (!rc && !(out->px = malloc((size_t)9 * W * H))) rc = cs_fail("out of host memory (preview image)");
     for (int y = 0; !rc && y < H; y++) {
-        memcpy(both.px + (size_t)y * 6 * W, r.px + (size_t)y * 3 * W, (size_t)3 * W);
-        memcpy(both.px + (size_t)y * 6 * W + 3 * W, g.px + (size_t)y * 3 * W, (size_t)3 * W);
+        uint8_t *row = out->px + (size_t)y * 9 * W;
+        const uint8_t *rr = r.px + (size_t)y * 3 * W, *gg = g.px + (size_t)y * 3 * W;
+        memcpy(row, rr, (size_t)3 * W);
+        memcpy(row + 3 * W, gg, (size_t)3 * W);
+        for (int x = 0; x < 3 * W; x += 3) {
+            int e = (abs(rr[x] - gg[x]) + abs(rr[x + 1] - gg[x + 1]) + abs(rr[x + 2] - gg[x + 2])) * 4 / 3;
+            row[6 * W + x] = row[6 * W + x + 1] = row[6 * W + x + 2] = (uint8_t)(e > 255 ? 255 : e);
+        }
     }
-    if (!rc) rc = cs_image_encode_png(&both, 1, &png, &n);
-    if (!rc) {
-        char tag[320], stem[256];
-        cs_camera_stem(c, stem, sizeof stem);
-        snprintf(tag, sizeof tag, "images/%s/%s", split, stem);
-        cs_tb_add_image(s, tag, png, n, both.width, both.height, 3);
+    cs_image_free(&r), cs_image_free(&g);
+    if (rc) cs_image_free(out);
+    return rc;
+}
+
+/* Where a view's preview goes: TensorBoard (TB, as images/SPLIT/<stem>) and a folder (DIR, as
+ * DIR/<stem>.png, for the run's report); either may be NULL. */
+typedef struct {
+    cs_tb_summary *tb;
+    const char *split, *dir;
+} preview_to;
+
+/* View C's preview, PNG-encoded (fast zlib level), to TO. */
+static int save_preview(cs_evaluator *ev, const cs_camera *c, const cs_buf *gt, unsigned gt_off, const preview_to *to)
+{
+    cs_image both = {0};
+    uint8_t *png = NULL;
+    size_t n = 0;
+    char stem[256];
+    cs_camera_stem(c, stem, sizeof stem);
+    int rc = view_preview(ev, c, gt, gt_off, &both) || cs_image_encode_png(&both, 1, &png, &n);
+    if (!rc && to->tb) {
+        char tag[320];
+        snprintf(tag, sizeof tag, "images/%s/%s", to->split, stem);
+        cs_tb_add_image(to->tb, tag, png, n, both.width, both.height, 3);
+    }
+    if (!rc && to->dir) {
+        char p[1800];
+        snprintf(p, sizeof p, "%s/%s.png", to->dir, stem);
+        rc = cs_write_file_atomic(p, png, n);
     }
     free(png);
-    cs_image_free(&r), cs_image_free(&g), cs_image_free(&both);
+    cs_image_free(&both);
     return rc;
 }
 
 /* Renders and measures camera CAM; with DIR, writes the render to DIR/renders and the
- * ground truth to DIR/gt; with TB, adds the render beside its ground truth to it. */
+ * ground truth to DIR/gt; with TO, its preview (render | ground truth | error) there. */
 static int eval_view(cs_evaluator *ev, const cs_model *m, int cam, int active_degree, const char *dir,
-                     cs_tb_summary *tb, const char *split, cs_metrics *mt, double *lpips)
+                     const preview_to *to, cs_metrics *mt, double *lpips)
 {
     /* LPIPS when LPIPS is non-NULL */
     const cs_camera *c = &ev->scene->cams[cam];
@@ -143,7 +168,7 @@ static int eval_view(cs_evaluator *ev, const cs_model *m, int cam, int active_de
         cs_loss_read(ev->loss, 1, c->width, c->height, 0.f, mt, NULL) ||
         (lpips && cs_lpips_render(&ev->lpips, &ev->r->img, gt, off, c->width, c->height, lpips)))
         return -1;
-    if (tb && tb_view_image(ev, c, gt, off, split, tb)) return -1;
+    if (to && save_preview(ev, c, gt, off, to)) return -1;
     if (!dir) return 0;
     char p[1800], stem[256];
     cs_camera_stem(c, stem, sizeof stem);
@@ -220,12 +245,19 @@ int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, co
     double sl1 = 0, spsnr = 0, sssim = 0, slp = 0;
     cs_tb_summary tbs;
     cs_tb_summary_init(&tbs);
-    int tb_images = ev->tb && !strcmp(split, "test") ? ev->tb_views : 0;
+    int test = !strcmp(split, "test"), tb_images = ev->tb && test ? ev->tb_views : 0;
+    int previews = !test ? 0 : ev->preview_views < n ? ev->preview_views : n;
+    char pdir[1200];
+    if (previews > 0) {
+        snprintf(pdir, sizeof pdir, "%s/previews/ours_%d", ev->out, iteration);
+        if (cs_mkdirs(pdir)) return -1;
+    }
     for (int i = 0; i < n; i++) {
         cs_metrics mt;
         double lp = 0;
-        if (eval_view(ev, m, idx[i], active_degree, save_renders ? dir : NULL, i < tb_images ? &tbs : NULL, split,
-                      &mt, lp_on ? &lp : NULL)) {
+        preview_to to = {i < tb_images ? &tbs : NULL, split, i < previews ? pdir : NULL};
+        if (eval_view(ev, m, idx[i], active_degree, save_renders ? dir : NULL, to.tb || to.dir ? &to : NULL, &mt,
+                      lp_on ? &lp : NULL)) {
             cs_lpips_end(&ev->lpips);
             cs_tb_summary_free(&tbs);
             json_decref(views);

@@ -33,7 +33,8 @@ typedef struct {
     bool lpips_on;
     bool lpips_small_noted; /* said once that the views are too small for LPIPS */
     cs_tb_writer *tb;       /* TensorBoard: evaluation scalars and images (NULL: none) */
-    int tb_views;           /* test views logged as images (render | ground truth) */
+    int tb_views;           /* test views logged as images (render | ground truth | error) */
+    int preview_views;      /* test views saved as OUT/previews/ours_<iteration>/<stem>.png for the report (0: none) */
     double train_seconds;   /* training time so far, evaluations excluded, recorded as "train_seconds"
                                with each evaluation (the trainer sets it; < 0: not a training run) */
 } cs_evaluator;

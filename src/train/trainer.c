@@ -28,6 +28,7 @@
 #include "run_dir.h"
 #include "schedule.h"
 #include "tb_log.h"
+#include "run_report.h"
 #include "train_log.h"
 #include "tune.h"
 #include "util.h"
@@ -178,6 +179,7 @@ static int open_outputs(trainer *t, int keep)
     t->ev.resolution = t->cfg->data.resolution; /* the records say what the run was trained at (-r) */
     t->ev.tb = t->tb.on ? &t->tb.w : NULL;
     t->ev.tb_views = t->cfg->eval.tensorboard_views;
+    t->ev.preview_views = t->cfg->eval.preview_views;
     return 0;
 }
 
@@ -456,7 +458,8 @@ static void print_outputs(const trainer *t)
     static const char *const names[] = {"point_cloud/iteration_%d/point_cloud.ply", "point_cloud/iteration_%d/point_cloud.spz",
                                         "point_cloud/iteration_%d/point_cloud.splat",
                                         "point_cloud/iteration_%d/point_cloud.compressed.ply", "metrics.json",
-                                        "train_log.jsonl", "test/ours_%d/renders", "checkpoints", "cfg_args"};
+                                        "train_log.jsonl", "test/ours_%d/renders", "previews", "checkpoints", "cfg_args",
+                                        "report.html"};
     char rel[256], p[1400], line[2048] = "";
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(rel, sizeof rel, names[i], t->iterations);
@@ -468,8 +471,8 @@ static void print_outputs(const trainer *t)
     printf("outputs in %s: %s\n", t->out, line);
 }
 
-/* result.json, written last: its presence says the run finished and its outputs are complete
- * (clsplat batch skips such a job). */
+/* result.json, written last but for report.html (made from it): its presence says the run
+ * finished and its outputs are complete (clsplat batch skips such a job). */
 static int write_result_json(trainer *t)
 {
     char p[1200];
@@ -505,9 +508,13 @@ static int finish(trainer *t, int start)
         printf("note: the peak passed the plan's %.1f MiB: the views needed %u pairs, the plan reserves %zu (%d a "
                "Gaussian)\n", t->plan.peak_bytes / 1048576.0, t->r.pairs_seen_max, cs_mem_plan_pairs(&t->plan),
                CS_PLAN_PAIRS_PER_GAUSSIAN);
-    if (write_memory_json(t)) return -1;
+    if (write_memory_json(t) || write_result_json(t)) return -1;
+    /* the page is made from the files above and can be made again (clsplat report): its
+       failure is said, not the run's */
+    if (t->cfg->output.report && cs_run_report_write(t->out, NULL))
+        fprintf(stderr, "warning: report.html not written: %s\n", cs_last_error());
     print_outputs(t);
-    return write_result_json(t);
+    return 0;
 }
 
 static void trainer_close(trainer *t)

@@ -1,0 +1,23 @@
+/* run_report: OUT/report.html, one self-contained page about a run, made from the files the run
+ * wrote (config.json, train_log.jsonl, metrics.json, result.json, previews/): a summary, charts
+ * (loss, PSNR, Gaussians, memory, speed against iteration; test PSNR against training time) as
+ * inline SVG, the evaluations as a table, the latest previews (render | ground truth | error)
+ * embedded as data URIs, and the config. It references nothing outside itself: it opens from
+ * the file system, offline, in any browser. Written at the end of every training run
+ * (output.report) and by `clsplat report -m OUT`. */
+#ifndef CS_RUN_REPORT_H
+#define CS_RUN_REPORT_H
+
+/* Largest preview embedded (bytes) and how many at most: the page stays a few MB. */
+#define CS_RUN_REPORT_MAX_PREVIEW_BYTES (4L << 20)
+#define CS_RUN_REPORT_MAX_PREVIEWS 8
+
+/* Writes the report of the run in RUN_DIR to OUT_PATH (NULL: RUN_DIR/report.html), atomically;
+ * an existing OUT_PATH is replaced only when it is a clsplat report (its first line after the
+ * doctype says so), anything else is refused by name.
+ * A run folder without train_log.jsonl or config.json is refused by name; a missing
+ * metrics.json, result.json or previews/ leaves its part of the page saying so. -1 with a
+ * message. */
+int cs_run_report_write(const char *run_dir, const char *out_path);
+
+#endif
