@@ -16,6 +16,7 @@
 #include "batch_pack.h"
 #include "batch_progress.h"
 #include "batch_report.h"
+#include "run_report.h"
 #include "cli_run.h"
 #include "fixtures.h"
 #include "job_dir.h"
@@ -217,6 +218,19 @@ int test_batch_eta_and_report(void)
               json_is_null(json_object_get(json_array_get(json_object_get(j, "jobs"), 0), "lpips")),
           "summary.json totals");
     json_decref(j);
+    /* the batch's page: a row a job, the finished one linking to its own report, text escaped */
+    snprintf(p, sizeof p, "%s/lego", root);
+    CHECK_OK(cs_mkdirs(p));
+    snprintf(p, sizeof p, "%s/lego/report.html", root);
+    CHECK_OK(cs_write_file_atomic(p, "<!DOCTYPE html>\n<!-- clsplat report -->\n", 39));
+    CHECK_OK(cs_batch_report_page(root, NULL));
+    snprintf(p, sizeof p, "%s/report.html", root);
+    char *page = cs_read_file(p, NULL);
+    CHECK(page && strstr(page, "<a href=\"lego/report.html\">lego</a>") && strstr(page, "<td>33.250</td>") &&
+              strstr(page, "room") && !strstr(page, "room/report.html") && strstr(page, "bad &quot;image&quot;, line 3"),
+          "batch report.html:\n%s", page ? page : "(missing)");
+    free(page);
+    CHECK(cs_batch_report_page(p, NULL) != 0 && strstr(cs_last_error(), "no summary.json"), "a folder without a summary");
     CHECK(cs_report_done(rows, 2) == 1, "done count");
     /* the closing table fits 100 columns with the widest values (#33 item 7) */
     rows[0].name = "a_job_name_longer_than_the_column", rows[0].st.iterations = 999999, rows[0].st.gaussians = 99999999;
@@ -365,6 +379,10 @@ int test_batch_kill_and_rerun(void)
     json_t *j = json_load_file(p, 0, NULL);
     CHECK(json_integer_value(json_object_get(json_object_get(j, "totals"), "done")) == 3, "summary: 3 done");
     json_decref(j);
+    /* the batch's page links each job's own report (each run writes one) */
+    snprintf(p, sizeof p, "%s/report.html", root);
+    CHECK(count_in(p, "/report.html\">") == 3, "%s: %d job links, want 3", p, count_in(p, "/report.html\">"));
+    snprintf(p, sizeof p, "%s/summary.json", root);
     /* --collect rebuilds it without running anything */
     CHECK_OK(remove(p));
     snprintf(p, sizeof p, "%s/summary.csv", root);

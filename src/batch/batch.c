@@ -18,6 +18,7 @@
 #include "batch_pack.h"
 #include "batch_progress.h"
 #include "batch_report.h"
+#include "run_report.h"
 #include "cl_runtime.h"
 #include "density.h"
 #include "job_dir.h"
@@ -539,7 +540,7 @@ static int summarise(batch *b, double wall, int *counted)
             *counted += counts;
             done += counts && rows[i].st.status == CS_JOB_DONE;
         }
-        if (cs_report_write(b->o->root, rows, b->list.n, wall))
+        if (cs_report_write(b->o->root, rows, b->list.n, wall) || cs_batch_report_page(b->o->root, NULL))
             fprintf(stderr, "clsplat: note: writing the summary failed: %s\n", cs_last_error());
         cs_report_print(rows, b->list.n, stdout);
         free(rows);

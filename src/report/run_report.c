@@ -301,6 +301,71 @@ static int page(FILE *f, const run_files *r)
     return 0;
 }
 
+/* ---- a batch root: ROOT/summary.json as one table, each job linking to its own page ---- */
+
+static void job_row(FILE *f, const char *root, const json_t *j)
+{
+    const char *name = json_string_value(json_object_get(j, "name"));
+    char p[1400];
+    snprintf(p, sizeof p, "%s/%s/report.html", root, name ? name : "");
+    fputs("<tr><td style=\"text-align:left\">", f);
+    if (name && !strchr(name, '/') && cs_file_exists(p)) { /* a job's name is a folder of ROOT */
+        fputs("<a href=\"", f), cs_html_escape(f, name), fputs("/report.html\">", f);
+        cs_html_escape(f, name), fputs("</a>", f);
+    } else {
+        cs_html_escape(f, name);
+    }
+    fputs("</td><td>", f), cs_html_escape(f, json_string_value(json_object_get(j, "status"))), fputs("</td>", f);
+    cell(f, num(j, "iterations"), "%.0f"), cell(f, num(j, "psnr"), "%.3f"), cell(f, num(j, "ssim"), "%.4f");
+    cell(f, num(j, "lpips"), "%.4f"), cell(f, num(j, "gaussians"), "%.0f"), cell(f, num(j, "train_seconds"), "%.1f");
+    cell(f, num(j, "peak_accounted_mb"), "%.1f"), cell(f, num(j, "peak_driver_mb"), "%.1f"), cell(f, num(j, "attempts"), "%.0f");
+    fputs("<td style=\"text-align:left\">", f), cs_html_escape(f, json_string_value(json_object_get(j, "error")));
+    fputs("</td></tr>\n", f);
+}
+
+static int batch_page(FILE *f, const char *root, const json_t *summary)
+{
+    const json_t *jobs = json_object_get(summary, "jobs"), *t = json_object_get(summary, "totals"), *j;
+    fputs(MARK, f);
+    fputs("<html lang=\"en\"><head><meta charset=\"utf-8\"><title>clsplat batch: ", f);
+    cs_html_escape(f, root);
+    fprintf(f, "</title><style>%s</style></head><body>\n<h1>clsplat batch report</h1>\n<p>", STYLE);
+    cs_html_escape(f, root);
+    fprintf(f, ": %.0f jobs, %.0f done, %.0f failed, %.0f stopped; mean test PSNR of the finished %.3f dB; %.1f s of "
+               "training</p>\n", num(t, "jobs"), num(t, "done"), num(t, "failed"), num(t, "stopped"), num(t, "mean_psnr"),
+            num(t, "train_seconds"));
+    fputs("<table><tr><th>job</th><th>status</th><th>iterations</th><th>PSNR</th><th>SSIM</th><th>LPIPS</th>"
+          "<th>Gaussians</th><th>training s</th><th>peak MiB</th><th>driver MiB</th><th>attempts</th><th>error</th></tr>\n",
+          f);
+    size_t i;
+    json_array_foreach(jobs, i, j) job_row(f, root, j);
+    fputs("</table>\n</body></html>\n", f);
+    return ferror(f) ? cs_fail("writing the batch report failed") : 0;
+}
+
+int cs_batch_report_page(const char *root, const char *out_path)
+{
+    char p[1300], s[1300];
+    if (!out_path) {
+        if (cs_path_join(p, sizeof p, root, "report.html")) return -1;
+        out_path = p;
+    }
+    if (cs_path_join(s, sizeof s, root, "summary.json")) return -1;
+    if (!cs_file_exists(s)) return cs_fail("%s: no summary.json: not a clsplat batch folder", root);
+    json_error_t err;
+    json_t *summary = json_load_file(s, 0, &err);
+    if (!json_is_array(json_object_get(summary, "jobs"))) {
+        json_decref(summary);
+        return cs_fail("%s: not a batch summary (%s)", s, summary ? "no jobs array" : err.text);
+    }
+    cs_atomic_file af;
+    int rc = may_replace(out_path) || cs_atomic_open(&af, out_path) ? -1 : 0;
+    if (!rc && batch_page(af.f, root, summary)) cs_atomic_abort(&af), rc = -1;
+    else if (!rc) rc = cs_atomic_commit(&af);
+    json_decref(summary);
+    return rc;
+}
+
 int cs_run_report_write(const char *run_dir, const char *out_path)
 {
     char p[1300];

@@ -19,5 +19,10 @@
  * metrics.json, result.json or previews/ leaves its part of the page saying so. -1 with a
  * message. */
 int cs_run_report_write(const char *run_dir, const char *out_path);
+/* The page of a batch folder ROOT (clsplat batch), from ROOT/summary.json: totals and one row a
+ * job (status, iterations, test metrics, time, memory, attempts, error), each job's name linking
+ * to its own ROOT/<job>/report.html when there is one. OUT_PATH as above (NULL:
+ * ROOT/report.html). -1 with a message, also for a folder without summary.json. */
+int cs_batch_report_page(const char *root, const char *out_path);
 
 #endif
