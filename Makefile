@@ -6,7 +6,7 @@ SRC_DIRS := $(sort $(dir $(wildcard src/*/*.c src/*/*.h)))
 SRC_INC := $(addprefix -I,$(SRC_DIRS))
 HEADERS := $(wildcard src/*/*.h) cl/layout.h
 vpath %.c $(SRC_DIRS)
-PKGS := OpenCL libpng jansson libjpeg zlib libexif
+PKGS := OpenCL libpng jansson libjpeg zlib libexif libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 OPT ?= -O2

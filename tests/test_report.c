@@ -2,14 +2,26 @@
  * evaluations): the charts hold the logged points, only the latest previews are embedded and
  * decode to their files' bytes, text from the files is escaped, nothing outside the page is
  * referenced; a file that is not a report is never replaced; a folder that is not a run and a
- * torn log line are refused by name. */
+ * torn log line are refused by name. The view server: the live page and the run's files over
+ * HTTP, path traversal, other methods, oversized and garbage requests refused, a hanging client
+ * holding up nothing, the token off loopback, a batch folder's pages. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "cli_run.h"
 #include "image.h"
 #include "run_report.h"
 #include "test.h"
 #include "util.h"
+#include "view_server.h"
 
 static int write_text(const char *dir, const char *name, const char *text)
 {
@@ -139,5 +151,189 @@ int test_run_report(void)
               strstr(cs_last_error(), "not a JSON object"), "torn line: %s", cs_last_error());
     snprintf(p, sizeof p, "%s/previews", dir);
     CHECK(cs_run_report_write(p, NULL) != 0 && strstr(cs_last_error(), "no config.json"), "not a run: %s", cs_last_error());
+    return 0;
+}
+
+/* ---- the view server --------------------------------------------------------------------- */
+
+/* sends REQ raw to 127.0.0.1:PORT and reads the answer until the server closes (5 s at most);
+   the status code, or -1 when none came; the whole answer in *BODY when asked (caller frees) */
+static int http_raw(int port, const char *req, size_t n, char **body)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET, a.sin_port = htons((uint16_t)port), a.sin_addr.s_addr = htonl(0x7f000001);
+    struct timeval tv = {5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a)) {
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    for (size_t off = 0; off < n;) {
+        ssize_t w = send(fd, req + off, n - off, MSG_NOSIGNAL);
+        if (w <= 0) break;
+        off += (size_t)w;
+    }
+    cs_bytes got = {0};
+    char buf[65536];
+    ssize_t r;
+    while ((r = recv(fd, buf, sizeof buf, 0)) > 0) cs_bytes_append(&got, buf, (size_t)r);
+    close(fd);
+    cs_bytes_append(&got, "", 1);
+    int status = -1;
+    if (got.buf && sscanf((char *)got.buf, "HTTP/1.%*d %d", &status) != 1) status = -1;
+    if (body) *body = (char *)got.buf;
+    else cs_bytes_free(&got);
+    return status;
+}
+
+static int http_get(int port, const char *path, const char *extra, char **body)
+{
+    char req[2048];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n%s\r\n", path, extra ? extra : "");
+    return http_raw(port, req, (size_t)n, body);
+}
+
+/* an idle connection that has sent half a request: open while other requests are answered */
+static int half_open(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET, a.sin_port = htons((uint16_t)port), a.sin_addr.s_addr = htonl(0x7f000001);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a)) return -1;
+    send(fd, "GET / HTTP/1.1\r\nHos", 19, MSG_NOSIGNAL);
+    return fd;
+}
+
+static int serve_checks(const char *dir, int port)
+{
+    char *body = NULL, p[800];
+    CHECK(http_get(port, "/", NULL, &body) == 200 && strstr(body, "<!-- clsplat report -->") &&
+              strstr(body, "http-equiv=\"refresh\""), "GET / did not give the live page");
+    free(body);
+    snprintf(p, sizeof p, "%s/metrics.json", dir);
+    char *want = cs_read_file(p, NULL);
+    CHECK(http_get(port, "/metrics.json", NULL, &body) == 200 && want && strstr(body, want), "GET /metrics.json");
+    free(body), free(want);
+    /* only known resources: no path is built from the URL */
+    const char *refused[] = {"/../config.json", "/%2e%2e/config.json", "/previews/ours_20/view_0.png", "//etc/passwd",
+                             "/config.json/..", "/report.html"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        CHECK(http_get(port, refused[i], NULL, NULL) == 404, "GET %s was not refused with 404", refused[i]);
+    const char post[] = "POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhello";
+    CHECK(http_raw(port, post, sizeof post - 1, NULL) == 405, "POST was not refused with 405");
+    /* an oversized header; garbage; a client that hangs: each refused or dropped, the next answered */
+    char big[40000];
+    memset(big, 'a', sizeof big);
+    memcpy(big, "X-Big: ", 7), memcpy(big + sizeof big - 3, "\r\n", 3);
+    int st = http_get(port, "/", big, NULL);
+    CHECK(st == 431 || st == 413 || st == 400 || st == -1, "a 40 KB header got %d", st);
+    const char junk[] = "\x01\x02\xff garbage \x00\r\n\r\n";
+    st = http_raw(port, junk, sizeof junk - 1, NULL);
+    CHECK(st == 400 || st == -1, "garbage got %d", st);
+    int hang = half_open(port);
+    CHECK(hang >= 0 && http_get(port, "/config.json", NULL, NULL) == 200, "a half-sent request held up the next one");
+    close(hang);
+    return 0;
+}
+
+int test_view_server(void)
+{
+    uint64_t rs = test_seed() ^ 0x71e;
+    char dir[600], root[600], p[800];
+    snprintf(dir, sizeof dir, "%s/view_run", test_tmpdir());
+    CHECK_OK(make_run(dir, 9, &rs));
+    cs_view_server *s;
+    cs_view_opts o = {dir, NULL, 0};
+    CHECK_OK(cs_view_start(&o, &s));
+    CHECK(cs_view_port(s) > 0 && !cs_view_token(s)[0], "loopback: port %d, no token", cs_view_port(s));
+    int rc = serve_checks(dir, cs_view_port(s));
+    cs_view_stop(s);
+    CHECK_OK(rc);
+    /* another address: the token is required, by query once, then by cookie */
+    cs_view_opts any = {dir, "0.0.0.0", 0};
+    CHECK_OK(cs_view_start(&any, &s));
+    char tok[64];
+    snprintf(tok, sizeof tok, "%s", cs_view_token(s));
+    int port = cs_view_port(s);
+    char q[200], cookie[200], *body = NULL;
+    snprintf(q, sizeof q, "/?token=%s", tok);
+    snprintf(cookie, sizeof cookie, "Cookie: clsplat_token=%s\r\n", tok);
+    int no = http_get(port, "/", NULL, NULL), wrong = http_get(port, "/?token=0123", NULL, NULL);
+    int yes = http_get(port, q, NULL, &body), by_cookie = http_get(port, "/metrics.json", cookie, NULL);
+    int set = body && strstr(body, "Set-Cookie: clsplat_token=") != NULL;
+    free(body);
+    cs_view_stop(s);
+    CHECK(strlen(tok) == 32 && no == 403 && wrong == 403 && yes == 200 && set && by_cookie == 200,
+          "token: none %d, wrong %d, right %d (cookie set %d), by cookie %d", no, wrong, yes, set, by_cookie);
+    /* a batch folder: its page, and the pages of the jobs its summary names only */
+    snprintf(root, sizeof root, "%s/view_batch", test_tmpdir());
+    snprintf(p, sizeof p, "%s/a", root);
+    CHECK_OK(make_run(p, 5, &rs));
+    CHECK_OK(write_text(root, "summary.json", "{\"jobs\": [{\"name\": \"a\", \"status\": \"done\"}, {\"name\": \"..\"}], "
+                                              "\"totals\": {\"jobs\": 2}}"));
+    cs_view_opts b = {root, NULL, 0};
+    CHECK_OK(cs_view_start(&b, &s));
+    port = cs_view_port(s);
+    int page = http_get(port, "/", NULL, &body), job = http_get(port, "/a/report.html", NULL, NULL);
+    int up = http_get(port, "/../report.html", NULL, NULL), dots = http_get(port, "/../a/report.html", NULL, NULL);
+    int other = http_get(port, "/b/report.html", NULL, NULL);
+    int linked = body && strstr(body, "clsplat batch report") != NULL;
+    free(body);
+    cs_view_stop(s);
+    CHECK(page == 200 && linked && job == 200 && up == 404 && dots == 404 && other == 404,
+          "batch: page %d, job a %d, /../ %d, /../a %d, unlisted b %d", page, job, up, dots, other);
+    CHECK(cs_view_start(&(cs_view_opts){dir, "localhost", 0}, &s) != 0 && strstr(cs_last_error(), "IPv4"),
+          "a host name was taken");
+    return 0;
+}
+
+/* the number of points of the first chart's line in PAGE (the loss, a point a log line) */
+static int loss_points(const char *page)
+{
+    const char *pl = strstr(page, "<polyline"), *pts = pl ? strstr(pl, "points=\"") : NULL;
+    int n = 0;
+    for (const char *c = pts ? pts + 8 : ""; *c && *c != '"'; c++) n += *c == ',';
+    return n;
+}
+
+/* train --view 0 on PoCL: while it trains, the page is served and grows, a client that hangs
+   half-way holds up nothing, and the run ends as it would without the server */
+int test_view_live(void)
+{
+    char data[600], out[600], log[700];
+    snprintf(data, sizeof data, "%s/demo40", test_tmpdir());
+    CHECK_OK(cli_demo_scene(data, 40, 30));
+    snprintf(out, sizeof out, "%s/view_live", test_tmpdir());
+    snprintf(log, sizeof log, "%s/view_live.log", test_tmpdir());
+    pid_t pid = cli_start(log, "train", "-s", data, "-o", out, "--eval", "--iterations", "600", "--test_iterations", "300",
+                          "--set", "device.tune=off", "--set", "optim.random_init_points=2000", "--set", "log.interval=20",
+                          "--view", "0", (char *)NULL);
+    CHECK(pid > 0, "cannot start clsplat");
+    int port = 0, status = -1, pages = 0, most = 0, fewest = 1 << 30, hang = -1;
+    for (int tries = 0; tries < 3000 && status < 0; tries++) { /* 10 minutes at most */
+        int ws;
+        if (waitpid(pid, &ws, WNOHANG) == pid) status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+        char *text = port ? NULL : cs_read_file(log, NULL), *at = text ? strstr(text, "view: http://127.0.0.1:") : NULL;
+        if (at) port = atoi(at + 23), hang = half_open(port);
+        free(text);
+        char *page = NULL;
+        if (port && status < 0 && http_get(port, "/", NULL, &page) == 200 && strstr(page, "not finished")) {
+            int n = loss_points(page);
+            pages++, most = n > most ? n : most, fewest = n < fewest ? n : fewest;
+        }
+        free(page);
+        struct timespec ts = {0, 200 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (hang >= 0) close(hang);
+    if (status < 0) kill(pid, SIGKILL), cli_wait(pid);
+    char p[800];
+    snprintf(p, sizeof p, "%s/report.html", out);
+    CHECK(status == 0 && port > 0 && cs_file_exists(p), "train --view: exit %d, port %d (log %s)", status, port, log);
+    CHECK(pages >= 2 && most > fewest, "the live page was served %d times with %d..%d loss points: it did not grow",
+          pages, fewest, most);
     return 0;
 }

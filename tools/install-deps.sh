@@ -2,7 +2,7 @@
 # Installs clsplat's Debian build and run dependencies when missing (as root), or names them.
 #   usage: tools/install-deps.sh [EXTRA...]   (extra groups: clang, for make fuzz; oclgrind, for make check-oclgrind;
 #   interop, for make check-interop; rusticl, for make check-rusticl)
-PKGS="build-essential pkg-config ocl-icd-opencl-dev opencl-headers clinfo libpng-dev libjansson-dev libjpeg-dev libexif-dev zlib1g-dev pocl-opencl-icd python3-protobuf protobuf-compiler python3-crc32c libmeshoptimizer-dev assimp-utils"
+PKGS="build-essential pkg-config ocl-icd-opencl-dev opencl-headers clinfo libpng-dev libjansson-dev libjpeg-dev libexif-dev zlib1g-dev pocl-opencl-icd python3-protobuf protobuf-compiler python3-crc32c libmeshoptimizer-dev assimp-utils libmicrohttpd-dev"
 for extra in "$@"; do
     case $extra in
     clang) PKGS="clang" ;; # libFuzzer and the sanitizers' runtimes come with it

@@ -35,8 +35,13 @@ static const opt_desc OPTS[] = {
     {"--source", "-s", O_VALUE, RUNS_ON_DEVICE & ~C(CS_CMD_TUNE), "data.path", V_STRING, "DIR", "dataset folder (data.path)"},
     {"--output", "-o", O_VALUE, C(CS_CMD_TRAIN), "output.dir", V_STRING, "DIR", "output folder (output.dir)"},
     {"--model", "-m", O_VALUE, C(CS_CMD_TRAIN), "output.dir", V_STRING, "DIR", "graphdeco's name for -o"},
-    {"--model", "-m", O_VALUE, C(CS_CMD_RENDER) | C(CS_CMD_EVAL) | C(CS_CMD_EXPORT) | C(CS_CMD_MESH) | C(CS_CMD_REPORT), NULL, V_NONE, "DIR", "a trained model's output folder"},
+    {"--model", "-m", O_VALUE, C(CS_CMD_RENDER) | C(CS_CMD_EVAL) | C(CS_CMD_EXPORT) | C(CS_CMD_MESH) | C(CS_CMD_REPORT) | C(CS_CMD_VIEW), NULL, V_NONE, "DIR", "a trained model's output folder"},
     {"--output", "-o", O_VALUE, C(CS_CMD_REPORT), NULL, V_NONE, "FILE", "the page to write (default OUT/report.html)"},
+    {"--view", NULL, O_VALUE, C(CS_CMD_TRAIN), NULL, V_NONE, "PORT",
+     "serve the run's live page on 127.0.0.1:PORT while it trains (0: a free port; see clsplat view)"},
+    {"--port", NULL, O_VALUE, C(CS_CMD_VIEW), NULL, V_NONE, "PORT", "port to listen on (default 0: a free one, printed)"},
+    {"--host", NULL, O_VALUE, C(CS_CMD_VIEW) | C(CS_CMD_TRAIN), NULL, V_NONE, "ADDR",
+     "IPv4 address to listen on (default 127.0.0.1); any other address requires the printed access token"},
     {"--output", "-o", O_VALUE, C(CS_CMD_RENDER), NULL, V_NONE, "DIR", "folder for the PNGs"},
     {"--output", "-o", O_VALUE, C(CS_CMD_BATCH), NULL, V_NONE, "ROOT", "the batch's folder: ROOT/<job>/, ROOT/summary.json"},
     {"--output", "-o", O_VALUE, C(CS_CMD_EXPORT), NULL, V_NONE, "FILE",
@@ -136,6 +141,8 @@ static const struct {
     [CS_CMD_MESH] = {"mesh", "clsplat mesh -m OUT [-o mesh.ply] [--voxel SIZE | --grid N] [--max-triangles N] "
                              "[--depth median|mean] [--max-depth D] [--keep-components N] [--psnr] [--renders DIR]",
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
+    [CS_CMD_VIEW] = {"view", "clsplat view -m OUT [--port PORT] [--host ADDR]",
+                     "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
     [CS_CMD_REPORT] = {"report", "clsplat report -m OUT [-o FILE]",
                        "one self-contained HTML page of a run (charts, evaluations, previews, config), OUT/report.html"},
 };
@@ -287,7 +294,10 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--output")) a->out = v;
     else if (!strcmp(n, "--split")) a->split = v;
     else if (!strcmp(n, "--iters")) return a->iters_set = true, parse_int(flag, v, 1, &a->iters);
+    else if (!strcmp(n, "--view") && a->command == CS_CMD_TRAIN) return a->serve = true, parse_int(flag, v, 0, &a->port);
     else if (!strcmp(n, "--view")) return parse_int(flag, v, 0, &a->view);
+    else if (!strcmp(n, "--port")) return parse_int(flag, v, 0, &a->port);
+    else if (!strcmp(n, "--host")) a->host = v;
     else if (!strcmp(n, "--devices")) a->devices = v;
     else if (!strcmp(n, "--collect")) a->collect = true;
     else if (!strcmp(n, "--format")) a->format = v;

@@ -15,7 +15,7 @@
 
 typedef enum {
     CS_CMD_DEVICES, CS_CMD_TRAIN, CS_CMD_RENDER, CS_CMD_EVAL, CS_CMD_INFO, CS_CMD_BENCH, CS_CMD_TUNE,
-    CS_CMD_CONFIG, CS_CMD_BATCH, CS_CMD_METRICS, CS_CMD_EXPORT, CS_CMD_MESH, CS_CMD_REPORT, CS_CMD_COUNT
+    CS_CMD_CONFIG, CS_CMD_BATCH, CS_CMD_METRICS, CS_CMD_EXPORT, CS_CMD_MESH, CS_CMD_REPORT, CS_CMD_VIEW, CS_CMD_COUNT
 } cs_command;
 
 #define CS_MAX_ASSIGN 128
@@ -42,6 +42,9 @@ typedef struct {
     const char *depth;
     bool psnr;                    /* mesh --psnr (--renders sets it too) */
     const char *renders;          /* mesh --renders DIR */
+    bool serve;                   /* train --view PORT, view */
+    int port;                     /* the port served (0: a free one) */
+    const char *host;             /* --host: the address served (NULL: 127.0.0.1) */
     const char *argv0;
     /* batch: the job list, or scene folders; metrics: the two images */
     const char *positional[CS_MAX_POSITIONAL];

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "batch.h"
@@ -31,6 +32,7 @@
 #include "tune.h"
 #include "util.h"
 #include "version.h"
+#include "view_server.h"
 
 enum { EXIT_USAGE = 2 };
 /* a usage error: the message, then exit status 2 */
@@ -141,6 +143,7 @@ static int open_run_dir(const cs_config *cfg, bool fresh, bool force)
 
 static int cmd_train(const cs_args *a)
 {
+    if (a->host && !a->serve) return USAGE_ERROR("train --host goes with --view PORT");
     cs_config cfg;
     if (train_config(a, &cfg)) return -1;
     catch_stop_signals();
@@ -148,6 +151,12 @@ static int cmd_train(const cs_args *a)
     if (cs_scene_load(&cfg.data, &scene)) return -1; /* before the device and the output folder */
     cs_fault_point("phase:scene");
     int rc = g_stop ? 2 : open_run_dir(&cfg, !a->resume, a->force);
+    cs_view_server *view = NULL; /* --view: the live page, in its own thread, until the end */
+    if (!rc && a->serve) {
+        cs_view_opts vo = {cfg.output.dir, a->host, a->port};
+        rc = cs_view_start(&vo, &view);
+        if (!rc) cs_view_announce(view);
+    }
     cs_cl cl;
     if (!rc) rc = open_device(a, &cfg, &cl, 0);
     if (!rc) {
@@ -155,6 +164,7 @@ static int cmd_train(const cs_args *a)
         rc = cs_train(&cl, &cfg, &scene, &o);
         cs_cl_close(&cl);
     }
+    cs_view_stop(view);
     cs_scene_free(&scene);
     return rc == 2 ? stopped() : rc;
 }
@@ -533,6 +543,24 @@ static int cmd_report(const cs_args *a)
     return 0;
 }
 
+/* view: serves -m's folder until Ctrl-C or SIGTERM */
+static int cmd_view(const cs_args *a)
+{
+    if (!a->model) return USAGE_ERROR("view needs -m OUTDIR (a run's or a batch's folder)");
+    if (!cs_dir_exists(a->model)) return cs_fail("%s: no such folder", a->model);
+    cs_view_opts vo = {a->model, a->host, a->port};
+    cs_view_server *s;
+    if (cs_view_start(&vo, &s)) return -1;
+    catch_stop_signals();
+    cs_view_announce(s);
+    while (!g_stop) {
+        struct timespec ts = {0, 200 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    cs_view_stop(s);
+    return 0;
+}
+
 static int run(const cs_args *a)
 {
     switch (a->command) {
@@ -549,6 +577,7 @@ static int run(const cs_args *a)
     case CS_CMD_METRICS: return cmd_metrics(a);
     case CS_CMD_EXPORT: return cmd_export(a);
     case CS_CMD_REPORT: return cmd_report(a);
+    case CS_CMD_VIEW: return cmd_view(a);
     default: return cs_fail("internal: no command");
     }
 }

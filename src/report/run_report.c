@@ -282,10 +282,13 @@ static int may_replace(const char *path)
     return cs_fail("%s exists and is not a clsplat report: not replaced (choose another -o)", path);
 }
 
-static int page(FILE *f, const run_files *r)
+/* a served page reloads itself every few seconds (no script: a meta refresh) */
+static const char REFRESH[] = "<meta http-equiv=\"refresh\" content=\"5\">";
+
+static int page(FILE *f, const run_files *r, bool live)
 {
     fputs(MARK, f);
-    fputs("<html lang=\"en\"><head><meta charset=\"utf-8\"><title>clsplat report: ", f);
+    fprintf(f, "<html lang=\"en\"><head><meta charset=\"utf-8\">%s<title>clsplat report: ", live ? REFRESH : "");
     cs_html_escape(f, r->dir);
     fprintf(f, "</title><style>%s</style></head><body>\n<h1>clsplat run report</h1>\n", STYLE);
     summary(f, r);
@@ -323,11 +326,11 @@ static void job_row(FILE *f, const char *root, const json_t *j)
     fputs("</td></tr>\n", f);
 }
 
-static int batch_page(FILE *f, const char *root, const json_t *summary)
+static int batch_page(FILE *f, const char *root, const json_t *summary, bool live)
 {
     const json_t *jobs = json_object_get(summary, "jobs"), *t = json_object_get(summary, "totals"), *j;
     fputs(MARK, f);
-    fputs("<html lang=\"en\"><head><meta charset=\"utf-8\"><title>clsplat batch: ", f);
+    fprintf(f, "<html lang=\"en\"><head><meta charset=\"utf-8\">%s<title>clsplat batch: ", live ? REFRESH : "");
     cs_html_escape(f, root);
     fprintf(f, "</title><style>%s</style></head><body>\n<h1>clsplat batch report</h1>\n<p>", STYLE);
     cs_html_escape(f, root);
@@ -343,27 +346,56 @@ static int batch_page(FILE *f, const char *root, const json_t *summary)
     return ferror(f) ? cs_fail("writing the batch report failed") : 0;
 }
 
+static json_t *load_summary(const char *root)
+{
+    char s[1300];
+    if (cs_path_join(s, sizeof s, root, "summary.json")) return NULL;
+    if (!cs_file_exists(s)) return cs_fail("%s: no summary.json: not a clsplat batch folder", root), NULL;
+    json_error_t err;
+    json_t *summary = json_load_file(s, 0, &err);
+    if (json_is_array(json_object_get(summary, "jobs"))) return summary;
+    cs_fail("%s: not a batch summary (%s)", s, summary ? "no jobs array" : err.text);
+    json_decref(summary);
+    return NULL;
+}
+
 int cs_batch_report_page(const char *root, const char *out_path)
 {
-    char p[1300], s[1300];
+    char p[1300];
     if (!out_path) {
         if (cs_path_join(p, sizeof p, root, "report.html")) return -1;
         out_path = p;
     }
-    if (cs_path_join(s, sizeof s, root, "summary.json")) return -1;
-    if (!cs_file_exists(s)) return cs_fail("%s: no summary.json: not a clsplat batch folder", root);
-    json_error_t err;
-    json_t *summary = json_load_file(s, 0, &err);
-    if (!json_is_array(json_object_get(summary, "jobs"))) {
-        json_decref(summary);
-        return cs_fail("%s: not a batch summary (%s)", s, summary ? "no jobs array" : err.text);
-    }
+    json_t *summary = load_summary(root);
+    if (!summary) return -1;
     cs_atomic_file af;
     int rc = may_replace(out_path) || cs_atomic_open(&af, out_path) ? -1 : 0;
-    if (!rc && batch_page(af.f, root, summary)) cs_atomic_abort(&af), rc = -1;
+    if (!rc && batch_page(af.f, root, summary, false)) cs_atomic_abort(&af), rc = -1;
     else if (!rc) rc = cs_atomic_commit(&af);
     json_decref(summary);
     return rc;
+}
+
+int cs_report_html(const char *dir, bool batch, char **html, size_t *len)
+{
+    *html = NULL, *len = 0;
+    FILE *f = open_memstream(html, len);
+    if (!f) return cs_fail("open_memstream: out of host memory");
+    int rc;
+    if (batch) {
+        json_t *summary = load_summary(dir);
+        rc = !summary || batch_page(f, dir, summary, true) ? -1 : 0;
+        json_decref(summary);
+    } else {
+        run_files r;
+        rc = load(&r, dir) || page(f, &r, true) ? -1 : 0;
+        unload(&r);
+    }
+    if (fclose(f) || rc) {
+        free(*html), *html = NULL, *len = 0;
+        return rc ? -1 : cs_fail("open_memstream: out of host memory");
+    }
+    return 0;
 }
 
 int cs_run_report_write(const char *run_dir, const char *out_path)
@@ -381,7 +413,7 @@ int cs_run_report_write(const char *run_dir, const char *out_path)
     }
     cs_atomic_file af;
     int rc = cs_atomic_open(&af, out_path);
-    if (!rc && page(af.f, &r)) cs_atomic_abort(&af), rc = -1;
+    if (!rc && page(af.f, &r, false)) cs_atomic_abort(&af), rc = -1;
     else if (!rc) rc = cs_atomic_commit(&af);
     unload(&r);
     return rc;

@@ -8,6 +8,9 @@
 #ifndef CS_RUN_REPORT_H
 #define CS_RUN_REPORT_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 /* Largest preview embedded (bytes) and how many at most: the page stays a few MB. */
 #define CS_RUN_REPORT_MAX_PREVIEW_BYTES (4L << 20)
 #define CS_RUN_REPORT_MAX_PREVIEWS 8
@@ -24,5 +27,8 @@ int cs_run_report_write(const char *run_dir, const char *out_path);
  * to its own ROOT/<job>/report.html when there is one. OUT_PATH as above (NULL:
  * ROOT/report.html). -1 with a message, also for a folder without summary.json. */
 int cs_batch_report_page(const char *root, const char *out_path);
+/* The page of DIR (a run, or with BATCH a batch folder) into a new buffer *HTML of *LEN bytes
+ * (the caller frees it), for serving: it reloads itself every 5 seconds. -1 with a message. */
+int cs_report_html(const char *dir, bool batch, char **html, size_t *len);
 
 #endif

@@ -1,0 +1,207 @@
+/* view_server: the run's pages over HTTP (view_server.h). */
+#include "view_server.h"
+
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run_report.h"
+#include "util.h"
+
+#define MAX_FILE_BYTES (64L << 20)
+
+struct cs_view_server {
+    struct MHD_Daemon *d;
+    char dir[1024];
+    char host[64];
+    char token[33]; /* "" on loopback */
+    int port;
+    bool batch;     /* DIR is a batch folder (summary.json, no config.json) */
+};
+
+static int is_batch(const char *dir)
+{
+    char p[1300];
+    return !cs_path_join(p, sizeof p, dir, "summary.json") && cs_file_exists(p) &&
+           !cs_path_join(p, sizeof p, dir, "config.json") && !cs_file_exists(p);
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, void *data, size_t n,
+                             bool owned, const char *cookie)
+{
+    struct MHD_Response *r = owned ? MHD_create_response_from_buffer(n, data, MHD_RESPMEM_MUST_FREE)
+                                   : MHD_create_response_from_buffer(n, data, MHD_RESPMEM_PERSISTENT);
+    if (!r) {
+        if (owned) free(data);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", type);
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "Content-Security-Policy", "default-src 'none'; img-src data:; style-src 'unsafe-inline'");
+    if (cookie) MHD_add_response_header(r, "Set-Cookie", cookie);
+    enum MHD_Result ok = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+static enum MHD_Result text(struct MHD_Connection *c, unsigned status, const char *msg)
+{
+    return reply(c, status, "text/plain; charset=utf-8", (void *)msg, strlen(msg), false, NULL);
+}
+
+/* the job named in URL "/<job>/report.html" when summary.json lists it; 0 otherwise */
+static int batch_job(const cs_view_server *s, const char *url, char *job, size_t n)
+{
+    const char *end = strstr(url + 1, "/report.html");
+    size_t len = end ? (size_t)(end - url - 1) : 0;
+    if (!end || end[12] || len == 0 || len >= n || memchr(url + 1, '/', len)) return 0;
+    memcpy(job, url + 1, len), job[len] = '\0';
+    char p[1300];
+    if (cs_path_join(p, sizeof p, s->dir, "summary.json")) return 0;
+    json_t *sum = json_load_file(p, 0, NULL), *j;
+    size_t i;
+    int found = 0;
+    json_array_foreach(json_object_get(sum, "jobs"), i, j) {
+        const char *name = json_string_value(json_object_get(j, "name"));
+        found |= name && !strcmp(name, job) && strcmp(name, ".") && strcmp(name, "..");
+    }
+    json_decref(sum);
+    return found;
+}
+
+static enum MHD_Result page(struct MHD_Connection *c, const char *dir, bool batch, const char *cookie)
+{
+    char *html;
+    size_t n;
+    if (cs_report_html(dir, batch, &html, &n)) {
+        char msg[1200];
+        snprintf(msg, sizeof msg, "no page yet: %s\n", cs_last_error());
+        char *m = strdup(msg);
+        return m ? reply(c, 503, "text/plain; charset=utf-8", m, strlen(m), true, cookie) : MHD_NO;
+    }
+    return reply(c, 200, "text/html; charset=utf-8", html, n, true, cookie);
+}
+
+/* one of the run's known files, read whole */
+static enum MHD_Result run_file(struct MHD_Connection *c, const cs_view_server *s, const char *name)
+{
+    static const char *const names[] = {"train_log.jsonl", "metrics.json", "result.json", "config.json"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (s->batch || strcmp(name, names[i])) continue;
+        char p[1300];
+        size_t n = 0;
+        char *d = cs_path_join(p, sizeof p, s->dir, name) || !cs_file_exists(p) ? NULL : cs_read_file(p, &n);
+        if (!d) return text(c, 404, "not written yet\n");
+        if ((long)n > MAX_FILE_BYTES) {
+            free(d);
+            return text(c, 413, "file too large to serve\n");
+        }
+        return reply(c, 200, i ? "application/json" : "application/x-ndjson", d, n, true, NULL);
+    }
+    return text(c, 404, "unknown resource\n");
+}
+
+/* the token from ?token= or the cookie; on a match by the query, a cookie to set */
+static bool authorized(const cs_view_server *s, struct MHD_Connection *c, char *cookie, size_t n)
+{
+    *cookie = '\0';
+    if (!s->token[0]) return true;
+    const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
+    const char *k = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "clsplat_token");
+    if (q && !strcmp(q, s->token)) {
+        snprintf(cookie, n, "clsplat_token=%s; HttpOnly; SameSite=Strict; Path=/", s->token);
+        return true;
+    }
+    return k && !strcmp(k, s->token);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                              const char *version, const char *upload, size_t *upload_n, void **state)
+{
+    (void)version, (void)upload;
+    const cs_view_server *s = cls;
+    if (!*state) { /* the first call has the headers only: answer on the second */
+        *state = (void *)1;
+        return MHD_YES;
+    }
+    if (*upload_n) {
+        *upload_n = 0; /* a body is read and dropped; the method is refused below */
+        return MHD_YES;
+    }
+    if (strcmp(method, "GET") && strcmp(method, "HEAD")) return text(c, 405, "read-only: GET and HEAD only\n");
+    char cookie[128], job[256];
+    if (!authorized(s, c, cookie, sizeof cookie)) return text(c, 403, "an access token is required (see clsplat's output)\n");
+    const char *set = cookie[0] ? cookie : NULL;
+    if (!strcmp(url, "/")) return page(c, s->dir, s->batch, set);
+    if (s->batch && batch_job(s, url, job, sizeof job)) {
+        char p[1400];
+        snprintf(p, sizeof p, "%s/%s", s->dir, job);
+        return page(c, p, false, set);
+    }
+    return url[0] == '/' ? run_file(c, s, url + 1) : text(c, 404, "unknown resource\n");
+}
+
+static int make_token(char out[33])
+{
+    unsigned char b[16];
+    FILE *f = fopen("/dev/urandom", "rb");
+    size_t got = f ? fread(b, 1, sizeof b, f) : 0;
+    if (f) fclose(f);
+    if (got != sizeof b) return cs_fail("cannot read /dev/urandom for the access token");
+    for (int i = 0; i < 16; i++) snprintf(out + 2 * i, 3, "%02x", b[i]);
+    return 0;
+}
+
+int cs_view_start(const cs_view_opts *o, cs_view_server **out)
+{
+    *out = NULL;
+    if (o->port < 0 || o->port > 65535) return cs_fail("view: port %d is not 0..65535", o->port);
+    cs_view_server *s = calloc(1, sizeof *s);
+    if (!s) return cs_fail("out of host memory");
+    snprintf(s->dir, sizeof s->dir, "%s", o->dir);
+    snprintf(s->host, sizeof s->host, "%s", o->host && o->host[0] ? o->host : "127.0.0.1");
+    s->batch = is_batch(o->dir);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET, a.sin_port = htons((uint16_t)o->port);
+    if (inet_pton(AF_INET, s->host, &a.sin_addr) != 1) {
+        free(s);
+        return cs_fail("view: --host %s is not an IPv4 address (e.g. 127.0.0.1, 0.0.0.0)", o->host);
+    }
+    bool loopback = (ntohl(a.sin_addr.s_addr) >> 24) == 127;
+    if (!loopback && make_token(s->token)) return free(s), -1;
+    s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL, handle, s,
+                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&a, MHD_OPTION_CONNECTION_LIMIT, 32u,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, 8u, MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384, MHD_OPTION_END);
+    if (!s->d) {
+        int port = o->port;
+        free(s);
+        return cs_fail("view: cannot listen on %s:%d (in use, or not an address of this machine)", o->host && o->host[0] ? o->host : "127.0.0.1", port);
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = info ? info->port : o->port;
+    *out = s;
+    return 0;
+}
+
+int cs_view_port(const cs_view_server *s) { return s->port; }
+const char *cs_view_token(const cs_view_server *s) { return s->token; }
+
+void cs_view_announce(const cs_view_server *s)
+{
+    printf("view: http://%s:%d/%s%s (%s, read-only)\n", s->host, s->port, s->token[0] ? "?token=" : "", s->token,
+           s->batch ? "the batch" : "the run");
+}
+
+void cs_view_stop(cs_view_server *s)
+{
+    if (!s) return;
+    MHD_stop_daemon(s->d);
+    free(s);
+}

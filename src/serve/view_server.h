@@ -1,0 +1,37 @@
+/* view_server: `clsplat view` and `train --view`: an HTTP server (libmicrohttpd, in its own
+ * thread) that shows one run folder, or a batch folder, while it is written. Read-only and
+ * made of known resources only (nothing of the URL becomes a path):
+ *   /                    the run's (or batch's) page, made anew for each request from its
+ *                        files, reloading itself every 5 seconds (run_report.h)
+ *   /<job>/report.html   a batch job's page, for a job named in ROOT/summary.json
+ *   /train_log.jsonl, /metrics.json, /result.json, /config.json   those files of the run
+ * GET and HEAD only; anything else is 404 (unknown resource) or 405 (other methods).
+ * Loopback (127.0.0.1) unless a host is given; then a random access token is printed and
+ * required (?token=... once, then a cookie). Limits: 32 connections (8 per address), 10 s
+ * idle timeout, 16 KiB of request per connection (larger headers: 431), files served up to
+ * 64 MiB. The server only reads files: a client that hangs, disconnects or sends garbage
+ * costs one connection slot, never the training thread. */
+#ifndef CS_VIEW_SERVER_H
+#define CS_VIEW_SERVER_H
+
+#include <stdbool.h>
+
+typedef struct cs_view_server cs_view_server;
+
+typedef struct {
+    const char *dir;  /* the run or batch folder shown */
+    const char *host; /* IPv4 address to listen on; NULL or "": 127.0.0.1 */
+    int port;         /* 0: a free port (cs_view_port tells it) */
+} cs_view_opts;
+
+/* Starts serving. -1 with a message (a bad host, a port in use). */
+int cs_view_start(const cs_view_opts *o, cs_view_server **out);
+int cs_view_port(const cs_view_server *s);
+/* The access token a non-loopback server requires ("" on loopback). */
+const char *cs_view_token(const cs_view_server *s);
+/* Prints the address to open (with the token when one is required) to stdout. */
+void cs_view_announce(const cs_view_server *s);
+/* Stops the server (open connections are closed) and frees it; NULL is a no-op. */
+void cs_view_stop(cs_view_server *s);
+
+#endif
