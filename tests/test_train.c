@@ -187,11 +187,12 @@ static int train_demo(const char *name, int sh_fp16, int opt_fp16)
     return 0;
 }
 
-/* configs/fast.json as shipped, its schedule scaled to IT iterations on the 40x30 demo, and
-   the default schedule scaled to the same IT: the count stays under fast's budget (set to the
-   demo's size; the default is capped at the same count) at every logged iteration, and its test
-   PSNR is within 1 dB of the default's and above 22.5 dB (PoCL, 2026-11-25: default 24.36 dB,
-   fast 23.70; 68 s on 2 cores). */
+/* configs/fast.json as shipped, its schedule scaled to FAST_IT iterations on the 40x30 demo: the
+   count stays under its budget (set to the demo's size) at every logged iteration, and its test
+   PSNR is above a floor set from the default schedule scaled to the same iterations and capped
+   at the same count (memory.max_gaussians), measured once rather than trained in every run
+   (PoCL, 2026-11-25, 68 s for both: default 24.36 dB, fast 23.70; the floor is the default's
+   less 1 dB). */
 enum { FAST_IT = 800 };
 static int train_scaled(const char *config, const char *data, const char *out, int budget, double *psnr, int *most)
 {
@@ -223,17 +224,16 @@ int test_fast_config(void)
     snprintf(data, sizeof data, "%s/demo40", test_tmpdir());
     CHECK_OK(cli_demo_scene(data, 40, 30));
     const int budget = 6000;
-    double p_def, p_fast;
-    int n_def, n_fast;
-    snprintf(out, sizeof out, "%s/scaled_default", test_tmpdir());
-    CHECK_OK(train_scaled(NULL, data, out, budget, &p_def, &n_def));
+    const double default_psnr = 24.36; /* the default schedule, as above */
+    double p_fast;
+    int n_fast;
     snprintf(out, sizeof out, "%s/scaled_fast", test_tmpdir());
     CHECK_OK(train_scaled("configs/fast.json", data, out, budget, &p_fast, &n_fast));
-    printf("  %d iterations on the 40x30 demo: default schedule %.2f dB, %d Gaussians at most; fast.json %.2f dB, %d "
-           "at most (budget %d)\n", FAST_IT, p_def, n_def, p_fast, n_fast, budget);
+    printf("  %d iterations on the 40x30 demo: fast.json %.2f dB, %d Gaussians at most (budget %d); the default "
+           "schedule: %.2f dB\n", FAST_IT, p_fast, n_fast, budget, default_psnr);
     CHECK(n_fast <= budget, "fast.json grew to %d Gaussians, over its budget %d", n_fast, budget);
-    CHECK(p_fast > p_def - 1.0 && p_fast > 22.5, "fast.json's test PSNR %.2f: the default's at the same iterations is %.2f",
-          p_fast, p_def);
+    CHECK(p_fast > default_psnr - 1.0, "fast.json's test PSNR %.2f: the default's at the same iterations is %.2f",
+          p_fast, default_psnr);
     return 0;
 }
 
