@@ -19,6 +19,7 @@
 #include "cli_run.h"
 #include "image.h"
 #include "run_report.h"
+#include "svg_plot.h"
 #include "test.h"
 #include "util.h"
 #include "view_server.h"
@@ -335,5 +336,29 @@ int test_view_live(void)
     CHECK(status == 0 && port > 0 && cs_file_exists(p), "train --view: exit %d, port %d (log %s)", status, port, log);
     CHECK(pages >= 2 && most > fewest, "the live page was served %d times with %d..%d loss points: it did not grow",
           pages, fewest, most);
+    return 0;
+}
+
+/* charts of awkward data end and say what they can: huge values (a step lost in their
+   rounding), one point, only non-finite points */
+int test_svg_plot_edges(void)
+{
+    double x1[] = {1e17, 1e17 + 16, 1e17 + 32}, y1[] = {1e300, -1e300, 0}, x2[] = {5}, y2[] = {NAN};
+    double x3[] = {NAN, 1, INFINITY}, y3[] = {1, NAN, 2};
+    cs_plot_series s[] = {{"huge & <odd>", x1, y1, 3}, {"one", x2, y2, 1}, {"none", x3, y3, 3}};
+    cs_plot p = {"t", "x", "y", 300, 200};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(f, "open_memstream");
+    CHECK_OK(cs_svg_plot(f, &p, s, 1));
+    CHECK_OK(cs_svg_plot(f, &p, s + 1, 2));
+    double xs[] = {3}, ys[] = {7};
+    cs_plot_series one = {"single", xs, ys, 1};
+    CHECK_OK(cs_svg_plot(f, &p, &one, 1));
+    fclose(f);
+    CHECK(count(buf, "<svg") == 3 && count(buf, "no data") == 1 && strstr(buf, "huge &amp; &lt;odd&gt;") &&
+              !strstr(buf, "nan") && !strstr(buf, "inf"), "charts of awkward data:\n%s", buf);
+    free(buf);
     return 0;
 }
