@@ -534,10 +534,7 @@ static int cmd_report(const cs_args *a)
     if (!a->model) return USAGE_ERROR("report needs -m OUTDIR (a training run's folder)");
     char p[1400];
     if (!a->out && cs_path_join(p, sizeof p, a->model, "report.html")) return -1;
-    char s[1400];
-    bool batch = !cs_path_join(s, sizeof s, a->model, "summary.json") && cs_file_exists(s) &&
-                 !cs_path_join(s, sizeof s, a->model, "config.json") && !cs_file_exists(s);
-    if (batch ? cs_batch_report_page(a->model, a->out ? a->out : p) : cs_run_report_write(a->model, a->out ? a->out : p))
+    if (cs_report_is_batch(a->model) ? cs_batch_report_page(a->model, a->out ? a->out : p) : cs_run_report_write(a->model, a->out ? a->out : p))
         return -1;
     printf("wrote %s\n", a->out ? a->out : p);
     return 0;

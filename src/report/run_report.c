@@ -398,6 +398,13 @@ int cs_report_html(const char *dir, bool batch, char **html, size_t *len)
     return 0;
 }
 
+bool cs_report_is_batch(const char *dir)
+{
+    char p[1300];
+    return !cs_path_join(p, sizeof p, dir, "summary.json") && cs_file_exists(p) &&
+           !cs_path_join(p, sizeof p, dir, "config.json") && !cs_file_exists(p);
+}
+
 int cs_run_report_write(const char *run_dir, const char *out_path)
 {
     char p[1300];

@@ -30,5 +30,7 @@ int cs_batch_report_page(const char *root, const char *out_path);
 /* The page of DIR (a run, or with BATCH a batch folder) into a new buffer *HTML of *LEN bytes
  * (the caller frees it), for serving: it reloads itself every 5 seconds. -1 with a message. */
 int cs_report_html(const char *dir, bool batch, char **html, size_t *len);
+/* Whether DIR is a batch folder: a summary.json and no config.json. */
+bool cs_report_is_batch(const char *dir);
 
 #endif

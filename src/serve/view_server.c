@@ -23,13 +23,6 @@ struct cs_view_server {
     bool batch;     /* DIR is a batch folder (summary.json, no config.json) */
 };
 
-static int is_batch(const char *dir)
-{
-    char p[1300];
-    return !cs_path_join(p, sizeof p, dir, "summary.json") && cs_file_exists(p) &&
-           !cs_path_join(p, sizeof p, dir, "config.json") && !cs_file_exists(p);
-}
-
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, void *data, size_t n,
                              bool owned, const char *cookie)
 {
@@ -165,7 +158,7 @@ int cs_view_start(const cs_view_opts *o, cs_view_server **out)
     if (!s) return cs_fail("out of host memory");
     snprintf(s->dir, sizeof s->dir, "%s", o->dir);
     snprintf(s->host, sizeof s->host, "%s", o->host && o->host[0] ? o->host : "127.0.0.1");
-    s->batch = is_batch(o->dir);
+    s->batch = cs_report_is_batch(o->dir);
     struct sockaddr_in a;
     memset(&a, 0, sizeof a);
     a.sin_family = AF_INET, a.sin_port = htons((uint16_t)o->port);

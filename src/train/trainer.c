@@ -66,7 +66,7 @@ typedef struct {
     int it_last, eta_hint;
     double t_start, t_last;
     double seconds_before;    /* training seconds of the sessions before a resume */
-    double eval_seconds;      /* spent in evaluations this session: not training time */
+    double eval_seconds;      /* spent in evaluations since this process started training: not training time */
 } trainer;
 
 /* ---- opening a run ----------------------------------------------------------------------- */
@@ -319,7 +319,7 @@ static void add_memory(trainer *t, json_t *rec)
     json_object_set_new(rec, "driver_creep_mb", json_real(drv - t->driver_first_mb));
 }
 
-/* Training time up to now: the sessions before a resume, and this one less its evaluations. */
+/* Training time up to now: the runs before a resume, and this one less its evaluations. */
 static double train_seconds(const trainer *t)
 {
     return t->seconds_before + cs_now() - t->t_start - t->eval_seconds;
