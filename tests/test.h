@@ -11,7 +11,10 @@
 typedef int (*cs_test_fn)(void);
 typedef struct {
     const char *name;
-    const char *group; /* "unit", "cl" (needs an OpenCL device), "real" (needs ../shared/data) */
+    const char *group; /* "unit", "cl" (needs an OpenCL device; its kernels are the point), "host"
+                          (needs a device, but what it checks is host-side: files, signals, batch,
+                          CLI, memory accounting; make check-rusticl leaves it out), "real" (needs
+                          ../shared/data) */
     cs_test_fn fn;
 } cs_test;
 

@@ -4,7 +4,9 @@
  * referenced; a file that is not a report is never replaced; a folder that is not a run and a
  * torn log line are refused by name. The view server: the live page and the run's files over
  * HTTP, path traversal, other methods, oversized and garbage requests refused, a hanging client
- * holding up nothing, the token off loopback, a batch folder's pages. */
+ * holding up nothing, the token off loopback, a batch folder's pages; the viewer page, its
+ * script, the model it draws (none yet, the newest saved PLY, then a published snapshot that
+ * wins over PLYs), photo IDs other than digits refused. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -22,6 +24,8 @@
 #include "svg_plot.h"
 #include "test.h"
 #include "util.h"
+#include "ply.h"
+#include "view_model.h"
 #include "view_server.h"
 
 static int write_text(const char *dir, const char *name, const char *text)
@@ -110,7 +114,8 @@ int test_run_report(void)
     snprintf(p, sizeof p, "%s/report.html", dir);
     char *html = cs_read_file(p, NULL);
     CHECK(html && !strncmp(html, "<!DOCTYPE html>\n<!-- clsplat report -->\n", 39), "report.html missing or unmarked");
-    CHECK(count(html, "<svg") == 6 && count(html, "</svg>") == 6, "%d charts, want 6", count(html, "<svg"));
+    CHECK(count(html, "<svg") == 7 && count(html, "</svg>") == 7, "%d charts, want 7", count(html, "<svg"));
+    CHECK(count(html, "training seconds (evaluations excluded)") == 2, "two charts against training time");
     /* the loss chart (the first) has one polyline point a log line */
     const char *pl = strstr(html, "<polyline"), *pts = pl ? strstr(pl, "points=\"") : NULL;
     CHECK(pts, "no polyline");
@@ -135,13 +140,14 @@ int test_run_report(void)
     html = cs_read_file(p, NULL);
     CHECK(html && !strcmp(html, "<html>mine</html>"), "notes.html changed");
     free(html);
-    /* without metrics.json: the charts of the test views say so, the page is still made */
+    /* without metrics.json: the page is still made, the charts hold the training view */
     snprintf(p, sizeof p, "%s/metrics.json", dir);
     CHECK(remove(p) == 0, "remove %s", p);
     CHECK_OK(cs_run_report_write(dir, NULL));
     snprintf(p, sizeof p, "%s/report.html", dir);
     html = cs_read_file(p, NULL);
-    CHECK(html && count(html, "no data") == 1 && strstr(html, "No evaluation yet"), "a run without evaluations");
+    CHECK(html && count(html, "no data") == 0 && count(html, "<svg") == 7 && strstr(html, "No evaluation yet"),
+          "a run without evaluations");
     free(html);
     /* refusals: a torn log line by file and line, a folder that is not a run */
     snprintf(p, sizeof p, "%s/train_log.jsonl", dir);
@@ -211,8 +217,15 @@ static int half_open(int port)
 static int serve_checks(const char *dir, int port)
 {
     char *body = NULL, p[800];
-    CHECK(http_get(port, "/", NULL, &body) == 200 && strstr(body, "<!-- clsplat report -->") &&
-              strstr(body, "http-equiv=\"refresh\""), "GET / did not give the live page");
+    CHECK(http_get(port, "/", NULL, &body) == 200 && strstr(body, "<title>clsplat view</title>") &&
+              strstr(body, "<script src=\"viewer.js\">") && strstr(body, "script-src 'self'"),
+          "GET / did not give the viewer page");
+    free(body);
+    CHECK(http_get(port, "/viewer.js", NULL, &body) == 200 && strstr(body, "text/javascript") &&
+              strstr(body, "window.clsplatView"), "GET /viewer.js");
+    free(body);
+    CHECK(http_get(port, "/dashboard", NULL, &body) == 200 && strstr(body, "<!-- clsplat report -->") &&
+              strstr(body, "http-equiv=\"refresh\""), "GET /dashboard did not give the live page");
     free(body);
     snprintf(p, sizeof p, "%s/metrics.json", dir);
     char *want = cs_read_file(p, NULL);
@@ -220,7 +233,8 @@ static int serve_checks(const char *dir, int port)
     free(body), free(want);
     /* only known resources: no path is built from the URL */
     const char *refused[] = {"/../config.json", "/%2e%2e/config.json", "/previews/ours_20/view_0.png", "//etc/passwd",
-                             "/config.json/..", "/report.html"};
+                             "/config.json/..", "/report.html", "/photo/", "/photo/-1", "/photo/+1", "/photo/1x",
+                             "/photo/../config.json", "/photo/0/..", "/photo/1234567", "/viewer.html", "/model.bin/x"};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
         CHECK(http_get(port, refused[i], NULL, NULL) == 404, "GET %s was not refused with 404", refused[i]);
     const char post[] = "POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhello";
@@ -240,6 +254,64 @@ static int serve_checks(const char *dir, int port)
     return 0;
 }
 
+/* GET /model.bin: its header's count and iteration (-1 -1 when not served) */
+static int model_header(int port, int *count, int *iteration, int *status)
+{
+    char *body = NULL;
+    *status = http_get(port, "/model.bin", NULL, &body);
+    *count = *iteration = -1;
+    const char *b = body ? strstr(body, "\r\n\r\n") : NULL; /* the answer's headers are text */
+    if (*status == 200 && b && !memcmp(b + 4, "CSVM", 4)) memcpy(count, b + 12, 4), memcpy(iteration, b + 20, 4);
+    free(body);
+    return 0;
+}
+
+/* the model the page draws: none yet, then the newest saved PLY, then a published snapshot */
+static int model_checks(const char *dir, cs_view_server *s, uint64_t *rs)
+{
+    int port = cs_view_port(s), count, it, st;
+    char *body = NULL, p[800];
+    CHECK(!cs_view_watched(s), "watched before a page asked for the model");
+    CHECK(http_get(port, "/model.json", NULL, &body) == 200 && strstr(body, "\"count\":0") &&
+              strstr(body, "\"iteration\":-1"), "model.json before any model: %s", body ? body : "(none)");
+    free(body);
+    model_header(port, &count, &it, &st);
+    CHECK(st == 404 && cs_view_watched(s), "model.bin before any model: %d (watched: %d)", st, cs_view_watched(s));
+    cs_splats m;
+    CHECK_OK(cs_splats_alloc(&m, 7, 1, 0));
+    for (int i = 0; i < 7 * 3; i++) m.means[i] = (float)test_rand(rs), m.log_scales[i] = -3.f;
+    for (int i = 0; i < 7; i++) m.quats[i * 4] = 1.f;
+    for (int it10 = 10; it10 <= 20; it10 += 10) { /* iteration 20 is the newest */
+        snprintf(p, sizeof p, "%s/point_cloud/iteration_%d", dir, it10);
+        CHECK_OK(cs_mkdirs(p));
+        snprintf(p, sizeof p, "%s/point_cloud/iteration_%d/point_cloud.ply", dir, it10);
+        m.n = it10 == 20 ? 7 : 5;
+        CHECK_OK(cs_ply_write(p, &m, 0));
+    }
+    model_header(port, &count, &it, &st);
+    CHECK(st == 200 && count == 7 && it == 20, "model.bin of the saved PLYs: status %d, %d Gaussians of iteration %d",
+          st, count, it);
+    cs_splats three;
+    CHECK_OK(cs_splats_alloc(&three, 3, 0, 0));
+    cs_view_publish(s, &three, 99);
+    CHECK(three.n == 0 && !three.means, "the published model was not handed over");
+    snprintf(p, sizeof p, "%s/point_cloud/iteration_30", dir);
+    CHECK_OK(cs_mkdirs(p));
+    snprintf(p, sizeof p, "%s/point_cloud/iteration_30/point_cloud.ply", dir);
+    CHECK_OK(cs_ply_write(p, &m, 0)); /* saved after the snapshot: the live model stays */
+    cs_splats_free(&m);
+    model_header(port, &count, &it, &st);
+    CHECK(st == 200 && count == 3 && it == 99, "model.bin after a snapshot: status %d, %d Gaussians of iteration %d",
+          st, count, it);
+    CHECK(http_get(port, "/model.json", NULL, &body) == 200 && strstr(body, "\"count\":3") &&
+              strstr(body, "\"iteration\":99"), "model.json after a snapshot: %s", body ? body : "(none)");
+    free(body);
+    /* this run's config names no dataset there is: the photo is refused, saying why */
+    CHECK(http_get(port, "/photo/0", NULL, &body) == 404 && strstr(body, "the run's dataset"), "photo of a lost dataset");
+    free(body);
+    return 0;
+}
+
 int test_view_server(void)
 {
     uint64_t rs = test_seed() ^ 0x71e;
@@ -250,7 +322,7 @@ int test_view_server(void)
     cs_view_opts o = {dir, NULL, 0};
     CHECK_OK(cs_view_start(&o, &s));
     CHECK(cs_view_port(s) > 0 && !cs_view_token(s)[0], "loopback: port %d, no token", cs_view_port(s));
-    int rc = serve_checks(dir, cs_view_port(s));
+    int rc = serve_checks(dir, cs_view_port(s)) || model_checks(dir, s, &rs);
     cs_view_stop(s);
     CHECK_OK(rc);
     /* another address: the token is required, by query once, then by cookie */
@@ -300,8 +372,20 @@ static int loss_points(const char *page)
     return n;
 }
 
-/* train --view 0 on PoCL: while it trains, the page is served and grows, a client that hangs
-   half-way holds up nothing, and the run ends as it would without the server */
+/* GET /model.json: the iteration it names (-1 when none) */
+static int model_iteration(int port)
+{
+    char *body = NULL;
+    int it = -1;
+    const char *at = http_get(port, "/model.json", NULL, &body) == 200 ? strstr(body, "\"iteration\":") : NULL;
+    if (at) it = atoi(at + 12);
+    free(body);
+    return it;
+}
+
+/* train --view 0 on PoCL: while it trains, the dashboard is served and grows, the model the
+   page draws follows the run's snapshots, a photo is served, a client that hangs half-way
+   holds up nothing, and the run ends as it would without the server */
 int test_view_live(void)
 {
     char data[600], out[600], log[700];
@@ -313,7 +397,7 @@ int test_view_live(void)
                           "--set", "device.tune=off", "--set", "optim.random_init_points=2000", "--set", "log.interval=20",
                           "--view", "0", (char *)NULL);
     CHECK(pid > 0, "cannot start clsplat");
-    int port = 0, status = -1, pages = 0, most = 0, fewest = 1 << 30, hang = -1;
+    int port = 0, status = -1, pages = 0, most = 0, fewest = 1 << 30, hang = -1, photo = 0, first_it = -1, last_it = -1;
     for (int tries = 0; tries < 3000 && status < 0; tries++) { /* 10 minutes at most */
         int ws;
         if (waitpid(pid, &ws, WNOHANG) == pid) status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
@@ -321,9 +405,11 @@ int test_view_live(void)
         if (at) port = atoi(at + 23), hang = half_open(port);
         free(text);
         char *page = NULL;
-        if (port && status < 0 && http_get(port, "/", NULL, &page) == 200 && strstr(page, "not finished")) {
-            int n = loss_points(page);
+        if (port && status < 0 && http_get(port, "/dashboard", NULL, &page) == 200 && strstr(page, "not finished")) {
+            int n = loss_points(page), it = model_iteration(port);
             pages++, most = n > most ? n : most, fewest = n < fewest ? n : fewest;
+            if (it > 0) first_it = first_it < 0 ? it : first_it, last_it = it;
+            if (!photo && it > 0) photo = http_get(port, "/photo/0", NULL, NULL);
         }
         free(page);
         struct timespec ts = {0, 200 * 1000 * 1000};
@@ -331,11 +417,17 @@ int test_view_live(void)
     }
     if (hang >= 0) close(hang);
     if (status < 0) kill(pid, SIGKILL), cli_wait(pid);
-    char p[800];
+    char p[800], *text = cs_read_file(log, NULL);
     snprintf(p, sizeof p, "%s/report.html", out);
-    CHECK(status == 0 && port > 0 && cs_file_exists(p), "train --view: exit %d, port %d (log %s)", status, port, log);
-    CHECK(pages >= 2 && most > fewest, "the live page was served %d times with %d..%d loss points: it did not grow",
+    int snaps = text && strstr(text, "live-view snapshots took");
+    free(text);
+    CHECK(status == 0 && port > 0 && cs_file_exists(p) && snaps, "train --view: exit %d, port %d, snapshots said %d (log %s)",
+          status, port, snaps, log);
+    CHECK(pages >= 2 && most > fewest, "the dashboard was served %d times with %d..%d loss points: it did not grow",
           pages, fewest, most);
+    CHECK(first_it > 0 && last_it > first_it, "the page's model went from iteration %d to %d during training", first_it,
+          last_it);
+    CHECK(photo == 200, "GET /photo/0 during training: %d", photo);
     return 0;
 }
 

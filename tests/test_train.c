@@ -44,7 +44,7 @@ static int train_on_test_device(const cs_config *c, const char *resume)
     cs_cl cl;
     int r = test_open_cl(&cl);
     if (!r) {
-        cs_train_opts o = {resume, NULL};
+        cs_train_opts o = {.resume = resume};
         r = cs_train(&cl, c, &scene, &o);
         cs_cl_close(&cl);
     }

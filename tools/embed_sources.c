@@ -1,13 +1,21 @@
 /* embed_sources: writes a C file holding the given text files as string arrays, so the
- * clsplat binary carries its OpenCL sources. usage: embed_sources OUT.c FILE... */
+ * clsplat binary carries its OpenCL sources and its web page's files. The arrays are named
+ * PREFIX_nsources, PREFIX_source_names, PREFIX_sources (PREFIX: cs_cl unless -p gives one).
+ * usage: embed_sources OUT.c [-p PREFIX] FILE... */
 #include <stdio.h>
 #include <string.h>
 
 int main(int argc, char **argv)
 {
+    const char *prefix = "cs_cl";
     if (argc < 2) {
-        fprintf(stderr, "usage: embed_sources OUT.c FILE...\n");
+        fprintf(stderr, "usage: embed_sources OUT.c [-p PREFIX] FILE...\n");
         return 1;
+    }
+    if (argc >= 4 && !strcmp(argv[2], "-p")) {
+        prefix = argv[3];
+        argv[3] = argv[1]; /* FILE... follow from argv[4]: shift by two */
+        argv += 2, argc -= 2;
     }
     FILE *out = fopen(argv[1], "w");
     if (!out) {
@@ -28,12 +36,12 @@ int main(int argc, char **argv)
         fprintf(out, "0};\n");
         fclose(f);
     }
-    fprintf(out, "const int cs_cl_nsources = %d;\nconst char *const cs_cl_source_names[] = {", argc - 2);
+    fprintf(out, "const int %s_nsources = %d;\nconst char *const %s_source_names[] = {", prefix, argc - 2, prefix);
     for (int i = 2; i < argc; i++) {
         const char *base = strrchr(argv[i], '/');
         fprintf(out, "\"%s\",", base ? base + 1 : argv[i]);
     }
-    fprintf(out, "};\nconst char *const cs_cl_sources[] = {");
+    fprintf(out, "};\nconst char *const %s_sources[] = {", prefix);
     for (int i = 2; i < argc; i++) fprintf(out, "src_%d,", i - 2);
     fprintf(out, "};\n");
     return fclose(out) ? 1 : 0;

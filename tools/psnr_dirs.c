@@ -1,5 +1,6 @@
 /* psnr_dirs: mean PSNR of the same-named PNGs of two folders (export quality measurements,
- * tools/export_quality.sh).   usage: psnr_dirs DIR_A DIR_B   prints "N views, PSNR mean M dB, min L dB" */
+ * tools/export_quality.sh; the viewer's renders in tools/check_interop.sh), over the RGB
+ * channels (an RGBA PNG's alpha, as a browser's canvas writes it, is not compared).   usage: psnr_dirs DIR_A DIR_B   prints "N views, PSNR mean M dB, min L dB" */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -33,14 +34,18 @@ int main(int argc, char **argv)
             closedir(d);
             return 1;
         }
-        if (x.width != y.width || x.height != y.height || x.channels != y.channels) {
+        if (x.width != y.width || x.height != y.height) {
             fprintf(stderr, "psnr_dirs: %s and %s differ in size\n", a, b);
             closedir(d);
             return 1;
         }
         double se = 0;
-        size_t m = (size_t)x.width * x.height * x.channels;
-        for (size_t i = 0; i < m; i++) se += ((double)x.px[i] - y.px[i]) * ((double)x.px[i] - y.px[i]);
+        size_t px = (size_t)x.width * x.height, m = px * 3;
+        for (size_t i = 0; i < px; i++)
+            for (int c = 0; c < 3; c++) {
+                double v = (double)x.px[i * x.channels + c] - y.px[i * y.channels + c];
+                se += v * v;
+            }
         double db = se == 0 ? 99.0 : 10 * log10(255.0 * 255.0 * m / se);
         sum += db, lo = fmin(lo, db), n++;
         cs_image_free(&x);

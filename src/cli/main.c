@@ -141,6 +141,10 @@ static int open_run_dir(const cs_config *cfg, bool fresh, bool force)
     return cs_outputs_track(out);
 }
 
+/* train --view: the trainer's snapshots go to the page, while a page watches */
+static void publish(void *view, cs_splats *model, int iteration) { cs_view_publish(view, model, iteration); }
+static bool watched(void *view) { return cs_view_watched(view); }
+
 static int cmd_train(const cs_args *a)
 {
     if (a->host && !a->serve) return USAGE_ERROR("train --host goes with --view PORT");
@@ -160,7 +164,7 @@ static int cmd_train(const cs_args *a)
     cs_cl cl;
     if (!rc) rc = open_device(a, &cfg, &cl, 0);
     if (!rc) {
-        cs_train_opts o = {a->resume, &g_stop};
+        cs_train_opts o = {a->resume, &g_stop, view ? publish : NULL, watched, view, CS_VIEW_SNAPSHOT_SECONDS};
         rc = cs_train(&cl, &cfg, &scene, &o);
         cs_cl_close(&cl);
     }

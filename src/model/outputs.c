@@ -45,6 +45,9 @@ int cs_write_cameras_json(const char *path, const cs_scene *s)
         json_object_set_new(o, "rotation", rot);
         json_object_set_new(o, "fy", json_real(c->fy));
         json_object_set_new(o, "fx", json_real(c->fx));
+        /* beyond graphdeco's keys: the principal point (clsplat view draws off-centre views) */
+        json_object_set_new(o, "cx", json_real(c->cx));
+        json_object_set_new(o, "cy", json_real(c->cy));
         json_array_append_new(arr, o);
     }
     int r = cs_write_json(path, arr);

@@ -11,7 +11,8 @@
 #include "model.h"
 #include "scene.h"
 
-/* graphdeco cameras.json (id, img_name, width, height, position, rotation (c2w), fx, fy) */
+/* graphdeco cameras.json (id, img_name, width, height, position, rotation (c2w), fx, fy), and
+ * the principal point cx, cy */
 int cs_write_cameras_json(const char *path, const cs_scene *s);
 /* graphdeco's cfg_args (str(Namespace(...)) of its ModelParams), which SIBR's viewers and
  * graphdeco's render.py / metrics.py read: source_path (absolute), model_path, images,

@@ -97,19 +97,25 @@ enum { CHART_W = 460, CHART_H = 260, MAX_SERIES = 3 };
 
 typedef struct {
     const char *title, *xlabel, *ylabel;
-    const char *labels[MAX_SERIES], *keys[MAX_SERIES], *xkey;
+    const char *labels[MAX_SERIES], *keys[MAX_SERIES];
+    const char *xkey, *xkey_metrics; /* x of train_log lines, of metrics.json records */
     bool from_metrics[MAX_SERIES]; /* test records of metrics.json, else train_log lines */
 } chart_def;
 
+/* against iteration, then against training seconds (train_log's "seconds" and metrics.json's
+   "train_seconds": evaluations excluded) */
+#define SECONDS "training seconds (evaluations excluded)"
 static const chart_def CHARTS[] = {
-    {"loss", "iteration", "loss", {"L1 + D-SSIM (the view trained)"}, {"loss"}, "iteration", {0}},
-    {"PSNR", "iteration", "dB", {"training view", "test views"}, {"psnr", "psnr"}, "iteration", {false, true}},
-    {"Gaussians", "iteration", "count", {"Gaussians"}, {"gaussians"}, "iteration", {0}},
+    {"loss", "iteration", "loss", {"L1 + D-SSIM (the view trained)"}, {"loss"}, "iteration", "iteration", {0}},
+    {"PSNR", "iteration", "dB", {"training view", "test views"}, {"psnr", "psnr"}, "iteration", "iteration", {false, true}},
+    {"Gaussians", "iteration", "count", {"Gaussians"}, {"gaussians"}, "iteration", "iteration", {0}},
     {"device memory", "iteration", "MiB", {"accounted", "accounted peak", "driver"},
-     {"device_mb", "peak_device_mb", "driver_mb"}, "iteration", {0}},
-    {"speed", "iteration", "iterations / s", {"it/s"}, {"its"}, "iteration", {0}},
-    {"test PSNR against training time", "training seconds (evaluations excluded)", "dB", {"test views"}, {"psnr"},
-     "train_seconds", {true}},
+     {"device_mb", "peak_device_mb", "driver_mb"}, "iteration", "iteration", {0}},
+    {"speed", "iteration", "iterations / s", {"it/s"}, {"its"}, "iteration", "iteration", {0}},
+    {"loss against training time", SECONDS, "loss", {"L1 + D-SSIM (the view trained)"}, {"loss"}, "seconds",
+     "train_seconds", {0}},
+    {"PSNR against training time", SECONDS, "dB", {"training view", "test views"}, {"psnr", "psnr"}, "seconds",
+     "train_seconds", {false, true}},
 };
 
 static int chart(FILE *f, const run_files *r, const chart_def *c)
@@ -123,7 +129,8 @@ static int chart(FILE *f, const run_files *r, const chart_def *c)
         const json_t *src = c->from_metrics[i] ? r->metrics : r->log;
         if (!src) continue;
         double *x = buf + (size_t)ns * 2 * most, *y = x + most;
-        int n = pick(src, c->from_metrics[i] ? "test" : NULL, c->xkey, c->keys[i], x, y);
+        int n = pick(src, c->from_metrics[i] ? "test" : NULL, c->from_metrics[i] ? c->xkey_metrics : c->xkey,
+                     c->keys[i], x, y);
         s[ns++] = (cs_plot_series){c->labels[i], x, y, n};
     }
     cs_plot p = {c->title, c->xlabel, c->ylabel, CHART_W, CHART_H};

@@ -9,8 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "run_report.h"
+#include "svg_plot.h"
 #include "util.h"
+#include "view_model.h"
+#include "view_photo.h"
+
+/* the page and its script, embedded by tools/embed_sources.c (src/serve/web/) */
+extern const int cs_web_nsources;
+extern const char *const cs_web_source_names[];
+extern const char *const cs_web_sources[];
 
 #define MAX_FILE_BYTES (64L << 20)
 
@@ -21,10 +30,15 @@ struct cs_view_server {
     char token[33]; /* "" on loopback */
     int port;
     bool batch;     /* DIR is a batch folder (summary.json, no config.json) */
+    cs_view_model *model;   /* a run's: what the 3D view draws */
+    cs_view_photos *photos; /* a run's: its dataset's photos */
 };
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, void *data, size_t n,
-                             bool owned, const char *cookie)
+/* the viewer page's policy: its own script, requests to this server, images from it */
+#define PAGE_CSP "default-src 'none'; script-src 'self'; connect-src 'self'; img-src 'self' data: blob:; style-src 'unsafe-inline'"
+
+static enum MHD_Result reply_csp(struct MHD_Connection *c, unsigned status, const char *type, void *data, size_t n,
+                                 bool owned, const char *cookie, const char *csp)
 {
     struct MHD_Response *r = owned ? MHD_create_response_from_buffer(n, data, MHD_RESPMEM_MUST_FREE)
                                    : MHD_create_response_from_buffer(n, data, MHD_RESPMEM_PERSISTENT);
@@ -35,11 +49,18 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
     MHD_add_response_header(r, "Content-Type", type);
     MHD_add_response_header(r, "Cache-Control", "no-store");
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, "Content-Security-Policy", "default-src 'none'; img-src data:; style-src 'unsafe-inline'");
+    MHD_add_response_header(r, "Content-Security-Policy", csp);
     if (cookie) MHD_add_response_header(r, "Set-Cookie", cookie);
     enum MHD_Result ok = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ok;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, void *data, size_t n,
+                             bool owned, const char *cookie)
+{
+    return reply_csp(c, status, type, data, n, owned, cookie,
+                     "default-src 'none'; img-src data:; style-src 'unsafe-inline'");
 }
 
 static enum MHD_Result text(struct MHD_Connection *c, unsigned status, const char *msg)
@@ -67,23 +88,27 @@ static int batch_job(const cs_view_server *s, const char *url, char *job, size_t
     return found;
 }
 
+/* STATUS with PREFIX and the last error as the text */
+static enum MHD_Result last_error(struct MHD_Connection *c, unsigned status, const char *prefix, const char *cookie)
+{
+    char msg[1200];
+    snprintf(msg, sizeof msg, "%s%s\n", prefix, cs_last_error());
+    char *m = strdup(msg);
+    return m ? reply(c, status, "text/plain; charset=utf-8", m, strlen(m), true, cookie) : MHD_NO;
+}
+
 static enum MHD_Result page(struct MHD_Connection *c, const char *dir, bool batch, const char *cookie)
 {
     char *html;
     size_t n;
-    if (cs_report_html(dir, batch, &html, &n)) {
-        char msg[1200];
-        snprintf(msg, sizeof msg, "no page yet: %s\n", cs_last_error());
-        char *m = strdup(msg);
-        return m ? reply(c, 503, "text/plain; charset=utf-8", m, strlen(m), true, cookie) : MHD_NO;
-    }
+    if (cs_report_html(dir, batch, &html, &n)) return last_error(c, 503, "no page yet: ", cookie);
     return reply(c, 200, "text/html; charset=utf-8", html, n, true, cookie);
 }
 
 /* one of the run's known files, read whole */
 static enum MHD_Result run_file(struct MHD_Connection *c, const cs_view_server *s, const char *name)
 {
-    static const char *const names[] = {"train_log.jsonl", "metrics.json", "result.json", "config.json"};
+    static const char *const names[] = {"train_log.jsonl", "metrics.json", "result.json", "config.json", "cameras.json"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (s->batch || strcmp(name, names[i])) continue;
         char p[1300];
@@ -97,6 +122,85 @@ static enum MHD_Result run_file(struct MHD_Connection *c, const cs_view_server *
         return reply(c, 200, i ? "application/json" : "application/x-ndjson", d, n, true, NULL);
     }
     return text(c, 404, "unknown resource\n");
+}
+
+/* the embedded page or script NAME (src/serve/web/) */
+static enum MHD_Result web_file(struct MHD_Connection *c, const char *name, const char *cookie)
+{
+    for (int i = 0; i < cs_web_nsources; i++) {
+        if (strcmp(cs_web_source_names[i], name)) continue;
+        const char *type = strstr(name, ".js") ? "text/javascript; charset=utf-8" : "text/html; charset=utf-8";
+        return reply_csp(c, 200, type, (void *)cs_web_sources[i], strlen(cs_web_sources[i]), false, cookie, PAGE_CSP);
+    }
+    return text(c, 404, "unknown resource\n");
+}
+
+/* what the page needs to draw the model as clsplat does: its iteration and count, the 2D
+   filter and the background of the run's config */
+static enum MHD_Result model_json(struct MHD_Connection *c, const cs_view_server *s)
+{
+    int it, count;
+    cs_view_model_peek(s->model, &it, &count);
+    cs_config cfg;
+    cs_config_defaults(&cfg);
+    char p[1300];
+    if (cs_path_join(p, sizeof p, s->dir, "config.json") || cs_config_load_file(&cfg, p)) cs_config_defaults(&cfg);
+    double bg = cfg.data.white_background ? 1.0 : 0.0;
+    json_t *o = json_pack("{s:i, s:i, s:b, s:f, s:[f,f,f]}", "iteration", it, "count", count, "mip",
+                          cfg.model.antialias == CS_AA_MIP, "kernel_size", cfg.model.kernel_size, "background", bg, bg, bg);
+    char *d = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return d ? reply(c, 200, "application/json", d, strlen(d), true, NULL) : MHD_NO;
+}
+
+static enum MHD_Result model_bin(struct MHD_Connection *c, const cs_view_server *s)
+{
+    char *d;
+    size_t n;
+    int it;
+    if (cs_view_model_get(s->model, &d, &n, &it)) return last_error(c, 404, "", NULL);
+    return reply(c, 200, "application/octet-stream", d, n, true, NULL);
+}
+
+/* "/photo/ID": ID in decimal digits only */
+static enum MHD_Result photo(struct MHD_Connection *c, const cs_view_server *s, const char *id)
+{
+    size_t len = strspn(id, "0123456789");
+    if (len == 0 || len > 6 || id[len]) return text(c, 404, "unknown resource\n");
+    uint8_t *png;
+    size_t n;
+    if (cs_view_photo_png(s->photos, atoi(id), &png, &n)) return last_error(c, 404, "", NULL);
+    return reply(c, 200, "image/png", png, n, true, NULL);
+}
+
+/* the run's dashboard for the viewer page, which polls it: before the run has written its
+   first log line, a line saying so (200: it is no error of the page's) */
+static enum MHD_Result dashboard(struct MHD_Connection *c, const cs_view_server *s)
+{
+    char *html;
+    size_t n;
+    if (!cs_report_html(s->dir, false, &html, &n)) return reply(c, 200, "text/html; charset=utf-8", html, n, true, NULL);
+    char *f = NULL;
+    size_t fn = 0;
+    FILE *m = open_memstream(&f, &fn);
+    if (!m) return MHD_NO;
+    fputs("<!DOCTYPE html><html><body><p>no dashboard yet: ", m);
+    cs_html_escape(m, cs_last_error());
+    fputs("</p></body></html>", m);
+    fclose(m);
+    return reply(c, 200, "text/html; charset=utf-8", f, fn, true, NULL);
+}
+
+/* a run folder's resources (not a batch's) */
+static enum MHD_Result run_resource(struct MHD_Connection *c, const cs_view_server *s, const char *url, const char *cookie)
+{
+    if (!strcmp(url, "/")) return web_file(c, "viewer.html", cookie);
+    if (!strcmp(url, "/viewer.js")) return web_file(c, "viewer.js", NULL);
+    if (!strcmp(url, "/dashboard")) return dashboard(c, s);
+    if (!strcmp(url, "/model.json")) return model_json(c, s);
+    if (!strcmp(url, "/model.bin")) return model_bin(c, s);
+    if (!strncmp(url, "/photo/", 7)) return photo(c, s, url + 7);
+    return url[0] == '/' ? run_file(c, s, url + 1) : text(c, 404, "unknown resource\n");
 }
 
 /* the token from ?token= or the cookie; on a match by the query, a cookie to set */
@@ -130,13 +234,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     char cookie[128], job[256];
     if (!authorized(s, c, cookie, sizeof cookie)) return text(c, 403, "an access token is required (see clsplat's output)\n");
     const char *set = cookie[0] ? cookie : NULL;
-    if (!strcmp(url, "/")) return page(c, s->dir, s->batch, set);
-    if (s->batch && batch_job(s, url, job, sizeof job)) {
+    if (!s->batch) return run_resource(c, s, url, set);
+    if (!strcmp(url, "/")) return page(c, s->dir, true, set);
+    if (batch_job(s, url, job, sizeof job)) {
         char p[1400];
         snprintf(p, sizeof p, "%s/%s", s->dir, job);
         return page(c, p, false, set);
     }
-    return url[0] == '/' ? run_file(c, s, url + 1) : text(c, 404, "unknown resource\n");
+    return text(c, 404, "unknown resource\n");
 }
 
 static int make_token(char out[33])
@@ -148,6 +253,13 @@ static int make_token(char out[33])
     if (got != sizeof b) return cs_fail("cannot read /dev/urandom for the access token");
     for (int i = 0; i < 16; i++) snprintf(out + 2 * i, 3, "%02x", b[i]);
     return 0;
+}
+
+static void release(cs_view_server *s)
+{
+    cs_view_model_free(s->model);
+    cs_view_photos_free(s->photos);
+    free(s);
 }
 
 int cs_view_start(const cs_view_opts *o, cs_view_server **out)
@@ -166,15 +278,19 @@ int cs_view_start(const cs_view_opts *o, cs_view_server **out)
         free(s);
         return cs_fail("view: --host %s is not an IPv4 address (e.g. 127.0.0.1, 0.0.0.0)", o->host);
     }
+    if (!s->batch && (!(s->model = cs_view_model_new(o->dir)) || !(s->photos = cs_view_photos_new(o->dir)))) {
+        release(s);
+        return cs_fail("out of host memory");
+    }
     bool loopback = (ntohl(a.sin_addr.s_addr) >> 24) == 127;
-    if (!loopback && make_token(s->token)) return free(s), -1;
+    if (!loopback && make_token(s->token)) return release(s), -1;
     s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL, handle, s,
                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&a, MHD_OPTION_CONNECTION_LIMIT, 32u,
                             MHD_OPTION_PER_IP_CONNECTION_LIMIT, 8u, MHD_OPTION_CONNECTION_TIMEOUT, 10u,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384, MHD_OPTION_END);
     if (!s->d) {
         int port = o->port;
-        free(s);
+        release(s);
         return cs_fail("view: cannot listen on %s:%d (in use, or not an address of this machine)", o->host && o->host[0] ? o->host : "127.0.0.1", port);
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
@@ -196,5 +312,16 @@ void cs_view_stop(cs_view_server *s)
 {
     if (!s) return;
     MHD_stop_daemon(s->d);
-    free(s);
+    release(s);
+}
+
+void cs_view_publish(cs_view_server *s, cs_splats *model, int iteration)
+{
+    if (s->model) cs_view_model_publish(s->model, model, iteration);
+    else cs_splats_free(model);
+}
+
+bool cs_view_watched(cs_view_server *s)
+{
+    return s->model && cs_view_model_watched(s->model, CS_VIEW_WATCHED_SECONDS);
 }

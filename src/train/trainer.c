@@ -67,6 +67,10 @@ typedef struct {
     double t_start, t_last;
     double seconds_before;    /* training seconds of the sessions before a resume */
     double eval_seconds;      /* spent in evaluations since this process started training: not training time */
+    /* live view (cs_train_opts.snapshot) */
+    const cs_train_opts *opt;
+    double snap_last, snap_seconds;
+    int snaps;
 } trainer;
 
 /* ---- opening a run ----------------------------------------------------------------------- */
@@ -319,6 +323,23 @@ static void add_memory(trainer *t, json_t *rec)
     json_object_set_new(rec, "driver_creep_mb", json_real(drv - t->driver_first_mb));
 }
 
+/* train --view: the model's host copy for the live page, when due and watched (see
+   cs_train_opts) */
+static int snapshot(trainer *t, int iter)
+{
+    const cs_train_opts *o = t->opt;
+    double now = cs_now();
+    if (!o || !o->snapshot || (iter > 1 && iter < t->iterations && now - t->snap_last < o->snapshot_seconds)) return 0;
+    if (o->snapshot_wanted && !o->snapshot_wanted(o->snapshot_ctx)) return 0;
+    cs_splats s;
+    if (cs_model_download(t->cl, &t->m, &s)) return -1;
+    o->snapshot(o->snapshot_ctx, &s, iter);
+    t->snap_last = cs_now();
+    t->snap_seconds += t->snap_last - now;
+    t->snaps++;
+    return 0;
+}
+
 /* Training time up to now: the runs before a resume, and this one less its evaluations. */
 static double train_seconds(const trainer *t)
 {
@@ -496,6 +517,7 @@ static int finish(trainer *t, int start)
            t->iterations - start, cs_now() - t->t_start, t->m.n, cl->mem.peak_total / 1048576.0);
     if (t->dm.lib) cs_driver_mem_sample(&t->dm), printf(", %.1f MiB (driver, sampled)", t->dm.peak / 1048576.0);
     if (t->eval_seconds > 0) printf("; evaluations took %.1f s of it", t->eval_seconds);
+    if (t->snaps) printf("; %d live-view snapshots took %.2f s of it", t->snaps, t->snap_seconds);
     if (t->images.prefetch_hits + t->images.prefetch_misses)
         printf("; image uploads: %d prefetched, %d on demand", t->images.prefetch_hits, t->images.prefetch_misses);
     if (t->images.ahead) {
@@ -567,6 +589,7 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_tr
     int start = 0, rc = -1;
     volatile sig_atomic_t *stop = opt ? opt->stop : NULL;
     if (trainer_open(t, cl, cfg, scene, &ko)) goto done;
+    t->opt = opt;
     cs_fault_point("phase:kernels");
     if (stop && *stop) { /* during the kernel build or tuning: nothing trained, nothing to save */
         fprintf(stderr, "interrupted during set-up; nothing was trained\n");
@@ -591,7 +614,8 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_tr
         }
         cs_step_plan p = cs_schedule_at(t->cfg, iter, t->iterations, t->extent);
         const cs_camera *c;
-        if (learn(t, iter, &p, &c) || update(t, iter, &p) || report_marks(t, iter, &p, c) || after_marks(t, iter, &p))
+        if (learn(t, iter, &p, &c) || update(t, iter, &p) || report_marks(t, iter, &p, c) || after_marks(t, iter, &p) ||
+            snapshot(t, iter))
             goto done;
         cs_progress_tick(&t->bar, iter, t->m.n, cl->mem.cur_total, t->plan.budget);
     }

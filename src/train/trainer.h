@@ -5,14 +5,24 @@
 #define CS_TRAINER_H
 
 #include <signal.h>
+#include <stdbool.h>
 
 #include "cl_runtime.h"
 #include "config.h"
 #include "dataset.h"
+#include "splats.h"
 
 typedef struct {
     const char *resume;     /* checkpoint path or NULL */
     volatile sig_atomic_t *stop; /* non-zero (a signal handler): save a checkpoint and return */
+    /* train --view: while WANTED says so (NULL: always), SNAPSHOT gets a host copy of the
+       model (its own: it frees it) at the first iteration, then every SNAPSHOT_SECONDS of wall
+       time, and at the last. The download is the run's time (measured and printed). NULL:
+       none. */
+    void (*snapshot)(void *ctx, cs_splats *model, int iteration);
+    bool (*snapshot_wanted)(void *ctx);
+    void *snapshot_ctx;
+    double snapshot_seconds;
 } cs_train_opts;
 
 /* Trains on SCENE (loaded from cfg->data, borrowed) with CFG (optim.steps_scale is applied
