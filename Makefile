@@ -90,6 +90,7 @@ check-oclgrind: deps
 # test: test_fast_config (a schedule, 135 s on llvmpipe), test_distorted_cameras_train (424 s)
 # and test_masks_keep_distractor_out (202 s). Measured in a local CI run on 2026-11-26, where the
 # rusticl step alone neared 37 minutes; stop 40's CI took 68 minutes with those three left out.
+# This selection: about 800 s on 2 cores (2026-11-26; test_lpips_golden ~300 s of it).
 check-rusticl: deps
 	@sh tools/install-deps.sh rusticl
 	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo

@@ -49,6 +49,10 @@ static int make_run(const char *dir, int lines, uint64_t *rs)
                  i * 10, 0.3 / i + 0.01 * test_rand(rs), 15 + i * 0.2, 1000 + 50 * i, i * 0.25);
     CHECK_OK(write_text(dir, "train_log.jsonl", log));
     free(log);
+    CHECK_OK(write_text(dir, "memory.json", "{\"current_bytes\": {\"total\": 4699824, \"params\": 591184}, "
+                                            "\"peak_bytes\": {\"total\": 10440800, \"params\": 1638000}, "
+                                            "\"plan\": {\"bytes_per_gaussian\": 956, \"fixed_bytes\": 4896000, "
+                                            "\"max_gaussians\": 3048784, \"budget_bytes\": 5559781498}}"));
     CHECK_OK(write_text(dir, "metrics.json",
                         "[{\"iteration\": 10, \"split\": \"test\", \"views\": 4, \"psnr\": 18.5, \"ssim\": 0.7, "
                         "\"gaussians\": 1500, \"train_seconds\": 0.3},"
@@ -114,8 +118,10 @@ int test_run_report(void)
     snprintf(p, sizeof p, "%s/report.html", dir);
     char *html = cs_read_file(p, NULL);
     CHECK(html && !strncmp(html, "<!DOCTYPE html>\n<!-- clsplat report -->\n", 39), "report.html missing or unmarked");
-    CHECK(count(html, "<svg") == 7 && count(html, "</svg>") == 7, "%d charts, want 7", count(html, "<svg"));
-    CHECK(count(html, "training seconds (evaluations excluded)") == 2, "two charts against training time");
+    CHECK(count(html, "<svg") == 10 && count(html, "</svg>") == 10, "%d charts, want 10", count(html, "<svg"));
+    CHECK(count(html, "training seconds (evaluations excluded)") == 5, "five charts against training time");
+    CHECK(strstr(html, "<td>bytes a Gaussian</td><td>956</td>") && strstr(html, "<td>budget</td><td>5302.2 MiB</td>") &&
+              strstr(html, "<td>params</td><td>0.6 MiB</td><td>1.6 MiB</td>"), "the memory plan and use");
     /* the loss chart (the first) has one polyline point a log line */
     const char *pl = strstr(html, "<polyline"), *pts = pl ? strstr(pl, "points=\"") : NULL;
     CHECK(pts, "no polyline");
@@ -146,7 +152,7 @@ int test_run_report(void)
     CHECK_OK(cs_run_report_write(dir, NULL));
     snprintf(p, sizeof p, "%s/report.html", dir);
     html = cs_read_file(p, NULL);
-    CHECK(html && count(html, "no data") == 0 && count(html, "<svg") == 7 && strstr(html, "No evaluation yet"),
+    CHECK(html && count(html, "no data") == 0 && count(html, "<svg") == 10 && strstr(html, "No evaluation yet"),
           "a run without evaluations");
     free(html);
     /* refusals: a torn log line by file and line, a folder that is not a run */

@@ -15,6 +15,7 @@ typedef struct {
     json_t *log;     /* train_log.jsonl: array of objects */
     json_t *metrics; /* metrics.json: array of evaluation records, or NULL */
     json_t *result;  /* result.json, or NULL (the run did not finish) */
+    json_t *memory;  /* memory.json (the plan, and the bytes by category), or NULL */
     char *config;    /* config.json's text */
 } run_files;
 
@@ -64,12 +65,14 @@ static int load(run_files *r, const char *dir)
     r->metrics = read_optional(dir, "metrics.json");
     if (r->metrics && !json_is_array(r->metrics)) json_decref(r->metrics), r->metrics = NULL;
     r->result = read_optional(dir, "result.json");
+    r->memory = read_optional(dir, "memory.json");
+    if (r->memory && !json_is_object(r->memory)) json_decref(r->memory), r->memory = NULL;
     return 0;
 }
 
 static void unload(run_files *r)
 {
-    json_decref(r->log), json_decref(r->metrics), json_decref(r->result);
+    json_decref(r->log), json_decref(r->metrics), json_decref(r->result), json_decref(r->memory);
     free(r->config);
 }
 
@@ -102,7 +105,7 @@ typedef struct {
     bool from_metrics[MAX_SERIES]; /* test records of metrics.json, else train_log lines */
 } chart_def;
 
-/* against iteration, then against training seconds (train_log's "seconds" and metrics.json's
+/* against iteration, then the same against training seconds (train_log's "seconds" and metrics.json's
    "train_seconds": evaluations excluded) */
 #define SECONDS "training seconds (evaluations excluded)"
 static const chart_def CHARTS[] = {
@@ -116,6 +119,10 @@ static const chart_def CHARTS[] = {
      "train_seconds", {0}},
     {"PSNR against training time", SECONDS, "dB", {"training view", "test views"}, {"psnr", "psnr"}, "seconds",
      "train_seconds", {false, true}},
+    {"Gaussians against training time", SECONDS, "count", {"Gaussians"}, {"gaussians"}, "seconds", "train_seconds", {0}},
+    {"device memory against training time", SECONDS, "MiB", {"accounted", "accounted peak", "driver"},
+     {"device_mb", "peak_device_mb", "driver_mb"}, "seconds", "train_seconds", {0}},
+    {"speed against training time", SECONDS, "iterations / s", {"it/s"}, {"its"}, "seconds", "train_seconds", {0}},
 };
 
 static int chart(FILE *f, const run_files *r, const chart_def *c)
@@ -292,6 +299,33 @@ static int may_replace(const char *path)
 /* a served page reloads itself every few seconds (no script: a meta refresh) */
 static const char REFRESH[] = "<meta http-equiv=\"refresh\" content=\"5\">";
 
+/* memory.json: the plan the run made (written when training starts) and the bytes by
+   category, now and at the peak (rewritten when it ends) */
+static void memory(FILE *f, const json_t *m)
+{
+    fputs("<h2>Memory</h2>\n", f);
+    if (!m) {
+        fputs("<p>No memory.json yet.</p>\n", f);
+        return;
+    }
+    const json_t *plan = json_object_get(m, "plan");
+    const double MiB = 1048576.0;
+    fputs("<table><tr><th>plan</th><th></th></tr>", f);
+    fputs("<tr><td>budget</td>", f), cell(f, num(plan, "budget_bytes") / MiB, "%.1f MiB"), fputs("</tr>", f);
+    fputs("<tr><td>fixed (images, scratch)</td>", f), cell(f, num(plan, "fixed_bytes") / MiB, "%.1f MiB"), fputs("</tr>", f);
+    fputs("<tr><td>bytes a Gaussian</td>", f), cell(f, num(plan, "bytes_per_gaussian"), "%.0f"), fputs("</tr>", f);
+    fputs("<tr><td>Gaussians at most</td>", f), cell(f, num(plan, "max_gaussians"), "%.0f"), fputs("</tr>", f);
+    fputs("</table>\n<table><tr><th>accounted</th><th>now</th><th>peak</th></tr>", f);
+    const json_t *cur = json_object_get(m, "current_bytes"), *peak = json_object_get(m, "peak_bytes");
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)peak, key, v) {
+        fputs("<tr><td>", f), cs_html_escape(f, key), fputs("</td>", f);
+        cell(f, num(cur, key) / MiB, "%.1f MiB"), cell(f, json_number_value(v) / MiB, "%.1f MiB"), fputs("</tr>", f);
+    }
+    fputs("</table>\n", f);
+}
+
 static int page(FILE *f, const run_files *r, bool live)
 {
     fputs(MARK, f);
@@ -305,6 +339,7 @@ static int page(FILE *f, const run_files *r, bool live)
     fputs("</div>\n", f);
     evaluations(f, r->metrics);
     if (previews(f, r->dir)) return -1;
+    memory(f, r->memory);
     fputs("<h2>Config</h2>\n<pre>", f);
     cs_html_escape(f, r->config);
     fputs("</pre>\n</body></html>\n", f);

@@ -1,8 +1,8 @@
 /* run_report: OUT/report.html, one self-contained page about a run, made from the files the run
- * wrote (config.json, train_log.jsonl, metrics.json, result.json, previews/): a summary, charts
- * (loss, PSNR, Gaussians, memory, speed against iteration; loss and PSNR against training time) as
- * inline SVG, the evaluations as a table, the latest previews (render | ground truth | error)
- * embedded as data URIs, and the config. It references nothing outside itself: it opens from
+ * wrote (config.json, train_log.jsonl, metrics.json, result.json, memory.json, previews/): a
+ * summary, charts (loss, PSNR, Gaussians, memory, speed, against iteration and against training
+ * time) as inline SVG, the evaluations as a table, the latest previews (render | ground truth |
+ * error) embedded as data URIs, the memory plan and use, and the config. It references nothing outside itself: it opens from
  * the file system, offline, in any browser. Written at the end of every training run
  * (output.report) and by `clsplat report -m OUT`. */
 #ifndef CS_RUN_REPORT_H

@@ -597,7 +597,7 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_tr
         goto done;
     }
     if (opt && opt->resume ? resume(t, opt->resume, &ko, &start) : start_fresh(t, &ko)) goto done;
-    if (setup_density(t)) goto done;
+    if (setup_density(t) || write_memory_json(t)) goto done; /* the plan, for the live page; again at the end */
     t->t_start = t->t_last = cs_now();
     t->it_last = start;
     cs_progress_start(&t->bar, start, t->iterations);

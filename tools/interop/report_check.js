@@ -1,6 +1,6 @@
 // make check-interop: opens a run's report.html from the file system in headless Chromium with
 // every request that is not the file itself (or a data: URI) refused, and checks the page as a
-// browser built it: 7 charts, each with a drawn line, every preview image decoded, no request
+// browser built it: 10 charts, each with a drawn line, every preview image decoded, no request
 // leaving the file, no script error; saves a screenshot.   usage: node report_check.js FILE OUT.png
 const puppeteer = require("puppeteer-core");
 const path = require("path");
@@ -32,7 +32,7 @@ const path = require("path");
     await page.screenshot({ path: out, fullPage: true });
     console.log(`report.html in Chromium: ${got.charts} charts (${got.drawn} with a line), ${got.decoded} of ` +
                 `${got.images} previews decoded, ${outside.length} requests outside the file, ${errors.length} script errors`);
-    const ok = got.charts === 7 && got.drawn === 7 && got.images > 0 && got.decoded === got.images &&
+    const ok = got.charts === 10 && got.drawn === 10 && got.images > 0 && got.decoded === got.images &&
                !outside.length && !errors.length;
     if (!ok) {
       console.log("outside:", outside.join(" "), "errors:", errors.join(" "));

@@ -70,7 +70,7 @@ async function still(url, out, cams, problems) {
                 `canvas values ${spread.lo}..${spread.hi}, ${(100 * spread.lit).toFixed(1)}% lit; dashboard: ${dash.drawn} of ` +
                 `${dash.charts} charts drawn`);
     if (!(state.count > 0 && spread.hi - spread.lo > 60 && spread.lit > 0.02)) problems.push("the canvas is blank");
-    if (!(dash.charts === 7 && dash.drawn === 7)) problems.push("the dashboard's charts are not drawn");
+    if (!(dash.charts === 10 && dash.drawn === 10)) problems.push("the dashboard's charts are not drawn");
     // a click on a camera: its photo is shown beside the render
     await page.evaluate(() => window.clsplatView.showPhoto(0));
     await page.waitForFunction("document.getElementById('photo').complete && document.getElementById('photo').naturalWidth > 0",
