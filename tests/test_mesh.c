@@ -17,6 +17,7 @@
 #include "kernels.h"
 #include "mesh.h"
 #include "mesh_eval.h"
+#include "mesh_gltf.h"
 #include "mesh_raster.h"
 #include "render.h"
 #include "scene.h"
@@ -411,6 +412,64 @@ static int read_mesh_ply(const char *path, cs_mesh *m)
     return 0;
 }
 
+/* clsplat's .glb read back by this test's own parser (the glTF 2.0 layout: header, JSON chunk,
+   BIN chunk; accessors through buffer views), independent of the writer */
+static int read_mesh_glb(const char *path, cs_mesh *m, json_t **doc_out)
+{
+    size_t len;
+    uint8_t *d = (uint8_t *)cs_read_file(path, &len);
+    memset(m, 0, sizeof *m);
+    uint32_t h[5];
+    if (!d || len < 28) return free(d), cs_fail("%s: too short", path);
+    memcpy(h, d, 20);
+    if (h[0] != 0x46546C67 || h[1] != 2 || h[2] != len || h[4] != 0x4E4F534A || h[3] % 4)
+        return free(d), cs_fail("%s: glb header (magic %08x, version %u, length %u of %zu)", path, h[0], h[1], h[2], len);
+    uint32_t bin_len, bin_type;
+    size_t bin_at = 20 + h[3] + 8;
+    memcpy(&bin_len, d + 20 + h[3], 4), memcpy(&bin_type, d + 24 + h[3], 4);
+    if (bin_type != 0x004E4942 || bin_at + bin_len != len) return free(d), cs_fail("%s: BIN chunk", path);
+    json_error_t e;
+    json_t *doc = json_loadb((const char *)d + 20, h[3], 0, &e);
+    if (!doc) return free(d), cs_fail("%s: JSON chunk: %s", path, e.text);
+    json_t *prim = json_array_get(json_object_get(json_array_get(json_object_get(doc, "meshes"), 0), "primitives"), 0);
+    json_t *attr = json_object_get(prim, "attributes");
+    int acc_id[3] = {(int)json_integer_value(json_object_get(attr, "POSITION")),
+                     (int)json_integer_value(json_object_get(attr, "COLOR_0")),
+                     (int)json_integer_value(json_object_get(prim, "indices"))};
+    const uint8_t *at[3];
+    size_t count[3];
+    for (int k = 0; k < 3; k++) {
+        json_t *a = json_array_get(json_object_get(doc, "accessors"), (size_t)acc_id[k]);
+        json_t *v = json_array_get(json_object_get(doc, "bufferViews"), (size_t)json_integer_value(json_object_get(a, "bufferView")));
+        size_t off = (size_t)json_integer_value(json_object_get(v, "byteOffset")), n = (size_t)json_integer_value(json_object_get(a, "count"));
+        int type = (int)json_integer_value(json_object_get(a, "componentType"));
+        size_t bytes = k == 0 ? 12 * n : k == 1 ? 8 * n : 4 * n;
+        if (type != (k == 0 ? 5126 : k == 1 ? 5123 : 5125) || off + bytes > bin_len ||
+            (size_t)json_integer_value(json_object_get(v, "byteLength")) != bytes)
+            return json_decref(doc), free(d), cs_fail("%s: accessor %d", path, k);
+        at[k] = d + bin_at + off, count[k] = n;
+    }
+    m->nv = count[0], m->nt = count[2] / 3;
+    m->pos = malloc(12 * (m->nv + 1)), m->rgb = malloc(3 * (m->nv + 1)), m->tri = malloc(12 * (m->nt + 1));
+    memcpy(m->pos, at[0], 12 * m->nv), memcpy(m->tri, at[2], 12 * m->nt);
+    for (size_t v = 0; v < m->nv; v++) /* linear 16-bit to sRGB bytes, by the sRGB curve */
+        for (int c = 0; c < 3; c++) {
+            uint16_t u;
+            memcpy(&u, at[1] + 8 * v + 2 * c, 2);
+            double l = u / 65535.0, e = l <= 0.0031308 ? 12.92 * l : 1.055 * pow(l, 1 / 2.4) - 0.055;
+            m->rgb[3 * v + c] = (uint8_t)lrint(255 * e);
+        }
+    free(d);
+    if (doc_out) *doc_out = doc;
+    else json_decref(doc);
+    return count[1] == count[0] ? 0 : (cs_mesh_free(m), cs_fail("%s: %zu colours for %zu vertices", path, count[1], count[0]));
+}
+
+static int read_mesh(const char *path, cs_mesh *m)
+{
+    return strstr(path, ".glb") ? read_mesh_glb(path, m, NULL) : read_mesh_ply(path, m);
+}
+
 /* accuracy (area-weighted distance of the triangles to the true surfaces, and the area within TOL),
    completeness (distance of visible true points to the nearest vertex) */
 static void chamfer(const cs_mesh *m, double tol, uint64_t *rs, double *acc, double *within, double *comp)
@@ -591,16 +650,16 @@ int test_mesh_cli(void)
                   "--set eval.save_renders=false", scene, out) == 0, "training failed, see %s", log);
     uint64_t rs = test_seed() ^ 0x6e54;
     snprintf(log, sizeof log, "%s/mesh.log", dir);
-    const char *variants[] = {"--voxel 0.025 --renders %s/drawn", "--voxel 0.025 --keep-components 1 --max-triangles 20000 -o %s/small.ply",
+    const char *variants[] = {"--voxel 0.025 --renders %s/drawn", "--voxel 0.025 --keep-components 1 --max-triangles 20000 -o %s/small.glb",
                               "--grid 100 --depth mean --volume-mb 4 -o %s/slabs.ply", "-o %s/default.ply"};
     for (int i = 0; i < 4; i++) {
         char args[600], path[800];
         snprintf(args, sizeof args, variants[i], dir);
-        snprintf(path, sizeof path, i == 0 ? "%s/run/mesh.ply" : i == 1 ? "%s/small.ply" : i == 2 ? "%s/slabs.ply" : "%s/default.ply",
+        snprintf(path, sizeof path, i == 0 ? "%s/run/mesh.ply" : i == 1 ? "%s/small.glb" : i == 2 ? "%s/slabs.ply" : "%s/default.ply",
                  dir);
         CHECK(cli_run("", log, "mesh -m %s %s", out, args) == 0, "mesh %s failed, see %s", args, log);
         cs_mesh m;
-        CHECK_OK(read_mesh_ply(path, &m));
+        CHECK_OK(read_mesh(path, &m));
         double acc, within, comp;
         chamfer(&m, 0.03, &rs, &acc, &within, &comp);
         char *text = cs_read_file(log, NULL);
@@ -636,6 +695,20 @@ int test_mesh_cli(void)
     char *text = cs_read_file(p, NULL);
     CHECK(text && strstr(text, "Primitive Types:    triangles"), "assimp: %s", text ? text : "");
     free(text);
+    /* the .glb too, with the counts this test's parser reads */
+    cs_mesh g;
+    snprintf(p, sizeof p, "%s/small.glb", dir);
+    CHECK_OK(read_mesh_glb(p, &g, NULL));
+    snprintf(p, sizeof p, "assimp info %s/small.glb > %s/assimp_glb.log 2>&1", dir, dir);
+    CHECK(system(p) == 0, "assimp info on the .glb failed: see %s/assimp_glb.log", dir);
+    snprintf(p, sizeof p, "%s/assimp_glb.log", dir);
+    text = cs_read_file(p, NULL);
+    char want_v[64], want_f[64];
+    snprintf(want_v, sizeof want_v, "Vertices:           %zu", g.nv);
+    snprintf(want_f, sizeof want_f, "Faces:              %zu", g.nt);
+    CHECK(text && strstr(text, want_v) && strstr(text, want_f), "assimp on the .glb (%s, %s): %s", want_v, want_f, text ? text : "");
+    free(text);
+    cs_mesh_free(&g);
     snprintf(p, sizeof p, "find %s -name '*.tmp.*' | grep -q .", dir);
     CHECK(system(p) != 0, "a temporary file was left");
     /* bad arguments and inputs */
@@ -643,6 +716,7 @@ int test_mesh_cli(void)
     CHECK(cli_run("", log, "mesh -m %s --voxel -1", out) == 2, "--voxel -1 accepted");
     CHECK(cli_run("", log, "mesh -m %s --voxel 0.1 --grid 30", out) == 2, "--voxel with --grid accepted");
     CHECK(cli_run("", log, "mesh") == 2, "mesh without -m accepted");
+    CHECK(cli_run("", log, "mesh -m %s -o %s/mesh.obj", out, dir) == 2, "-o mesh.obj accepted");
     CHECK(cli_run("", log, "render -m %s --orbit 3 --depth-maps", out) == 2, "render --orbit --depth-maps accepted");
     CHECK(cli_run("", log, "mesh -m %s/nothing", dir) == 1, "a missing model accepted");
     CHECK(cli_run("", log, "mesh -m %s --voxel 0.0001", out) == 1, "a 25000-voxel axis accepted");
@@ -665,5 +739,55 @@ int test_mesh_cli(void)
         snprintf(p, sizeof p, "%s/bad.ply", dir);
         CHECK(!cs_file_exists(p), "mesh %s wrote %s", bad[i].args, p);
     }
+    return 0;
+}
+
+/* a random mesh as .glb: this test's parser gets the same vertices, colours and triangles back,
+   the document says what a loader needs (bounds, normalized colours, the unlit material), an
+   independent reader (assimp) counts the same; a mesh of no triangle is refused */
+int test_mesh_glb(void)
+{
+    uint64_t rs = test_seed() ^ 0x61b;
+    cs_mesh m = {0};
+    m.nv = 20 + (size_t)(test_rand(&rs) * 50), m.nt = 30 + (size_t)(test_rand(&rs) * 80);
+    m.pos = malloc(12 * m.nv), m.rgb = malloc(3 * m.nv), m.tri = malloc(12 * m.nt);
+    for (size_t i = 0; i < 3 * m.nv; i++) m.pos[i] = (float)(test_rand(&rs) * 10 - 5), m.rgb[i] = (uint8_t)(test_rand(&rs) * 256);
+    for (size_t t = 0; t < m.nt; t++) /* three distinct corners; every vertex used (as assimp counts the used ones) */
+        for (int k = 0; k < 3; k++)
+            m.tri[3 * t + k] = (uint32_t)(3 * t + k < m.nv ? 3 * t + k : (k + (size_t)(test_rand(&rs) * (m.nv / 3)) * 3) % m.nv);
+    char p[700], cmd[1600];
+    snprintf(p, sizeof p, "%s/random.glb", test_tmpdir());
+    CHECK_OK(cs_mesh_write_glb(p, &m));
+    cs_mesh g;
+    json_t *doc;
+    CHECK_OK(read_mesh_glb(p, &g, &doc));
+    CHECK(g.nv == m.nv && g.nt == m.nt && !memcmp(g.pos, m.pos, 12 * m.nv) && !memcmp(g.rgb, m.rgb, 3 * m.nv) &&
+              !memcmp(g.tri, m.tri, 12 * m.nt), "read back: %zu vertices, %zu triangles (wrote %zu, %zu)", g.nv, g.nt, m.nv, m.nt);
+    json_t *pos = json_array_get(json_object_get(doc, "accessors"), 0), *col = json_array_get(json_object_get(doc, "accessors"), 1);
+    for (int c = 0; c < 3; c++) {
+        float lo = m.pos[c], hi = m.pos[c];
+        for (size_t v = 0; v < m.nv; v++) lo = fminf(lo, m.pos[3 * v + c]), hi = fmaxf(hi, m.pos[3 * v + c]);
+        CHECK((float)json_number_value(json_array_get(json_object_get(pos, "min"), (size_t)c)) == lo &&
+                  (float)json_number_value(json_array_get(json_object_get(pos, "max"), (size_t)c)) == hi, "POSITION bounds");
+    }
+    json_t *mat = json_array_get(json_object_get(doc, "materials"), 0);
+    CHECK(json_is_true(json_object_get(col, "normalized")) && !strcmp(json_string_value(json_object_get(col, "type")), "VEC4") &&
+              json_object_get(json_object_get(mat, "extensions"), "KHR_materials_unlit") &&
+              !strcmp(json_string_value(json_object_get(json_object_get(doc, "asset"), "version")), "2.0"),
+          "the document's colours, material or version");
+    json_decref(doc);
+    cs_mesh_free(&g);
+    snprintf(cmd, sizeof cmd, "assimp info %s > %s.log 2>&1", p, p);
+    CHECK(system(cmd) == 0, "assimp info failed: see %s.log", p);
+    snprintf(cmd, sizeof cmd, "%s.log", p);
+    char *text = cs_read_file(cmd, NULL), want_v[64], want_f[64];
+    snprintf(want_v, sizeof want_v, "Vertices:           %zu", m.nv);
+    snprintf(want_f, sizeof want_f, "Faces:              %zu", m.nt);
+    CHECK(text && strstr(text, want_v) && strstr(text, want_f), "assimp (%s, %s): %s", want_v, want_f, text ? text : "");
+    free(text);
+    m.nt = 0;
+    snprintf(p, sizeof p, "%s/empty.glb", test_tmpdir());
+    CHECK(cs_mesh_write_glb(p, &m) != 0 && !cs_file_exists(p) && strstr(cs_last_error(), "no triangle"), "an empty mesh");
+    cs_mesh_free(&m);
     return 0;
 }

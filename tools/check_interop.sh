@@ -10,6 +10,9 @@
 #      camera-to-world in three.js's camera axes, used as it is for the PLY (Spark takes a PLY's
 #      axes raw); Spark also takes an SPZ raw, i.e. in SPZ's RUB axes, so for the SPZ the world
 #      is flipped: diag(1,-1,-1) times the matrix;
+#  (2b) three.js's GLTFLoader in that Chromium reads the run's mesh as .glb (clsplat mesh -o
+#      mesh.glb): the counts it reads are the file's, the material is unlit with vertex colours,
+#      and its frame from that camera resembles clsplat's render (PSNR at least MIN_MESH_DB);
 #  (3) the run's report.html opens from the file system in that Chromium with every outside
 #      request refused: its charts are drawn and its previews decoded (tools/interop/report_check.js);
 #  (4) `clsplat view` of the Spark run: the viewer page in that Chromium draws the model (the
@@ -29,6 +32,10 @@ MIN_DB=${MIN_DB:-22} # measured 25.1 (PLY) and 25.2 dB (SPZ); a blank frame scor
 # both sides: measured 61.9 dB on this run, 60.4 on make demo's; 45 dB allows an RMS error of 1.4 of 255 (a half-pixel
 # shift of the model scored 31.8 dB)
 MIN_VIEW_DB=${MIN_VIEW_DB:-45}
+# the .glb mesh drawn by three.js against clsplat's render of the splats: a mesh is not the
+# splats (measured 23.0 dB); sRGB colours written as if linear scored 15.7, the world upside
+# down 5.6
+MIN_MESH_DB=${MIN_MESH_DB:-18}
 sh tools/install-deps.sh interop
 if ! command -v npm >/dev/null 2>&1; then # Debian's nodejs comes without npm; nodesource's with it
     [ "$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null ||
@@ -109,6 +116,31 @@ for f in ply spz; do
     echo "Spark's $f frame vs clsplat's render of $view (${W_}x$H_): $db dB (need >= $MIN_DB)"
     [ "$ok" = 1 ] || fail=1
 done
+echo "== three.js GLTFLoader in Chromium reads clsplat mesh's .glb of that run"
+"$C" mesh -m "$run" -o "$www/mesh.glb" --max-triangles 50000 > "$W/mesh.log" 2>&1 || { tail -3 "$W/mesh.log"; fail=1; }
+cp tools/interop/gltf.html "$www/"
+mkdir -p "$W/gltf"
+if NODE_PATH=$(pwd)/$W/node_modules node tools/interop/shot.js \
+    "http://127.0.0.1:$port/gltf.html?file=mesh.glb&w=$W_&h=$H_&fovy=$FOV&bg=0&m=$M_PLY" "$W/gltf/$view.png" "$W_" "$H_" \
+    > "$W/gltf.log" 2>&1; then
+    got=$(sed -n 's/^page: gltf: //p' "$W/gltf.log")
+    want=$(python3 - "$www/mesh.glb" <<'PY'
+import json, struct, sys
+d = open(sys.argv[1], "rb").read()
+n = struct.unpack("<I", d[12:16])[0]
+doc = json.loads(d[20:20 + n])
+acc = doc["accessors"]
+print(f"{acc[0]['count']} vertices, {acc[2]['count'] // 3} triangles, MeshBasicMaterial, vertex colours true")
+PY
+)
+    cp "$W/gltf/$view.png" "$OUTD/gltf_mesh.png"
+    line=$("$B/psnr_dirs" "$W/gltf" "$W/clsplat_render") || line="no PSNR"
+    db=$(echo "$line" | awk '{print $5}')
+    echo "three.js read: $got (the file holds: $want); its frame vs clsplat's splat render of $view: $db dB (need >= $MIN_MESH_DB)"
+    [ "$got" = "$want" ] && [ "$(awk -v d="$db" -v m="$MIN_MESH_DB" 'BEGIN{print (d >= m) ? 1 : 0}')" = 1 ] || fail=1
+else
+    echo "three.js failed on the .glb:"; cat "$W/gltf.log"; fail=1
+fi
 echo "== report.html of that run, from the file system, no network"
 rrun=$W/report_run # evaluated at 150 and 300: charts of test PSNR, previews
 "$C" train -s "$S" -o "$rrun" --force --eval --iterations 300 --test_iterations 150 300 --set device.tune=off \

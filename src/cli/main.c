@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include "evaluator.h"
 #include "image_metrics.h"
 #include "ply.h"
+#include "mesh_gltf.h"
 #include "mesher.h"
 #include "model.h"
 #include "outputs.h"
@@ -253,6 +255,9 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     o->max_depth = a->max_depth, o->trunc_voxels = a->trunc, o->volume_mb = a->volume_mb;
     o->psnr = a->psnr, o->renders = a->renders, o->keep_components = a->keep_components;
     if (a->voxel > 0 && a->grid > 0) return USAGE_ERROR("mesh: --voxel and --grid both set the voxel size; give one");
+    size_t on = strlen(out);
+    if (!cs_mesh_is_glb(out) && !(on >= 4 && !strcasecmp(out + on - 4, ".ply")))
+        return USAGE_ERROR("mesh: -o %s: the file's name ends in .ply (PLY) or .glb (binary glTF)", out);
     if (a->depth && strcmp(a->depth, "median") && strcmp(a->depth, "mean"))
         return USAGE_ERROR("mesh --depth %s: median or mean", a->depth);
     o->depth_plane = a->depth && !strcmp(a->depth, "mean") ? 0 : 1;

@@ -9,6 +9,7 @@
 
 #include "cl_mem.h"
 #include "mesh.h"
+#include "mesh_gltf.h"
 #include "tsdf.h"
 #include "util.h"
 #include "viewer.h"
@@ -225,7 +226,7 @@ static int finish_mesh(cs_soup_vertex *soup, const cs_scene *scene, const cs_mes
         rc = cs_mesh_keep_largest(&m, (size_t)o->keep_components, &again);
     st->dropped_simplified = simplified - m.nt;
     double t2 = cs_now();
-    if (!rc) rc = cs_mesh_write_ply(o->out_path, &m);
+    if (!rc) rc = cs_mesh_is_glb(o->out_path) ? cs_mesh_write_glb(o->out_path, &m) : cs_mesh_write_ply(o->out_path, &m);
     st->secs_weld = t1 - t0, st->secs_simplify = t2 - t1, st->secs_write = cs_now() - t2;
     st->vertices = m.nv, st->triangles = m.nt;
     cs_mesh_edge_counts(&m, &st->boundary_edges, &st->nonmanifold_edges);
