@@ -651,11 +651,11 @@ int test_mesh_cli(void)
     uint64_t rs = test_seed() ^ 0x6e54;
     snprintf(log, sizeof log, "%s/mesh.log", dir);
     const char *variants[] = {"--voxel 0.025 --renders %s/drawn", "--voxel 0.025 --keep-components 1 --max-triangles 20000 -o %s/small.glb",
-                              "--grid 100 --depth mean --volume-mb 4 -o %s/slabs.ply", "-o %s/default.ply"};
+                              "--grid 100 --depth mean --volume-mb 4 -o %s/slabs.ply", "-o %s/made/default.ply"};
     for (int i = 0; i < 4; i++) {
         char args[600], path[800];
         snprintf(args, sizeof args, variants[i], dir);
-        snprintf(path, sizeof path, i == 0 ? "%s/run/mesh.ply" : i == 1 ? "%s/small.glb" : i == 2 ? "%s/slabs.ply" : "%s/default.ply",
+        snprintf(path, sizeof path, i == 0 ? "%s/run/mesh.ply" : i == 1 ? "%s/small.glb" : i == 2 ? "%s/slabs.ply" : "%s/made/default.ply",
                  dir);
         CHECK(cli_run("", log, "mesh -m %s %s", out, args) == 0, "mesh %s failed, see %s", args, log);
         cs_mesh m;

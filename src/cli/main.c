@@ -297,6 +297,11 @@ static int cmd_mesh(const cs_args *a)
     int u = mesh_options(a, a->model, out, sizeof out, &o);
     if (u) return u;
     if (model_config(a, &cfg) || cs_run_dir_latest_ply(a->model, ply, sizeof ply, &it)) return -1;
+    char dir[1400]; /* -o's folder is made before the work, not found missing after it */
+    snprintf(dir, sizeof dir, "%s", out);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) *slash = '\0';
+    if (slash && slash != dir && cs_mkdirs(dir)) return -1;
     double t0 = cs_now();
     cs_splats s;
     if (cs_splat_file_read(ply, &s, NULL)) return -1;
