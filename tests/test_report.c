@@ -359,11 +359,23 @@ int test_view_server(void)
     int page = http_get(port, "/", NULL, &body), job = http_get(port, "/a/report.html", NULL, NULL);
     int up = http_get(port, "/../report.html", NULL, NULL), dots = http_get(port, "/../a/report.html", NULL, NULL);
     int other = http_get(port, "/b/report.html", NULL, NULL);
-    int linked = body && strstr(body, "clsplat batch report") != NULL;
+    int linked = body && strstr(body, "clsplat batch report") && strstr(body, "<a href=\"a/\">a</a>");
     free(body);
+    /* a job's live view: its page, script, model and dashboard under /<job>/ */
+    char *view = NULL, *model = NULL;
+    int v = http_get(port, "/a/", NULL, &view), js = http_get(port, "/a/viewer.js", NULL, NULL);
+    int mj = http_get(port, "/a/model.json", NULL, &model), dash = http_get(port, "/a/dashboard", NULL, NULL);
+    int bare = http_get(port, "/a", NULL, NULL), unlisted = http_get(port, "/b/", NULL, NULL);
+    int upview = http_get(port, "/../a/", NULL, NULL);
+    int viewer = view && strstr(view, "<title>clsplat view</title>"), none = model && strstr(model, "\"count\":0");
+    free(view), free(model);
     cs_view_stop(s);
     CHECK(page == 200 && linked && job == 200 && up == 404 && dots == 404 && other == 404,
-          "batch: page %d, job a %d, /../ %d, /../a %d, unlisted b %d", page, job, up, dots, other);
+          "batch: page %d (linked %d), job a %d, /../ %d, /../a %d, unlisted b %d", page, linked, job, up, dots, other);
+    CHECK(v == 200 && viewer && js == 200 && mj == 200 && none && dash == 200 && bare == 404 && unlisted == 404 &&
+              upview == 404,
+          "a job's view: /a/ %d (viewer %d), script %d, model.json %d (none %d), dashboard %d, /a %d, /b/ %d, /../a/ %d",
+          v, viewer, js, mj, none, dash, bare, unlisted, upview);
     CHECK(cs_view_start(&(cs_view_opts){dir, "localhost", 0}, &s) != 0 && strstr(cs_last_error(), "IPv4"),
           "a host name was taken");
     return 0;

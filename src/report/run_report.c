@@ -1,6 +1,7 @@
 /* run_report: OUT/report.html from a run's files. */
 #include "run_report.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <jansson.h>
 #include <math.h>
@@ -348,14 +349,24 @@ static int page(FILE *f, const run_files *r, bool live)
 
 /* ---- a batch root: ROOT/summary.json as one table, each job linking to its own page ---- */
 
-static void job_row(FILE *f, const char *root, const json_t *j)
+/* NAME percent-encoded for a link (all but unreserved characters) */
+static void url_escape(FILE *f, const char *name)
+{
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        if (isalnum(*c) || strchr("-._~", *c)) fputc(*c, f);
+        else fprintf(f, "%%%02X", *c);
+}
+
+/* a job's row; its name links to its page: the file report.html, or served (LIVE) the job's
+   live view, from its start */
+static void job_row(FILE *f, const char *root, const json_t *j, bool live)
 {
     const char *name = json_string_value(json_object_get(j, "name"));
     char p[1400];
-    snprintf(p, sizeof p, "%s/%s/report.html", root, name ? name : "");
+    snprintf(p, sizeof p, live ? "%s/%s/config.json" : "%s/%s/report.html", root, name ? name : "");
     fputs("<tr><td style=\"text-align:left\">", f);
-    if (name && !strchr(name, '/') && cs_file_exists(p)) { /* a job's name is a folder of ROOT */
-        fputs("<a href=\"", f), cs_html_escape(f, name), fputs("/report.html\">", f);
+    if (name && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..") && cs_file_exists(p)) {
+        fputs("<a href=\"", f), url_escape(f, name), fputs(live ? "/\">" : "/report.html\">", f); /* a folder of ROOT */
         cs_html_escape(f, name), fputs("</a>", f);
     } else {
         cs_html_escape(f, name);
@@ -383,7 +394,7 @@ static int batch_page(FILE *f, const char *root, const json_t *summary, bool liv
           "<th>Gaussians</th><th>training s</th><th>peak MiB</th><th>driver MiB</th><th>attempts</th><th>error</th></tr>\n",
           f);
     size_t i;
-    json_array_foreach(jobs, i, j) job_row(f, root, j);
+    json_array_foreach(jobs, i, j) job_row(f, root, j, live);
     fputs("</table>\n</body></html>\n", f);
     return ferror(f) ? cs_fail("writing the batch report failed") : 0;
 }

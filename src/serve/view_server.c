@@ -23,6 +23,16 @@ extern const char *const cs_web_sources[];
 
 #define MAX_FILE_BYTES (64L << 20)
 
+/* a run folder's view: what its page draws and shows */
+typedef struct {
+    char dir[1400];
+    char name[256];         /* a batch job's name ("" for the served run) */
+    cs_view_model *model;
+    cs_view_photos *photos;
+} run_view;
+
+#define MAX_JOB_VIEWS 256
+
 struct cs_view_server {
     struct MHD_Daemon *d;
     char dir[1024];
@@ -30,8 +40,11 @@ struct cs_view_server {
     char token[33]; /* "" on loopback */
     int port;
     bool batch;     /* DIR is a batch folder (summary.json, no config.json) */
-    cs_view_model *model;   /* a run's: what the 3D view draws */
-    cs_view_photos *photos; /* a run's: its dataset's photos */
+    run_view run;   /* a run folder's */
+    /* a batch's jobs, opened on their first request; only the server's one thread (libmicrohttpd's
+       internal polling thread) touches them */
+    run_view *jobs[MAX_JOB_VIEWS];
+    int njobs;
 };
 
 /* the viewer page's policy: its own script, requests to this server, images from it */
@@ -68,13 +81,14 @@ static enum MHD_Result text(struct MHD_Connection *c, unsigned status, const cha
     return reply(c, status, "text/plain; charset=utf-8", (void *)msg, strlen(msg), false, NULL);
 }
 
-/* the job named in URL "/<job>/report.html" when summary.json lists it; 0 otherwise */
-static int batch_job(const cs_view_server *s, const char *url, char *job, size_t n)
+/* the job named in URL "/<job>/<rest>" when summary.json lists it (*REST: "/<rest>"); 0 otherwise */
+static int batch_job(const cs_view_server *s, const char *url, char *job, size_t n, const char **rest)
 {
-    const char *end = strstr(url + 1, "/report.html");
+    const char *end = strchr(url + 1, '/');
     size_t len = end ? (size_t)(end - url - 1) : 0;
-    if (!end || end[12] || len == 0 || len >= n || memchr(url + 1, '/', len)) return 0;
+    if (!end || len == 0 || len >= n) return 0;
     memcpy(job, url + 1, len), job[len] = '\0';
+    *rest = end;
     char p[1300];
     if (cs_path_join(p, sizeof p, s->dir, "summary.json")) return 0;
     json_t *sum = json_load_file(p, 0, NULL), *j;
@@ -86,6 +100,36 @@ static int batch_job(const cs_view_server *s, const char *url, char *job, size_t
     }
     json_decref(sum);
     return found;
+}
+
+static void run_view_free(run_view *r)
+{
+    if (!r) return;
+    cs_view_model_free(r->model);
+    cs_view_photos_free(r->photos);
+}
+
+static int run_view_open(run_view *r, const char *dir, const char *name)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->dir, sizeof r->dir, "%s", dir);
+    snprintf(r->name, sizeof r->name, "%s", name);
+    if ((r->model = cs_view_model_new(dir)) && (r->photos = cs_view_photos_new(dir))) return 0;
+    run_view_free(r);
+    return cs_fail("out of host memory");
+}
+
+/* batch job JOB's view, opened on its first request; NULL when MAX_JOB_VIEWS are open */
+static run_view *job_view(cs_view_server *s, const char *job)
+{
+    for (int i = 0; i < s->njobs; i++)
+        if (!strcmp(s->jobs[i]->name, job)) return s->jobs[i];
+    if (s->njobs == MAX_JOB_VIEWS) return NULL;
+    char dir[1400];
+    snprintf(dir, sizeof dir, "%s/%s", s->dir, job);
+    run_view *r = malloc(sizeof *r);
+    if (!r || run_view_open(r, dir, job)) return free(r), NULL;
+    return s->jobs[s->njobs++] = r;
 }
 
 /* STATUS with PREFIX and the last error as the text */
@@ -106,11 +150,11 @@ static enum MHD_Result page(struct MHD_Connection *c, const char *dir, bool batc
 }
 
 /* one of the run's known files, read whole */
-static enum MHD_Result run_file(struct MHD_Connection *c, const cs_view_server *s, const char *name)
+static enum MHD_Result run_file(struct MHD_Connection *c, const run_view *s, const char *name)
 {
     static const char *const names[] = {"train_log.jsonl", "metrics.json", "result.json", "config.json", "cameras.json"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        if (s->batch || strcmp(name, names[i])) continue;
+        if (strcmp(name, names[i])) continue;
         char p[1300];
         size_t n = 0;
         char *d = cs_path_join(p, sizeof p, s->dir, name) || !cs_file_exists(p) ? NULL : cs_read_file(p, &n);
@@ -137,7 +181,7 @@ static enum MHD_Result web_file(struct MHD_Connection *c, const char *name, cons
 
 /* what the page needs to draw the model as clsplat does: its iteration and count, the 2D
    filter and the background of the run's config */
-static enum MHD_Result model_json(struct MHD_Connection *c, const cs_view_server *s)
+static enum MHD_Result model_json(struct MHD_Connection *c, const run_view *s)
 {
     int it, count;
     cs_view_model_peek(s->model, &it, &count);
@@ -153,7 +197,7 @@ static enum MHD_Result model_json(struct MHD_Connection *c, const cs_view_server
     return d ? reply(c, 200, "application/json", d, strlen(d), true, NULL) : MHD_NO;
 }
 
-static enum MHD_Result model_bin(struct MHD_Connection *c, const cs_view_server *s)
+static enum MHD_Result model_bin(struct MHD_Connection *c, const run_view *s)
 {
     char *d;
     size_t n;
@@ -163,7 +207,7 @@ static enum MHD_Result model_bin(struct MHD_Connection *c, const cs_view_server 
 }
 
 /* "/photo/ID": ID in decimal digits only */
-static enum MHD_Result photo(struct MHD_Connection *c, const cs_view_server *s, const char *id)
+static enum MHD_Result photo(struct MHD_Connection *c, const run_view *s, const char *id)
 {
     size_t len = strspn(id, "0123456789");
     if (len == 0 || len > 6 || id[len]) return text(c, 404, "unknown resource\n");
@@ -175,7 +219,7 @@ static enum MHD_Result photo(struct MHD_Connection *c, const cs_view_server *s, 
 
 /* the run's dashboard for the viewer page, which polls it: before the run has written its
    first log line, a line saying so (200: it is no error of the page's) */
-static enum MHD_Result dashboard(struct MHD_Connection *c, const cs_view_server *s)
+static enum MHD_Result dashboard(struct MHD_Connection *c, const run_view *s)
 {
     char *html;
     size_t n;
@@ -192,7 +236,7 @@ static enum MHD_Result dashboard(struct MHD_Connection *c, const cs_view_server 
 }
 
 /* a run folder's resources (not a batch's) */
-static enum MHD_Result run_resource(struct MHD_Connection *c, const cs_view_server *s, const char *url, const char *cookie)
+static enum MHD_Result run_resource(struct MHD_Connection *c, const run_view *s, const char *url, const char *cookie)
 {
     if (!strcmp(url, "/")) return web_file(c, "viewer.html", cookie);
     if (!strcmp(url, "/viewer.js")) return web_file(c, "viewer.js", NULL);
@@ -221,7 +265,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                               const char *version, const char *upload, size_t *upload_n, void **state)
 {
     (void)version, (void)upload;
-    const cs_view_server *s = cls;
+    cs_view_server *s = cls;
     if (!*state) { /* the first call has the headers only: answer on the second */
         *state = (void *)1;
         return MHD_YES;
@@ -234,14 +278,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     char cookie[128], job[256];
     if (!authorized(s, c, cookie, sizeof cookie)) return text(c, 403, "an access token is required (see clsplat's output)\n");
     const char *set = cookie[0] ? cookie : NULL;
-    if (!s->batch) return run_resource(c, s, url, set);
+    if (!s->batch) return run_resource(c, &s->run, url, set);
     if (!strcmp(url, "/")) return page(c, s->dir, true, set);
-    if (batch_job(s, url, job, sizeof job)) {
-        char p[1400];
-        snprintf(p, sizeof p, "%s/%s", s->dir, job);
-        return page(c, p, false, set);
-    }
-    return text(c, 404, "unknown resource\n");
+    const char *rest;
+    if (!batch_job(s, url, job, sizeof job, &rest)) return text(c, 404, "unknown resource\n");
+    char p[1400];
+    snprintf(p, sizeof p, "%s/%s", s->dir, job);
+    if (!strcmp(rest, "/report.html")) return page(c, p, false, set);
+    run_view *r = job_view(s, job);
+    return r ? run_resource(c, r, rest, set) : text(c, 503, "too many jobs open in this server\n");
 }
 
 static int make_token(char out[33])
@@ -257,8 +302,8 @@ static int make_token(char out[33])
 
 static void release(cs_view_server *s)
 {
-    cs_view_model_free(s->model);
-    cs_view_photos_free(s->photos);
+    run_view_free(&s->run);
+    for (int i = 0; i < s->njobs; i++) run_view_free(s->jobs[i]), free(s->jobs[i]);
     free(s);
 }
 
@@ -278,10 +323,7 @@ int cs_view_start(const cs_view_opts *o, cs_view_server **out)
         free(s);
         return cs_fail("view: --host %s is not an IPv4 address (e.g. 127.0.0.1, 0.0.0.0)", o->host);
     }
-    if (!s->batch && (!(s->model = cs_view_model_new(o->dir)) || !(s->photos = cs_view_photos_new(o->dir)))) {
-        release(s);
-        return cs_fail("out of host memory");
-    }
+    if (!s->batch && run_view_open(&s->run, o->dir, "")) return free(s), -1;
     bool loopback = (ntohl(a.sin_addr.s_addr) >> 24) == 127;
     if (!loopback && make_token(s->token)) return release(s), -1;
     s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL, handle, s,
@@ -317,11 +359,11 @@ void cs_view_stop(cs_view_server *s)
 
 void cs_view_publish(cs_view_server *s, cs_splats *model, int iteration)
 {
-    if (s->model) cs_view_model_publish(s->model, model, iteration);
+    if (s->run.model) cs_view_model_publish(s->run.model, model, iteration);
     else cs_splats_free(model);
 }
 
 bool cs_view_watched(cs_view_server *s)
 {
-    return s->model && cs_view_model_watched(s->model, CS_VIEW_WATCHED_SECONDS);
+    return s->run.model && cs_view_model_watched(s->run.model, CS_VIEW_WATCHED_SECONDS);
 }

@@ -10,9 +10,12 @@
  *                        snapshot (cs_view_publish), else the newest saved PLY
  *   /photo/ID            view ID's photo as the run trained on it (view_photo.h), PNG
  *   /train_log.jsonl, /metrics.json, /result.json, /config.json, /cameras.json   its files
- * A batch folder's:
- *   /                    the batch's page, reloading itself every 5 seconds
- *   /<job>/report.html   a batch job's page, for a job named in ROOT/summary.json
+ * A batch folder's (for a job named in ROOT/summary.json only):
+ *   /                    the batch's page, reloading itself every 5 seconds; a started job's
+ *                        name links to its live view
+ *   /<job>/...           that job's folder as a run folder's resources above (its viewer page,
+ *                        model, photos, dashboard, files), opened on the first request
+ *   /<job>/report.html   a batch job's page
  * GET and HEAD only; anything else is 404 (unknown resource) or 405 (other methods).
  * Loopback (127.0.0.1) unless a host is given; then a random access token is printed and
  * required (?token=... once, then a cookie). Limits: 32 connections (8 per address), 10 s
