@@ -214,11 +214,16 @@ static int finish_mesh(cs_soup_vertex *soup, const cs_scene *scene, const cs_mes
         return cs_fail("no surface was found, so no mesh is written (voxel %g over bounds of %g x %g x %g: a voxel that "
                        "large, or a depth limit that short, leaves nothing; try the defaults)",
                        st->voxel, st->bounds[3] - st->bounds[0], st->bounds[4] - st->bounds[1], st->bounds[5] - st->bounds[2]);
+    bool big = st->soup_tris >= 1000000; /* minutes of host work at tens of millions: said first */
+    if (big) printf("mesh: welding %zu triangles...\n", st->soup_tris), fflush(stdout);
     if (cs_mesh_weld(soup, st->soup_tris, &m)) return -1;
     st->welded_vertices = m.nv, st->welded_tris = m.nt;
     int rc = o->keep_components > 0 ? cs_mesh_keep_largest(&m, (size_t)o->keep_components, &st->components) : 0;
     st->dropped_tris = st->welded_tris - m.nt;
     double t1 = cs_now();
+    if (big && o->max_triangles > 0 && m.nt > (size_t)o->max_triangles)
+        printf("mesh: simplifying %zu triangles to at most %ld (meshoptimizer: about 1 s a million on the H100 machine's host)...\n",
+               m.nt, o->max_triangles), fflush(stdout);
     if (!rc && o->max_triangles > 0) rc = cs_mesh_simplify(&m, (size_t)o->max_triangles, &st->simplify_error);
     /* simplification can split a piece: the pieces are counted again */
     size_t simplified = m.nt, again;
