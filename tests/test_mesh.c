@@ -19,6 +19,7 @@
 #include "mesh_eval.h"
 #include "mesh_gltf.h"
 #include "mesh_raster.h"
+#include "mesher.h"
 #include "render.h"
 #include "scene.h"
 #include "test.h"
@@ -789,5 +790,46 @@ int test_mesh_glb(void)
     snprintf(p, sizeof p, "%s/empty.glb", test_tmpdir());
     CHECK(cs_mesh_write_glb(p, &m) != 0 && !cs_file_exists(p) && strstr(cs_last_error(), "no triangle"), "an empty mesh");
     cs_mesh_free(&m);
+    return 0;
+}
+
+/* the default depth limit follows the model: a room (a wall of radius 4 to 8 around 12 cameras
+   on a ring of radius 0.5, looking out) is kept whole, where twice the cameras' spread (1) cut
+   it; far floaters (0.5% of the Gaussians, at 100: under the 1% the percentile leaves out) and
+   see-through ones are left out */
+int test_mesh_depth_limit(void)
+{
+    uint64_t rs = test_seed() ^ 0xde9;
+    const double wall = 4 + 4 * test_rand(&rs);
+    cs_camera cams[13];
+    cs_scene scene;
+    memset(&scene, 0, sizeof scene);
+    scene.cams = cams, scene.n_cams = 13;
+    for (int i = 0; i < 13; i++) {
+        double a = 2 * M_PI * (i + test_rand(&rs)) / 12;
+        double d[3] = {cos(a), sin(a), 0}, up[3] = {0, 0, 1}, x[3] = {d[1] * up[2] - d[2] * up[1], d[2] * up[0] - d[0] * up[2], 0};
+        double pos[3] = {0.5 * d[0], 0.5 * d[1], 0}, y[3] = {d[1] * x[2] - d[2] * x[1], d[2] * x[0] - d[0] * x[2], d[0] * x[1] - d[1] * x[0]};
+        memset(&cams[i], 0, sizeof cams[i]);
+        cams[i].width = 80, cams[i].height = 60, cams[i].fx = cams[i].fy = 70, cams[i].cx = 40, cams[i].cy = 30;
+        for (int k = 0; k < 3; k++) cams[i].R[k] = x[k], cams[i].R[3 + k] = y[k], cams[i].R[6 + k] = d[k];
+        for (int q = 0; q < 3; q++) cams[i].t[q] = -(cams[i].R[q * 3] * pos[0] + cams[i].R[q * 3 + 1] * pos[1] + cams[i].R[q * 3 + 2] * pos[2]);
+        cams[i].is_test = i == 12; /* a test view looking at nothing counts for nothing */
+    }
+    cs_splats s;
+    const int n = 20000;
+    CHECK_OK(cs_splats_alloc(&s, n, 0, 0));
+    for (int i = 0; i < n; i++) {
+        double a = 2 * M_PI * test_rand(&rs), r = i % 200 == 0 ? 100 : wall;
+        s.means[3 * i] = (float)(r * cos(a)), s.means[3 * i + 1] = (float)(r * sin(a));
+        s.means[3 * i + 2] = (float)(2 * test_rand(&rs) - 1);
+        s.logit_opacity[i] = i % 7 == 3 ? -2.f : 3.f; /* see-through ones: not counted */
+        if (i % 7 == 3) s.means[3 * i] *= 50, s.means[3 * i + 1] *= 50;
+    }
+    double got = cs_mesh_default_depth(&scene, &s), old = cs_scene_far_depth(&scene);
+    cs_splats_free(&s);
+    printf("  wall at %.2f: default depth limit %.3f (twice the cameras' spread: %.3f)\n", wall, got, old);
+    /* the wall's depth at a view's side edges: (wall - 0.5) / cos(half the 59.5 degree field) */
+    CHECK(old < 1.2 && got >= 1.16 * (wall - 0.5) && got <= 2 * (wall + 0.5), "wall at %.2f: depth limit %.3f (old %.3f)",
+          wall, got, old);
     return 0;
 }

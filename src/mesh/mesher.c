@@ -20,9 +20,41 @@ static int cmp_float(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* max_depth (given, or twice the training cameras' largest distance from their centroid) and
-   the bounds: the centres of Gaussians over 0.5 opacity, 0.5 - 99.5 percentiles per axis,
-   cut to the cameras' box grown by max_depth */
+/* (mesher.h) */
+double cs_mesh_default_depth(const cs_scene *scene, const cs_splats *s)
+{
+    enum { MAX_PAIRS = 4 << 20 };
+    int views = 0;
+    for (int v = 0; v < scene->n_cams; v++) views += !scene->cams[v].is_test;
+    size_t step = (size_t)s->n * (size_t)views / MAX_PAIRS + 1, m = 0;
+    float *d = malloc(sizeof(float) * MAX_PAIRS + sizeof(float) * (size_t)views);
+    if (!d) return -1;
+    for (size_t i = 0; i < (size_t)s->n && m < MAX_PAIRS; i += step) {
+        if (!(s->logit_opacity[i] > 0.f)) continue;
+        const float *p = s->means + 3 * i;
+        for (int v = 0; v < scene->n_cams; v++) {
+            const cs_camera *c = &scene->cams[v];
+            if (c->is_test) continue;
+            double x = c->R[0] * p[0] + c->R[1] * p[1] + c->R[2] * p[2] + c->t[0];
+            double y = c->R[3] * p[0] + c->R[4] * p[1] + c->R[5] * p[2] + c->t[1];
+            double z = c->R[6] * p[0] + c->R[7] * p[1] + c->R[8] * p[2] + c->t[2];
+            if (!(z > 1e-6)) continue;
+            double u = c->fx * x / z + c->cx, w = c->fy * y / z + c->cy;
+            if (u >= 0 && u <= c->width && w >= 0 && w <= c->height) d[m++] = (float)z;
+        }
+    }
+    double r = -1;
+    if (m >= 10) {
+        qsort(d, m, sizeof *d, cmp_float);
+        r = 1.25 * d[(size_t)(0.99 * (double)(m - 1))];
+    }
+    free(d);
+    return r;
+}
+
+/* max_depth (given, or cs_mesh_default_depth, or without one twice the training cameras'
+   largest distance from their centroid) and the bounds: the centres of Gaussians over 0.5 opacity, 0.5 - 99.5
+   percentiles per axis, cut to the cameras' box grown by max_depth */
 static int mesh_bounds(const cs_scene *scene, const cs_splats *s, const cs_mesh_opts *o, cs_mesh_stats *st)
 {
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
@@ -34,6 +66,11 @@ static int mesh_bounds(const cs_scene *scene, const cs_splats *s, const cs_mesh_
     }
     double far = cs_scene_far_depth(scene);
     if (far < 0) return cs_fail("the dataset has no training views to mesh from");
+    double seen = o->max_depth > 0 ? -1 : cs_mesh_default_depth(scene, s);
+    if (o->max_depth <= 0)
+        printf("mesh: depth limit %.4g (%s; --max-depth to choose)\n", seen > 0 ? seen : far,
+               seen > 0 ? "the training views see 99% of the opaque Gaussians within it, +25%" : "twice the cameras' spread");
+    if (seen > 0) far = seen;
     st->max_depth = (float)(o->max_depth > 0 ? o->max_depth : far);
     if (!(st->max_depth > 0)) return cs_fail("the cameras do not span a scene (one position): give --max-depth");
     float *v = malloc(sizeof(float) * (s->n ? s->n : 1));
