@@ -75,7 +75,7 @@ pc=$run/point_cloud/iteration_900/point_cloud
 "$C" render --ply "$pc.ply" -s "$S" -o "$W/clsplat_render" > "$W/render.log" 2>&1 || { cat "$W/render.log"; exit 1; }
 www=$W/www
 rm -rf "$www" && mkdir -p "$www"
-cp tools/interop/spark.html "$W/node_modules/three/build/three.module.js" "$W/node_modules/three/build/three.core.js" \
+cp tools/interop/spark.html tools/interop/view_setup.js "$W/node_modules/three/build/three.module.js" "$W/node_modules/three/build/three.core.js" \
     "$W/node_modules/@sparkjsdev/spark/dist/spark.module.js" "$www/"
 cp -r "$W/node_modules/three/examples/jsm" "$www/addons"
 cp "$pc.ply" "$www/scene.ply" && cp "$pc.spz" "$www/scene.spz"
