@@ -250,8 +250,8 @@ static int files_equal(const char *a, const char *b)
     return eq;
 }
 
-/* Checkpoint at 100, then (a) resuming to 100 reproduces the saved model bit for bit and
- * (b) 100 + resume + 100 equals 200 straight, on every device (optim.deterministic: no
+/* Checkpoint at 110, then (a) resuming to 110 reproduces the saved model bit for bit and
+ * (b) 110 + resume + 90 equals 200 straight, on every device (optim.deterministic: no
  * float atomics, fixed-order sums); with either densification strategy (MCMC's draws and noise
  * are functions of the seed and the iteration). */
 static int resume_identical(const char *tag, int strategy)
@@ -270,22 +270,23 @@ static int resume_identical(const char *tag, int strategy)
     c.densify.from = 50;
     c.densify.interval = 50;
     c.densify.until = 160;
-    c.output.checkpoint_iterations[0] = 100;
+    c.output.checkpoint_iterations[0] = 110; /* no refinement there: a save sees an
+                                                 iteration's step but not its densification */
     c.output.n_checkpoint_iterations = 1;
-    c.output.save_iterations[0] = 100;
+    c.output.save_iterations[0] = 110;
     c.output.n_save_iterations = 1;
     c.data.eval = false;
     c.densify.strategy = strategy;
     c.densify.cap_max = 2000; /* mcmc: reached by 160 from 1500 rows */
     c.densify.interval = strategy == CS_STRATEGY_MCMC ? 20 : 50;
     CHECK_OK(train_on_test_device(&c, NULL));
-    snprintf(ck, sizeof ck, "%s/checkpoints/chkpnt_100.bin", a);
+    snprintf(ck, sizeof ck, "%s/checkpoints/chkpnt_110.bin", a);
     /* (a) exact restore */
-    c.optim.iterations = 100;
+    c.optim.iterations = 110;
     snprintf(c.output.dir, sizeof c.output.dir, "%s", b0);
     CHECK_OK(train_on_test_device(&c, ck));
-    snprintf(pa, sizeof pa, "%s/point_cloud/iteration_100/point_cloud.ply", a);
-    snprintf(pb, sizeof pb, "%s/point_cloud/iteration_100/point_cloud.ply", b0);
+    snprintf(pa, sizeof pa, "%s/point_cloud/iteration_110/point_cloud.ply", a);
+    snprintf(pb, sizeof pb, "%s/point_cloud/iteration_110/point_cloud.ply", b0);
     CHECK(files_equal(pa, pb), "the checkpoint does not restore the model exactly (%s vs %s)", pa, pb);
     /* (b) continued training */
     c.optim.iterations = 200;
@@ -293,7 +294,7 @@ static int resume_identical(const char *tag, int strategy)
     CHECK_OK(train_on_test_device(&c, ck));
     snprintf(pa, sizeof pa, "%s/point_cloud/iteration_200/point_cloud.ply", a);
     snprintf(pb, sizeof pb, "%s/point_cloud/iteration_200/point_cloud.ply", b);
-    CHECK(files_equal(pa, pb), "200 straight and 100 + resume + 100 differ (%s vs %s)", pa, pb);
+    CHECK(files_equal(pa, pb), "200 straight and 110 + resume + 90 differ (%s vs %s)", pa, pb);
     return 0;
 }
 
@@ -397,6 +398,59 @@ int test_step_on_densify(void)
         snprintf(ck, sizeof ck, "%s/checkpoints/chkpnt_120.bin", out);
         int step = ckpt_step(ck), want = on ? 120 : 116;
         CHECK(step == want, "step_on_densify %d: %d Adam steps after 120 iterations, expected %d", on, step, want);
+    }
+    return 0;
+}
+
+/* Gaussians in a PLY file's header, or -1 */
+static int ply_vertices(const char *path)
+{
+    size_t len = 0;
+    char *d = cs_read_file(path, &len);
+    const char *e = d ? strstr(d, "element vertex ") : NULL;
+    int n = e ? atoi(e + 15) : -1;
+    free(d);
+    return n;
+}
+
+/* The order within an evaluated or saved iteration: graphdeco's clones and splits come after
+   the evaluation and the save (the PLY at a densification iteration holds the Gaussians from
+   before it, the checkpoint those after it), MCMC's relocation and growth before them (the
+   PLY and the checkpoint agree) */
+int test_marks_before_densification(void)
+{
+    char data[600], out[600], path[800];
+    snprintf(data, sizeof data, "%s/demo40", test_tmpdir());
+    CHECK_OK(cli_demo_scene(data, 40, 30));
+    for (int mcmc = 0; mcmc < 2; mcmc++) {
+        snprintf(out, sizeof out, "%s/marks_order_%d", test_tmpdir(), mcmc);
+        cs_config c;
+        base_config(&c, data, out);
+        c.optim.iterations = 100;
+        c.optim.random_init_points = 1000;
+        c.densify.strategy = mcmc ? CS_STRATEGY_MCMC : CS_STRATEGY_DEFAULT;
+        c.densify.cap_max = 3000;
+        c.densify.from = 50, c.densify.interval = 10, c.densify.until = 200;
+        c.densify.grad_threshold = 1e-6; /* every Gaussian a candidate: each refinement adds */
+        c.output.checkpoint_iterations[0] = 100;
+        c.output.n_checkpoint_iterations = 1;
+        c.data.eval = false;
+        CHECK_OK(train_on_test_device(&c, NULL));
+        snprintf(path, sizeof path, "%s/point_cloud/iteration_100/point_cloud.ply", out);
+        int saved = ply_vertices(path);
+        snprintf(path, sizeof path, "%s/checkpoints/chkpnt_100.bin", out);
+        size_t len = 0;
+        char *d = cs_read_file(path, &len);
+        cs_ckpt_header h;
+        CHECK(d && !cs_checkpoint_header(d, len, path, &h), "no checkpoint %s", path);
+        free(d);
+        printf("  %s: %d Gaussians saved at iteration 100, %d in its checkpoint\n", mcmc ? "mcmc" : "default", saved,
+               h.n);
+        if (mcmc)
+            CHECK(saved == h.n, "mcmc: the save at 100 has %d Gaussians, the checkpoint %d", saved, h.n);
+        else
+            CHECK(saved > 1000 && saved < h.n, "default: the save at 100 has %d Gaussians, the checkpoint %d: the "
+                  "save should come before the densification of its iteration", saved, h.n);
     }
     return 0;
 }

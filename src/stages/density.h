@@ -32,6 +32,10 @@ typedef struct cs_density_ops {
     int prunes_by_size;    /* the screen / world size prune after the first reset */
     int adam_before_refine; /* optim.step_on_densify may step Adam before a refinement (graphdeco);
                               0: no step on a refinement iteration (MCMC replaces every tensor) */
+    int refines_after_marks; /* the refinement of an evaluated or saved iteration comes after the
+                              evaluation and the save (graphdeco's clones and splits change the
+                              picture until the next steps settle them); 0: before them (MCMC's
+                              relocation keeps the picture, and its noise follows it as in gsplat) */
     /* the memory plan: FIXED_CAP: every row is allocated for the cap at the start, plus
        scratch_per_row bytes a row of the cap (0: rows grow as densification adds them) */
     int fixed_cap;
