@@ -31,11 +31,15 @@ __kernel void bin_pair_total(int n, __global const uint *offsets, __global const
     if (get_global_id(0) == 0) total[0] = n > 0 ? offsets[n - 1] + touched[order[n - 1]] : 0u;
 }
 
-/* Every primitive's pairs: one for each tile of its screen bounds, which the primitive's own
- * projection wrote (for a Gaussian, the tile rectangle its conic reaches at CS_ALPHA_MIN), so
- * the binning and sort serve any primitive that writes bounds. */
+/* Every Gaussian's pairs: one for each tile of its screen bounds (the tile rectangle its
+ * conic reaches at CS_ALPHA_MIN) that its ellipse reaches, row by row as project_fwd counted
+ * them (tile_row_span; with DETERMINISTIC every tile of the rectangle). The emission keeps to
+ * the count: should it find fewer tiles than project_fwd counted (the two may round apart),
+ * the rest of its slots get the filler tile id TILES (sorted after every tile, in no range). */
 __kernel void bin_emit_pairs(int n, __global const uint *order,
-                             __global const uint2 *bounds, /* (N) CS_BOUNDS_* of each primitive, empty when culled */
+                             __global const uint2 *bounds, /* (N) CS_BOUNDS_* of each Gaussian, empty when culled */
+                             __global const float2 *xy, __global const float4 *conic_opacity,
+                             __global const uint *touched, /* (N) the pairs counted for each */
                              __global const uint *offsets, /* (N) exclusive scan of counts in depth order */
                              int tiles_x, int tiles_y,
                              uint cap,                     /* pair buffers' capacity: pairs past it are dropped */
@@ -48,31 +52,49 @@ __kernel void bin_emit_pairs(int n, __global const uint *order,
     uint i = order[j];
     int2 rmin, rmax;
     CS_BOUNDS_UNPACK(bounds[i], rmin, rmax);
-    (void)tiles_y;
-    uint off = offsets[j];
-    for (int y = rmin.y; y < rmax.y; y++)
-        for (int x = rmin.x; x < rmax.x && off < cap; x++) {
-            keys[off] = (uint)(y * tiles_x + x);
+    uint off = offsets[j], end = min(off + touched[i], cap);
 #if DETERMINISTIC
+    (void)xy, (void)conic_opacity, (void)tiles_y;
+    for (int y = rmin.y; y < rmax.y; y++)
+        for (int x = rmin.x; x < rmax.x && off < end; x++) {
+            keys[off] = (uint)(y * tiles_x + x);
             pair_vals[off] = off;
             pair_gid[off] = i;
-#else
-            pair_vals[off] = i;
-            (void)pair_gid;
-#endif
             off++;
         }
+#else
+    (void)pair_gid;
+    float2 m2 = xy[i];
+    float4 co = conic_opacity[i];
+    float tau = tile_tau(co);
+    for (int y = rmin.y; y < rmax.y && off < end; y++) {
+        int c0, c1;
+        tile_row_span(m2, co, tau, y, rmin.x, rmax.x, &c0, &c1);
+        for (int x = c0; x < c1 && off < end; x++) {
+            keys[off] = (uint)(y * tiles_x + x);
+            pair_vals[off] = i;
+            off++;
+        }
+    }
+    for (; off < end; off++) { /* filler: the emission found fewer tiles than counted */
+        keys[off] = (uint)(tiles_x * tiles_y);
+        pair_vals[off] = i;
+    }
+#endif
 }
 
-/* ranges must be zeroed first; count[0] (capped at cap) pairs are sorted; tile t's pairs are [ranges[2t], ranges[2t+1]) in the sorted
- * list. Start and end of one tile are written by different work-items, so they are separate
- * uint stores: a component store into a uint2 may be a read-modify-write of both halves
- * (NVIDIA compiles it so) and would race. */
-__kernel void bin_tile_ranges(uint cap, __global const uint *count, __global const uint *keys, __global uint *ranges)
+/* ranges must be zeroed first; count[0] (capped at cap) pairs are sorted; tile t's pairs are
+ * [ranges[2t], ranges[2t+1]) in the sorted list; filler pairs (tile id TILES, sorted last) are
+ * in no range. Start and end of one tile are written by different work-items, so they are
+ * separate uint stores: a component store into a uint2 may be a read-modify-write of both
+ * halves (NVIDIA compiles it so) and would race. */
+__kernel void bin_tile_ranges(uint cap, uint tiles, __global const uint *count, __global const uint *keys,
+                              __global uint *ranges)
 {
     uint i = get_global_id(0), m = min(count[0], cap);
     if (i >= m) return;
     uint tile = keys[i];
+    if (tile >= tiles) return;
     if (i == 0 || keys[i - 1] != tile) ranges[2 * tile] = i;
     if (i == m - 1 || keys[i + 1] != tile) ranges[2 * tile + 1] = i + 1;
 }

@@ -174,14 +174,18 @@ inline void tile_rect(float2 xy, int radius, int tiles_x, int tiles_y, int2 *rmi
     rmax->y = min(tiles_y, max(0, (int)((xy.y + radius + TILE - 1) / TILE)));
 }
 
+/* d^T conic d <= tile_tau(co) where a Gaussian reaches alpha >= 1/255 (tau = 2 ln(255 opacity);
+ * the margin covers rounding). Not positive: it reaches no pixel. */
+inline float tile_tau(float4 co) { return 2.f * log(CS_ALPHA_MIN_INV * co.w) * 1.001f + 1e-3f; }
+
 /* The tiles of tile_rect that hold a pixel where the Gaussian reaches alpha >= 1/255 (the
  * rasterizer skips every other pixel, so the image is the same with fewer pairs): there
- * d^T conic d <= tau = 2 ln(255 opacity), an ellipse with half-widths sqrt(tau Sigma_xx) and
- * sqrt(tau Sigma_yy), Sigma = conic^-1. The margin on tau covers rounding. */
+ * d^T conic d <= tau, an ellipse with half-widths sqrt(tau Sigma_xx) and sqrt(tau Sigma_yy),
+ * Sigma = conic^-1. */
 inline void tile_rect_tight(float2 xy, int radius, float4 co, int tiles_x, int tiles_y, int2 *rmin, int2 *rmax)
 {
     tile_rect(xy, radius, tiles_x, tiles_y, rmin, rmax);
-    float tau = 2.f * log(CS_ALPHA_MIN_INV * co.w) * 1.001f + 1e-3f;
+    float tau = tile_tau(co);
     float det = co.x * co.z - co.y * co.y;
     if (!(tau > 0.f)) {
         *rmax = *rmin;
@@ -195,6 +199,33 @@ inline void tile_rect_tight(float2 xy, int radius, float4 co, int tiles_x, int t
     rmin->y = max(rmin->y, (int)floor(fy0));
     rmax->x = max(rmin->x, min(rmax->x, (int)floor(fx1) + 1));
     rmax->y = max(rmin->y, min(rmax->y, (int)floor(fy1) + 1));
+}
+
+/* The tiles [*c0, *c1) of tile row TY, within the rectangle's columns [x0, x1), that hold a
+ * pixel of the ellipse d^T conic d <= tau: a thin slanted Gaussian reaches a band of its
+ * rectangle's tiles, not all of them. The row's pixel centres span dy in [y0, y1]; over that
+ * strip the ellipse's right edge x(dy) = (-b dy + sqrt(a tau - det dy^2)) / a is concave, so
+ * its largest x is at the rightmost point's dy = -b sqrt(tau / (c det)) clamped into the strip
+ * (the left edge mirrors it); (a, b, c) = conic. Half a hundredth of a pixel of margin covers rounding; a caller
+ * that counts with this and one that emits with it may still round apart, so the emitter
+ * keeps to the count. */
+inline void tile_row_span(float2 xy, float4 co, float tau, int ty, int x0, int x1, int *c0, int *c1)
+{
+    float a = co.x, b = co.y, c = co.z, det = a * c - b * b;
+    *c0 = *c1 = x0;
+    if (!(tau > 0.f) || !(det > 0.f) || !(a > 0.f) || !(c > 0.f)) {
+        *c1 = tau > 0.f ? x1 : x0; /* degenerate: the rectangle, as before */
+        return;
+    }
+    float ey = sqrt(tau * a / det);
+    float y0 = max((float)(ty * TILE) - xy.y, -ey), y1 = min((float)(ty * TILE + TILE - 1) - xy.y, ey);
+    if (y0 > y1 + 0.01f) return;
+    float dyr = clamp(-b * sqrt(tau / (c * det)), y0, y1), dyl = clamp(b * sqrt(tau / (c * det)), y0, y1);
+    float xr = (-b * dyr + sqrt(max(0.f, a * tau - det * dyr * dyr))) / a;
+    float xl = (-b * dyl - sqrt(max(0.f, a * tau - det * dyl * dyl))) / a;
+    int t0 = (int)floor((xy.x + xl - 0.01f) / TILE), t1 = (int)floor((xy.x + xr + 0.01f) / TILE) + 1;
+    *c0 = clamp(t0, x0, x1);
+    *c1 = clamp(t1, *c0, x1);
 }
 
 /* ---- spherical harmonics (graphdeco constants and sign conventions) ------------------- */

@@ -60,9 +60,9 @@
 #define CS_PROJ_BYTES (8 + 16 + 12 + 4 + 4 + 4 + 8 + 4 + 4)
 
 /* ---- screen bounds: the tiles a primitive covers, [x0, x1) x [y0, y1), as two uints of
- * 16-bit tile coordinates (x0 | y0 << 16, x1 | y1 << 16). A primitive's projection writes them;
- * binning reads nothing else of it, so any primitive (a Gaussian, a triangle, a surfel) that
- * writes bounds shares the pair emission, sort and tile ranges. Empty bounds: culled. */
+ * 16-bit tile coordinates (x0 | y0 << 16, x1 | y1 << 16). A Gaussian's projection writes them;
+ * the pair emission keeps, row by row, the tiles of them its ellipse reaches (xy and conic,
+ * tile_row_span in common.h). Empty bounds: culled. */
 #define CS_BOUNDS_MAX_TILES 65535
 #define CS_BOUNDS_PACK(rmin, rmax)                                                                  \
     ((uint2)((uint)(rmin).x | (uint)(rmin).y << 16, (uint)(rmax).x | (uint)(rmax).y << 16))

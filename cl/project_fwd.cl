@@ -1,6 +1,27 @@
 /* project_fwd.cl: per-Gaussian projection (project.h's project_gaussian), radius, tile
  * rectangle, SH colour and opacity of every Gaussian for one view. */
 
+/* The tiles of the rectangle [rmin, rmax) the Gaussian's alpha >= 1/255 ellipse reaches, row
+ * by row (tile_row_span); with DETERMINISTIC the whole rectangle (its per-pair gradient rows
+ * are summed over every pair a Gaussian emits, so there is no room for bin_emit_pairs'
+ * filler pairs). */
+inline uint tiles_reached(float2 m2, float4 co, int2 rmin, int2 rmax)
+{
+#if DETERMINISTIC
+    (void)m2, (void)co;
+    return (uint)((rmax.x - rmin.x) * (rmax.y - rmin.y));
+#else
+    float tau = tile_tau(co);
+    uint n = 0;
+    for (int ty = rmin.y; ty < rmax.y; ty++) {
+        int c0, c1;
+        tile_row_span(m2, co, tau, ty, rmin.x, rmax.x, &c0, &c1);
+        n += (uint)(c1 - c0);
+    }
+    return n;
+#endif
+}
+
 __kernel void project_fwd(int n,
                           __global const float *geo,      /* (N, CS_GEO_W) */
                           __global const sh_t *sh,        /* (N, K, 3) */
@@ -58,6 +79,6 @@ __kernel void project_fwd(int n,
     depth[i] = P.t.z;
     radii[i] = radius;
     tile_rect_tight(m2, radius, co, tiles_x, tiles_y, &rmin, &rmax);
-    tiles_touched[i] = (uint)((rmax.x - rmin.x) * (rmax.y - rmin.y));
+    tiles_touched[i] = tiles_reached(m2, co, rmin, rmax);
     bounds[i] = CS_BOUNDS_PACK(rmin, rmax);
 }

@@ -376,6 +376,80 @@ int test_raster_tight_tiles(void)
     return 0;
 }
 
+/* Thin slanted Gaussians: the pair emission keeps only the tiles of each rectangle that the
+ * alpha >= 1/255 ellipse reaches (tile_row_span). Every (Gaussian, tile) pair a pixel needs
+ * (found here by testing every pixel of every tile of the rectangle, as the rasterizer would)
+ * is emitted, the image equals the CPU reference, there are fewer pairs than rectangle tiles,
+ * and the emission kept to project_fwd's count (no filler pairs). */
+int test_raster_tile_spans(void)
+{
+    uint64_t rs = test_seed() ^ 0x5ba7;
+    dev_ctx d;
+    CHECK_OK(dev_open(&d, 1, 0, 0, 0, 0, -1));
+    cs_camera cam;
+    random_camera(&rs, 160, 120, 1, &cam);
+    cs_splats s;
+    random_splats(&rs, 90, 1, 0, &cam, 0, &s);
+    for (int i = 0; i < s.n; i++) {
+        int thin = (int)(test_rand(&rs) * 3);
+        for (int k = 0; k < 3; k++) s.log_scales[i * 3 + k] = (float)(k == thin ? -0.9 + 0.4 * test_rand(&rs) : -4.5);
+        s.logit_opacity[i] = (float)(-4.0 + 9.0 * test_rand(&rs));
+    }
+    int fails = compare_forward(&d, &s, &cam, 1, 0, 0, 0, "thin slanted Gaussians") == 1;
+    cs_view v;
+    cs_view_from_camera(&cam, &v);
+    float bg[3] = {0, 0, 0};
+    cs_model m;
+    cs_renderer r;
+    CHECK_OK(render_cl(&d, &s, &v, 1, bg, 0.1f, NULL, &m, &r));
+    int n = s.n, tiles = r.tiles_x * r.tiles_y, T = d.k.opts.tile;
+    float *xy = malloc(sizeof(float) * 2 * n), *co = malloc(sizeof(float) * 4 * n);
+    cl_uint *bounds = malloc(8 * (size_t)n), *ranges = malloc(8 * (size_t)tiles);
+    cl_uint *keys = malloc(4 * (size_t)r.n_pairs + 4), *vals = malloc(4 * (size_t)r.n_pairs + 4);
+    CHECK_OK(cs_buf_read(&d.cl, &r.xy, 0, sizeof(float) * 2 * n, xy));
+    CHECK_OK(cs_buf_read(&d.cl, &r.conic_opacity, 0, sizeof(float) * 4 * n, co));
+    CHECK_OK(cs_buf_read(&d.cl, &r.bounds, 0, 8 * (size_t)n, bounds));
+    CHECK_OK(cs_buf_read(&d.cl, &r.ranges, 0, 8 * (size_t)tiles, ranges));
+    CHECK_OK(cs_buf_read(&d.cl, &r.keys, 0, 4 * (size_t)r.n_pairs, keys));
+    CHECK_OK(cs_buf_read(&d.cl, &r.pair_ids, 0, 4 * (size_t)r.n_pairs, vals));
+    long rect = 0, needed = 0, missing = 0, filler = 0;
+    for (unsigned p = 0; p < r.n_pairs; p++) filler += keys[p] >= (cl_uint)tiles;
+    for (int i = 0; i < n; i++) {
+        int x0 = (int)(bounds[2 * i] & 0xffff), y0 = (int)(bounds[2 * i] >> 16);
+        int x1 = (int)(bounds[2 * i + 1] & 0xffff), y1 = (int)(bounds[2 * i + 1] >> 16);
+        rect += (long)(x1 - x0) * (y1 - y0);
+        for (int ty = y0; ty < y1; ty++)
+            for (int tx = x0; tx < x1; tx++) {
+                int need = 0;
+                for (int py = ty * T; py < ty * T + T && py < v.height && !need; py++)
+                    for (int px = tx * T; px < tx * T + T && px < v.width && !need; px++) {
+                        double dx = xy[2 * i] - px, dy = xy[2 * i + 1] - py;
+                        double power = -0.5 * (co[4 * i] * dx * dx + co[4 * i + 2] * dy * dy) - co[4 * i + 1] * dx * dy;
+                        need = power <= 0 && fmin(0.99, co[4 * i + 3] * exp(power)) >= 1.0 / 255 * 0.999;
+                    }
+                if (!need) continue;
+                needed++;
+                int t = ty * r.tiles_x + tx, found = 0;
+                for (cl_uint p = ranges[2 * t]; p < ranges[2 * t + 1] && !found; p++) found = vals[p] == (cl_uint)i;
+                missing += !found;
+            }
+    }
+    printf("  pairs: %u emitted, %ld rectangle tiles, %ld needed by a pixel, %ld missing, %ld filler\n", r.n_pairs, rect,
+           needed, missing, filler);
+    free(xy), free(co), free(bounds), free(ranges), free(keys), free(vals);
+    cs_renderer_free(&r);
+    cs_model_free(&d.cl, &m);
+    cs_splats_free(&s);
+    dev_close(&d);
+    CHECK(fails == 0, "image differs from the reference with tile spans (seed %llu)", (unsigned long long)test_seed());
+    CHECK(missing == 0, "%ld needed (Gaussian, tile) pairs were not emitted (seed %llu)", missing,
+          (unsigned long long)test_seed());
+    CHECK(filler == 0, "%ld filler pairs: the emission and project_fwd's count disagree", filler);
+    CHECK(needed > 0 && (long)r.n_pairs < rect, "%u pairs against %ld rectangle tiles: the spans dropped nothing",
+          r.n_pairs, rect);
+    return 0;
+}
+
 int test_raster_forward_edge_cases(void)
 {
     uint64_t rs = test_seed() ^ 0x777;

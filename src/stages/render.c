@@ -222,14 +222,15 @@ static int bin_pairs(cs_renderer *r, int n)
     if (cs_buf_fill(cl, &r->ranges, 0, (size_t)r->tiles_x * r->tiles_y * 8, &zero, 4)) return -1;
     if (n == 0) return 0;
     size_t l = k->wg[CS_WG_BIN], g = (size_t)n, gm = cap;
-    int bits = bits_for((unsigned)(r->tiles_x * r->tiles_y));
+    unsigned tiles = (unsigned)(r->tiles_x * r->tiles_y);
+    int bits = bits_for(tiles + 1); /* the keys are tile ids and the filler id TILES (bin.cl) */
     return cs_cl_run(cl, k->bin_emit_pairs, CS_STAGE_SORT, 1, &g, &l, CS_ARG(n), CS_ARG(r->order.mem),
-                     CS_ARG(r->bounds.mem), CS_ARG(r->offsets.mem),
-                     CS_ARG(r->tiles_x), CS_ARG(r->tiles_y), CS_ARG(cap), CS_ARG(r->keys.mem),
+                     CS_ARG(r->bounds.mem), CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->touched.mem),
+                     CS_ARG(r->offsets.mem), CS_ARG(r->tiles_x), CS_ARG(r->tiles_y), CS_ARG(cap), CS_ARG(r->keys.mem),
                      CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid)) ||
            cs_radix_sort(cl, k, &r->sort, &r->keys, &r->pair_ids, cap, &r->total, bits, CS_STAGE_SORT) ||
-           cs_cl_run(cl, k->bin_tile_ranges, CS_STAGE_SORT, 1, &gm, &l, CS_ARG(cap), CS_ARG(r->total.mem),
-                     CS_ARG(r->keys.mem), CS_ARG(r->ranges.mem));
+           cs_cl_run(cl, k->bin_tile_ranges, CS_STAGE_SORT, 1, &gm, &l, CS_ARG(cap), CS_ARG(tiles),
+                     CS_ARG(r->total.mem), CS_ARG(r->keys.mem), CS_ARG(r->ranges.mem));
 }
 
 /* rasterize_fwd: front-to-back blending per tile; rasterize_fwd_depth takes two more
