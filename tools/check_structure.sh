@@ -16,7 +16,7 @@ ROOT=${1:-.}
 OBJ=${2:-}
 MAX_LINES=100
 cd "$ROOT"
-FOLDERS='base runtime io data model stages eval report serve train mesh batch cli'
+FOLDERS='base runtime io data model stages eval report serve train mesh batch blocks cli'
 # "index folder module..." a row per folder; cl/layout.h and the generated kernel sources are base,
 # the generated web sources (src/serve/web/) serve
 LAYERS=$(i=0; for f in $FOLDERS; do

@@ -41,6 +41,8 @@ static const key_desc KEYS[] = {
     {"data.masks", T_STRING, F(data.masks), 0, 0, NULL, 0, "mask folder inside data.path: <image name>.png or <stem>.png, black = left out of the loss and the metrics (\"\": none)"},
     {"data.alpha_as_mask", T_BOOL, F(data.alpha_as_mask), 0, 0, NULL, 0, "transparent pixels of the photos are left out of the loss and the metrics"},
     {"data.invert_masks", T_BOOL, F(data.invert_masks), 0, 0, NULL, 0, "mask files are drawn the other way: white = left out"},
+    {"data.block_plan", T_STRING, F(data.block_plan), 0, 0, NULL, 0, "a block plan (clsplat partition's PLAN/plan.json): train only block data.block of the scene, its cameras and the points of its expanded region (\"\": the whole scene)"},
+    {"data.block", T_INT, F(data.block), -1, 63, NULL, 0, "the block of data.block_plan to train (-1: none)"},
     {"model.sh_degree", T_INT, F(model.sh_degree), 0, 3, NULL, 0, "allocated SH degree (parameters, gradients and Adam state)"},
     {"model.antialias", T_ENUM, F(model.antialias), 0, 0, "classic|mip", 0, "classic (+0.3 on the 2D covariance) or mip (mip-splatting 2D Mip filter)"},
     {"model.kernel_size", T_FLOAT, F(model.kernel_size), 0, 10, NULL, 0, "mip 2D filter variance"},
@@ -124,6 +126,7 @@ void cs_config_defaults(cs_config *c)
     c->data.image_residency = CS_RES_AUTO;
     c->data.host_cache_mb = 2048;
     snprintf(c->data.masks, sizeof c->data.masks, "masks");
+    c->data.block = -1;
     c->model.sh_degree = 3;
     c->model.antialias = CS_AA_CLASSIC;
     c->model.kernel_size = 0.1;

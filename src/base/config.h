@@ -33,6 +33,8 @@ typedef struct {
     char masks[256];       /* mask folder inside data.path ("" none) */
     bool alpha_as_mask;    /* transparent pixels of the photos are left out of the loss */
     bool invert_masks;     /* mask files: white = left out */
+    char block_plan[1024]; /* a block plan ("" none) and its block trained (block_plan.h) */
+    int block;
 } cs_data_cfg;
 
 typedef struct {

@@ -14,7 +14,7 @@
 /* training settings a batch passes to every job */
 #define TRAINS (C(CS_CMD_TRAIN) | C(CS_CMD_BATCH))
 /* commands that open a device and take its options */
-#define OPENS_DEVICE (RUNS_ON_DEVICE | C(CS_CMD_METRICS))
+#define OPENS_DEVICE (RUNS_ON_DEVICE | C(CS_CMD_METRICS) | C(CS_CMD_MERGE))
 
 typedef enum { O_FLAG, O_VALUE, O_LIST } opt_kind;
 /* how a value becomes a config assignment: as a JSON string, as it is (numbers), a list */
@@ -30,12 +30,20 @@ typedef struct {
 } opt_desc;
 
 static const opt_desc OPTS[] = {
-    {"--config", "-c", O_VALUE, TRAINS | C(CS_CMD_RENDER) | C(CS_CMD_BENCH) | C(CS_CMD_TUNE) | C(CS_CMD_METRICS), NULL, V_NONE,
+    {"--config", "-c", O_VALUE, TRAINS | C(CS_CMD_RENDER) | C(CS_CMD_BENCH) | C(CS_CMD_TUNE) | C(CS_CMD_METRICS) | C(CS_CMD_PARTITION), NULL, V_NONE,
      "FILE", "JSON config over the built-in defaults (graphdeco's 3DGS)"},
-    {"--source", "-s", O_VALUE, RUNS_ON_DEVICE & ~C(CS_CMD_TUNE), "data.path", V_STRING, "DIR", "dataset folder (data.path)"},
+    {"--source", "-s", O_VALUE, (RUNS_ON_DEVICE & ~C(CS_CMD_TUNE)) | C(CS_CMD_PARTITION), "data.path", V_STRING, "DIR", "dataset folder (data.path)"},
     {"--output", "-o", O_VALUE, C(CS_CMD_TRAIN), "output.dir", V_STRING, "DIR", "output folder (output.dir)"},
     {"--model", "-m", O_VALUE, C(CS_CMD_TRAIN), "output.dir", V_STRING, "DIR", "graphdeco's name for -o"},
     {"--model", "-m", O_VALUE, C(CS_CMD_RENDER) | C(CS_CMD_EVAL) | C(CS_CMD_EXPORT) | C(CS_CMD_MESH) | C(CS_CMD_REPORT) | C(CS_CMD_VIEW), NULL, V_NONE, "DIR", "a trained model's output folder"},
+    {"--model", "-m", O_VALUE, C(CS_CMD_MERGE), NULL, V_NONE, "ROOT", "the batch folder the blocks trained in (ROOT/block_K/)"},
+    {"--output", "-o", O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "PLAN", "the plan's folder: PLAN/plan.json, PLAN/jobs.json"},
+    {"--output", "-o", O_VALUE, C(CS_CMD_MERGE), NULL, V_NONE, "OUT", "the merged model's run folder (clsplat eval, render, view, mesh -m OUT)"},
+    {"--blocks", NULL, O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "N", "blocks (1 to 64), balanced by the sparse points"},
+    {"--margin", NULL, O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "F",
+     "each block's expanded region: its core grown by F of its size on each inner side (default 0.2)"},
+    {"--min-share", NULL, O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "F",
+     "a camera trains a block when it sees F of the block's core points (default 0.25), or stands in its expanded region"},
     {"--output", "-o", O_VALUE, C(CS_CMD_REPORT), NULL, V_NONE, "FILE", "the page to write (default OUT/report.html)"},
     {"--view", NULL, O_VALUE, C(CS_CMD_TRAIN), NULL, V_NONE, "PORT",
      "serve the run's live page on 127.0.0.1:PORT while it trains (0: a free port; see clsplat view)"},
@@ -73,7 +81,7 @@ static const opt_desc OPTS[] = {
      "train into an output folder that holds another run (its outputs are removed first)"},
     {"--resolution", "-r", O_VALUE, (RUNS_ON_DEVICE & ~C(CS_CMD_TUNE)) | C(CS_CMD_BATCH), "data.resolution", V_RAW, "N",
      "1, 2, 4, 8 (divide), a width >= 16, or -1 (data.resolution)"},
-    {"--eval", NULL, O_FLAG, TRAINS | C(CS_CMD_RENDER), "data.eval", V_TRUE, NULL, "hold out test views (data.eval)"},
+    {"--eval", NULL, O_FLAG, TRAINS | C(CS_CMD_RENDER) | C(CS_CMD_PARTITION), "data.eval", V_TRUE, NULL, "hold out test views (data.eval)"},
     {"--white_background", "-w", O_FLAG, TRAINS | C(CS_CMD_RENDER), "data.white_background", V_TRUE, NULL,
      "white background (data.white_background)"},
     {"--iterations", NULL, O_VALUE, TRAINS, "optim.iterations", V_RAW, "N", "optim.iterations"},
@@ -99,7 +107,8 @@ static const opt_desc OPTS[] = {
     {"--iters", NULL, O_VALUE, C(CS_CMD_BENCH), NULL, V_NONE, "N", "timed iterations (default 20)"},
     {"--iters", NULL, O_VALUE, C(CS_CMD_METRICS), NULL, V_NONE, "N", "also time LPIPS N times: \"lpips_ms\", the median"},
     {"--view", NULL, O_VALUE, C(CS_CMD_BENCH), NULL, V_NONE, "I", "camera index (default 0)"},
-    {"--set", NULL, O_VALUE, OPENS_DEVICE | C(CS_CMD_BATCH) | C(CS_CMD_EXPORT), "", V_RAW, "KEY=VALUE", "any config key (clsplat config --list)"},
+    {"--set", NULL, O_VALUE, OPENS_DEVICE | C(CS_CMD_BATCH) | C(CS_CMD_EXPORT) | C(CS_CMD_PARTITION), "", V_RAW, "KEY=VALUE",
+     "any config key (clsplat config --list); partition passes them on to every block's job"},
     {"--devices", NULL, O_VALUE, C(CS_CMD_BATCH), NULL, V_NONE, "all|P:D,...",
      "devices to run jobs on (default all: every GPU, else the CPU)"},
     {"--per-device", NULL, O_VALUE, C(CS_CMD_BATCH), NULL, V_NONE, "K",
@@ -143,6 +152,10 @@ static const struct {
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
     [CS_CMD_VIEW] = {"view", "clsplat view -m OUT [--port PORT] [--host ADDR]",
                      "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
+    [CS_CMD_PARTITION] = {"partition", "clsplat partition -s DATA -o PLAN --blocks N [--eval] [--margin F] [--min-share F] [-c CONFIG] [--set key=value ...]",
+                          "cut a scene into blocks for block training: PLAN/plan.json and PLAN/jobs.json for clsplat batch"},
+    [CS_CMD_MERGE] = {"merge", "clsplat merge PLAN -m ROOT -o OUT",
+                      "merge the blocks trained in ROOT (clsplat batch PLAN/jobs.json -o ROOT) into one model, evaluated on the whole scene"},
     [CS_CMD_REPORT] = {"report", "clsplat report -m OUT [-o FILE]",
                        "one self-contained HTML page of a run (charts, evaluations, previews, config), OUT/report.html"},
 };
@@ -315,6 +328,9 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--max-triangles")) return parse_int(flag, v, 1, &a->max_triangles);
     else if (!strcmp(n, "--keep-components")) return parse_int(flag, v, 1, &a->keep_components);
     else if (!strcmp(n, "--psnr")) a->psnr = true;
+    else if (!strcmp(n, "--blocks")) return parse_int(flag, v, 1, &a->blocks);
+    else if (!strcmp(n, "--margin")) return parse_pos(flag, v, &a->margin);
+    else if (!strcmp(n, "--min-share")) return parse_pos(flag, v, &a->min_share);
     else if (!strcmp(n, "--renders")) a->renders = v, a->psnr = true;
     return 0;
 }
@@ -324,6 +340,7 @@ int cs_cli_parse(int argc, char **argv, cs_args *a)
     memset(a, 0, sizeof *a);
     a->iters = 20;
     a->task = -1;
+    a->margin = a->min_share = -1;
     a->argv0 = argc > 0 ? argv[0] : "clsplat";
     int c = argc > 1 ? find_command(argv[1]) : -1;
     if (c < 0) return cs_fail("unknown command '%s' (clsplat --help lists them)", argc > 1 ? argv[1] : "");
@@ -337,7 +354,7 @@ int cs_cli_parse(int argc, char **argv, cs_args *a)
             a->ply = flag;
             continue;
         }
-        if (!o && (c == CS_CMD_BATCH || c == CS_CMD_METRICS) && flag[0] != '-') {
+        if (!o && (c == CS_CMD_BATCH || c == CS_CMD_METRICS || c == CS_CMD_MERGE) && flag[0] != '-') {
             if (a->n_positional == CS_MAX_POSITIONAL) return cs_fail("more than %d scene folders", CS_MAX_POSITIONAL);
             a->positional[a->n_positional++] = flag;
             continue;

@@ -15,7 +15,8 @@
 
 typedef enum {
     CS_CMD_DEVICES, CS_CMD_TRAIN, CS_CMD_RENDER, CS_CMD_EVAL, CS_CMD_INFO, CS_CMD_BENCH, CS_CMD_TUNE,
-    CS_CMD_CONFIG, CS_CMD_BATCH, CS_CMD_METRICS, CS_CMD_EXPORT, CS_CMD_MESH, CS_CMD_REPORT, CS_CMD_VIEW, CS_CMD_COUNT
+    CS_CMD_CONFIG, CS_CMD_BATCH, CS_CMD_METRICS, CS_CMD_EXPORT, CS_CMD_MESH, CS_CMD_REPORT, CS_CMD_VIEW, CS_CMD_PARTITION, CS_CMD_MERGE,
+    CS_CMD_COUNT
 } cs_command;
 
 #define CS_MAX_ASSIGN 128
@@ -45,8 +46,10 @@ typedef struct {
     bool serve;                   /* train --view PORT, view */
     int port;                     /* the port served (0: a free one) */
     const char *host;             /* --host: the address served (NULL: 127.0.0.1) */
+    int blocks;                   /* partition --blocks N */
+    double margin, min_share;     /* partition --margin, --min-share (negative: the defaults) */
     const char *argv0;
-    /* batch: the job list, or scene folders; metrics: the two images */
+    /* batch: the job list, or scene folders; metrics: the two images; merge: the plan */
     const char *positional[CS_MAX_POSITIONAL];
     int n_positional;
     /* config assignments from flags and --set, in command-line order: "key=value" and the

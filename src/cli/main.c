@@ -14,6 +14,7 @@
 
 #include "batch.h"
 #include "bench.h"
+#include "blocks.h"
 #include "cl_runtime.h"
 #include "cli.h"
 #include "config.h"
@@ -323,14 +324,16 @@ static int cmd_mesh(const cs_args *a)
     return rc;
 }
 
-static int cmd_eval(const cs_args *a)
+/* evaluates the latest PLY of run folder DIR on its test views (eval, merge) */
+static int eval_run(const cs_args *a, const char *dir)
 {
-    if (!a->model) return USAGE_ERROR("eval needs -m OUTDIR");
     cs_config cfg;
     char ply[1400];
     int it;
-    if (model_config(a, &cfg) || cs_run_dir_latest_ply(a->model, ply, sizeof ply, &it)) return -1;
-    snprintf(cfg.output.dir, sizeof cfg.output.dir, "%s", a->model);
+    cs_args m = *a;
+    m.model = dir;
+    if (model_config(&m, &cfg) || cs_run_dir_latest_ply(dir, ply, sizeof ply, &it)) return -1;
+    snprintf(cfg.output.dir, sizeof cfg.output.dir, "%s", dir);
     cs_splats s;
     if (cs_ply_read(ply, &s)) return -1;
     cs_scene scene;
@@ -341,12 +344,34 @@ static int cmd_eval(const cs_args *a)
     cs_cl cl;
     int rc = open_device(a, &cfg, &cl, 0);
     if (!rc) {
-        rc = cs_evaluate_model(&cl, &cfg, &scene, &s, a->model, it);
+        rc = cs_evaluate_model(&cl, &cfg, &scene, &s, dir, it);
         cs_cl_close(&cl);
     }
     cs_scene_free(&scene);
     cs_splats_free(&s);
     return rc;
+}
+
+static int cmd_eval(const cs_args *a)
+{
+    if (!a->model) return USAGE_ERROR("eval needs -m OUTDIR");
+    return eval_run(a, a->model);
+}
+
+static int cmd_partition(const cs_args *a)
+{
+    cs_config cfg;
+    if (resolve_config(a, NULL, &cfg)) return -1;
+    cs_partition_opts o = {&cfg, a->out, a->blocks, a->margin, a->min_share, a->config, a->assign, a->n_assign};
+    return cs_partition(&o);
+}
+
+/* merge, then the merged model's evaluation on the whole scene's test views */
+static int cmd_merge(const cs_args *a)
+{
+    if (a->n_positional != 1 || !a->model || !a->out) return USAGE_ERROR("merge needs PLAN, -m ROOT and -o OUT");
+    int it;
+    return cs_merge(a->positional[0], a->model, a->out, &it) || eval_run(a, a->out) ? -1 : 0;
 }
 
 static int cmd_metrics(const cs_args *a)
@@ -589,6 +614,8 @@ static int run(const cs_args *a)
     case CS_CMD_EXPORT: return cmd_export(a);
     case CS_CMD_REPORT: return cmd_report(a);
     case CS_CMD_VIEW: return cmd_view(a);
+    case CS_CMD_PARTITION: return cmd_partition(a);
+    case CS_CMD_MERGE: return cmd_merge(a);
     default: return cs_fail("internal: no command");
     }
 }

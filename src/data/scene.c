@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "block_plan.h"
 #include "masks.h"
 #include "readers.h"
 #include "undistort.h"
@@ -71,6 +72,12 @@ int cs_scene_load(const cs_data_cfg *cfg, cs_scene *out)
     if (cs_scene_count(out, 0) == 0) {
         cs_scene_free(out);
         return cs_fail("%s: the dataset has no training cameras", root);
+    }
+    if ((cfg->block_plan[0] || cfg->block >= 0) &&
+        (!cfg->block_plan[0] || cfg->block < 0 ? cs_fail("data.block_plan and data.block go together")
+                                                : cs_block_restrict(out, root, cfg->block_plan, cfg->block))) {
+        cs_scene_free(out);
+        return -1;
     }
     if (validate(root, out) || cs_masks_find(out, cfg) ||
         cs_undistort_prepare(out, cfg->undistort_crop == CS_CROP_FULL)) {

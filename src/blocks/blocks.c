@@ -1,0 +1,193 @@
+/* blocks: `clsplat partition` and `clsplat merge` (blocks.h). */
+#include "blocks.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "block_plan.h"
+#include "ply.h"
+#include "run_dir.h"
+#include "scene.h"
+#include "util.h"
+
+/* ---- partition ----------------------------------------------------------------------------- */
+
+/* settings a job gets from the plan itself, never from the partition's command line */
+static int plan_key(const char *assign)
+{
+    static const char *const keys[] = {"data.path=", "data.block_plan=", "data.block="};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        if (!strncmp(assign, keys[k], strlen(keys[k]))) return 1;
+    return 0;
+}
+
+static int write_jobs(const cs_partition_opts *o, const cs_block_plan *p, const char *plan_path, const char *path)
+{
+    json_t *jobs = json_array(), *top = json_object();
+    char cfg_abs[PATH_MAX], a[PATH_MAX + 64];
+    if (o->config_file && !realpath(o->config_file, cfg_abs)) return cs_fail("%s: no such config file", o->config_file);
+    if (o->config_file) json_object_set_new(top, "config", json_string(cfg_abs));
+    for (int b = 0; b < p->n; b++) {
+        json_t *set = json_array();
+        for (int i = 0; i < o->n_sets; i++)
+            if (!plan_key(o->sets[i])) json_array_append_new(set, json_string(o->sets[i]));
+        snprintf(a, sizeof a, "data.block_plan=%s", plan_path);
+        json_array_append_new(set, json_string(a));
+        snprintf(a, sizeof a, "data.block=%d", b);
+        json_array_append_new(set, json_string(a));
+        char name[32];
+        snprintf(name, sizeof name, "block_%d", b);
+        json_array_append_new(jobs, json_pack("{s:s,s:s,s:o}", "name", name, "data", p->source, "set", set));
+    }
+    json_object_set_new(top, "jobs", jobs);
+    char *text = json_dumps(top, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    json_decref(top);
+    int rc = text ? cs_write_file_atomic(path, text, strlen(text)) : cs_fail("out of host memory");
+    free(text);
+    return rc;
+}
+
+static void print_plan(const cs_block_plan *p, int n_cams, int n_points)
+{
+    printf("%d blocks over %d cameras and %d points (margin %.2f, a camera trains a block when it sees %.0f%% of "
+           "its core or stands in it):\n",
+           p->n, n_cams, n_points, p->margin, 100 * p->min_share);
+    for (int b = 0; b < p->n; b++) {
+        const cs_block *k = &p->blocks[b];
+        printf("  block_%d: %d cameras (%d training), %d initial points, core u [%.3g, %.3g) v [%.3g, %.3g)\n", b,
+               k->n_cams, k->n_train, k->n_points, k->core[0], k->core[1], k->core[2], k->core[3]);
+    }
+}
+
+int cs_partition(const cs_partition_opts *o)
+{
+    const cs_config *cfg = o->cfg;
+    char data[PATH_MAX], plan_path[PATH_MAX + 16], jobs_path[PATH_MAX + 16];
+    if (!o->plan_dir) return cs_fail("partition needs -o PLAN (the plan's folder)");
+    if (o->blocks < 1) return cs_fail("partition needs --blocks N");
+    if (!cfg->data.path[0] || !realpath(cfg->data.path, data))
+        return cs_fail("partition needs -s DATA, an existing dataset folder (got '%s')", cfg->data.path);
+    if (cs_run_dir_check_apart(o->plan_dir, data, "-o") || cs_mkdirs(o->plan_dir)) return -1;
+    cs_data_cfg dc = cfg->data;
+    dc.block_plan[0] = '\0', dc.block = -1;
+    cs_scene s;
+    if (cs_scene_load(&dc, &s)) return -1;
+    cs_block_plan p;
+    int rc = cs_block_partition(&s, data, o->blocks, o->margin >= 0 ? o->margin : 0.2,
+                                o->min_share >= 0 ? o->min_share : 0.25, &p);
+    if (!rc) {
+        char dir[PATH_MAX];
+        rc = !realpath(o->plan_dir, dir) ? cs_fail("%s: cannot resolve the folder", o->plan_dir) : 0;
+        snprintf(plan_path, sizeof plan_path, "%s/plan.json", dir);
+        snprintf(jobs_path, sizeof jobs_path, "%s/jobs.json", dir);
+        if (!rc) print_plan(&p, s.n_cams, s.n_points);
+        rc = rc || cs_block_plan_write(&p, plan_path) || write_jobs(o, &p, plan_path, jobs_path);
+        if (!rc)
+            printf("wrote %s and %s\nnext: clsplat batch %s -o ROOT, then clsplat merge %s -m ROOT -o OUT\n", plan_path,
+                   jobs_path, jobs_path, o->plan_dir);
+        cs_block_plan_free(&p);
+    }
+    cs_scene_free(&s);
+    return rc;
+}
+
+/* ---- merge --------------------------------------------------------------------------------- */
+
+/* Appends the rows of SRC whose centre lies in block B's core to DST (allocated for CAP rows). */
+static int keep_core(const cs_block_plan *p, int b, const cs_splats *src, cs_splats *dst, int *kept)
+{
+    if (src->sh_degree != dst->sh_degree || (src->filter_3d != NULL) != (dst->filter_3d != NULL))
+        return cs_fail("block_%d: SH degree %d%s, block_0: %d%s; the blocks must be trained alike", b, src->sh_degree,
+                       src->filter_3d ? " with a 3D filter" : "", dst->sh_degree, dst->filter_3d ? " with a 3D filter" : "");
+    int K3 = CS_SH_COEFFS(src->sh_degree) * 3;
+    *kept = 0;
+    for (int i = 0; i < src->n; i++) {
+        double x[3] = {src->means[3 * i], src->means[3 * i + 1], src->means[3 * i + 2]}, uv[2];
+        cs_block_ground(p, x, uv);
+        if (!cs_block_inside(p->blocks[b].core, uv)) continue;
+        int j = dst->n++;
+        memcpy(dst->means + 3 * j, src->means + 3 * i, 12);
+        memcpy(dst->log_scales + 3 * j, src->log_scales + 3 * i, 12);
+        memcpy(dst->quats + 4 * j, src->quats + 4 * i, 16);
+        dst->logit_opacity[j] = src->logit_opacity[i];
+        memcpy(dst->sh + (size_t)K3 * j, src->sh + (size_t)K3 * i, sizeof(float) * (size_t)K3);
+        if (dst->filter_3d) dst->filter_3d[j] = src->filter_3d[i];
+        ++*kept;
+    }
+    return 0;
+}
+
+/* Every block's latest PLY under ROOT, read into BLK (P->n of them); *TOTAL rows, *IT the
+   largest iteration */
+static int read_blocks(const cs_block_plan *p, const char *root, cs_splats *blk, long *total, int *it)
+{
+    *total = 0, *it = 0;
+    for (int b = 0; b < p->n; b++) {
+        char dir[PATH_MAX], ply[PATH_MAX + 64];
+        int bi;
+        snprintf(dir, sizeof dir, "%s/block_%d", root, b);
+        if (cs_run_dir_latest_ply(dir, ply, sizeof ply, &bi) || cs_ply_read(ply, &blk[b]))
+            return cs_fail_prefix("block_%d (train it first: clsplat batch PLAN/jobs.json -o %s)", b, root);
+        *total += blk[b].n;
+        *it = bi > *it ? bi : *it;
+    }
+    return *total > INT_MAX ? cs_fail("%ld Gaussians: more than one model holds", *total) : 0;
+}
+
+/* OUT/config.json: block_0's settings with the plan taken off (the whole scene) */
+static int write_config(const char *root, const char *out)
+{
+    char p[PATH_MAX + 64];
+    cs_config c;
+    cs_config_defaults(&c);
+    snprintf(p, sizeof p, "%s/block_0/config.json", root);
+    if (cs_config_load_file(&c, p)) return -1;
+    c.data.block_plan[0] = '\0', c.data.block = -1;
+    snprintf(c.output.dir, sizeof c.output.dir, "%s", out);
+    char *dump = cs_config_dump(&c);
+    snprintf(p, sizeof p, "%s/config.json", out);
+    int rc = dump ? cs_write_file_atomic(p, dump, strlen(dump)) : cs_fail("out of host memory");
+    free(dump);
+    return rc;
+}
+
+static int merge_into(const cs_block_plan *p, const char *root, const char *out, int *iteration)
+{
+    cs_splats *blk = calloc((size_t)p->n, sizeof *blk), m = {0};
+    long total = 0;
+    int rc = !blk ? cs_fail("out of host memory") : read_blocks(p, root, blk, &total, iteration);
+    if (!rc) rc = cs_splats_alloc(&m, (int)total, blk[0].sh_degree, blk[0].filter_3d != NULL);
+    if (!rc) m.n = 0;
+    for (int b = 0; !rc && b < p->n; b++) {
+        int kept = 0;
+        rc = keep_core(p, b, &blk[b], &m, &kept);
+        if (!rc) printf("  block_%d: %d of its %d Gaussians in its core\n", b, kept, blk[b].n);
+    }
+    char dir[PATH_MAX + 64], ply[PATH_MAX + 96];
+    snprintf(dir, sizeof dir, "%s/point_cloud/iteration_%d", out, *iteration);
+    snprintf(ply, sizeof ply, "%s/point_cloud.ply", dir);
+    if (!rc) rc = cs_mkdirs(dir) || cs_ply_write(ply, &m, 0) || write_config(root, out);
+    if (!rc) printf("merged %d Gaussians into %s\n", m.n, ply);
+    for (int b = 0; blk && b < p->n; b++) cs_splats_free(&blk[b]);
+    free(blk);
+    cs_splats_free(&m);
+    return rc;
+}
+
+int cs_merge(const char *plan, const char *root, const char *out, int *iteration)
+{
+    char path[PATH_MAX + 16];
+    if (!plan || !root || !out) return cs_fail("merge needs PLAN, -m ROOT and -o OUT");
+    snprintf(path, sizeof path, cs_dir_exists(plan) ? "%s/plan.json" : "%s", plan);
+    cs_block_plan p;
+    if (cs_block_plan_read(path, &p)) return -1;
+    int rc = 0;
+    if (cs_run_dir_holds_run(out)) rc = cs_fail("%s holds a run already: merge into a new folder", out);
+    else rc = cs_run_dir_check_apart(out, p.source, "-o") || merge_into(&p, root, out, iteration);
+    cs_block_plan_free(&p);
+    return rc;
+}

@@ -1,0 +1,189 @@
+/* Block training (#37): the partition of a scene into blocks, the plan file, one block's view
+ * of a scene, and partition -> batch -> merge from the command line. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "block_plan.h"
+#include "cli_run.h"
+#include "ply.h"
+#include "test.h"
+#include "util.h"
+
+/* A street along x (0..40) of points between the kerbs, cameras every 2 units on one side
+   (y = -6, z = 1.5) looking across it (+y), world up +z: each camera sees a stretch of about
+   +-5 units, so it should train only the blocks of its stretch. Fresh random points per run. */
+static int street(uint64_t *rs, cs_scene *s)
+{
+    memset(s, 0, sizeof *s);
+    s->n_points = 3000, s->n_cams = 21;
+    s->points = malloc(sizeof(float) * 3 * s->n_points);
+    s->colors = calloc((size_t)s->n_points * 3, 1);
+    s->cams = calloc((size_t)s->n_cams, sizeof *s->cams);
+    if (!s->points || !s->colors || !s->cams) return -1;
+    for (int i = 0; i < s->n_points; i++) {
+        s->points[3 * i] = (float)(40 * test_rand(rs));
+        s->points[3 * i + 1] = (float)(2 * test_rand(rs) - 1);
+        s->points[3 * i + 2] = (float)(3 * test_rand(rs));
+    }
+    for (int c = 0; c < s->n_cams; c++) {
+        cs_camera *k = &s->cams[c];
+        snprintf(k->name, sizeof k->name, "c%02d.png", c);
+        k->width = 64, k->height = 48, k->fx = k->fy = 40, k->cx = 32, k->cy = 24;
+        k->is_test = c % 8 == 0;
+        /* rows: camera x = world +x, camera y (down) = world -z, camera z (forward) = world +y */
+        double R[9] = {1, 0, 0, 0, 0, -1, 0, 1, 0}, C[3] = {2.0 * c, -6, 1.5};
+        memcpy(k->R, R, sizeof R);
+        for (int r = 0; r < 3; r++) k->t[r] = -(R[3 * r] * C[0] + R[3 * r + 1] * C[1] + R[3 * r + 2] * C[2]);
+    }
+    return 0;
+}
+
+/* the share of block B's core points camera C sees, computed here from the camera's pinhole */
+static double seen_share(const cs_scene *s, const cs_block_plan *p, int b, const cs_camera *c)
+{
+    int n = 0, seen = 0;
+    for (int i = 0; i < s->n_points; i++) {
+        double x[3] = {s->points[3 * i], s->points[3 * i + 1], s->points[3 * i + 2]};
+        if (cs_block_of(p, x) != b) continue;
+        n++;
+        double cam[3];
+        for (int r = 0; r < 3; r++) cam[r] = c->R[3 * r] * x[0] + c->R[3 * r + 1] * x[1] + c->R[3 * r + 2] * x[2] + c->t[r];
+        double u = c->fx * cam[0] / cam[2] + c->cx, v = c->fy * cam[1] / cam[2] + c->cy;
+        seen += cam[2] > 0 && u >= 0 && u < c->width && v >= 0 && v < c->height;
+    }
+    return n ? (double)seen / n : 0;
+}
+
+static int assigned(const cs_block *k, const char *name)
+{
+    for (int c = 0; c < k->n_cams; c++)
+        if (!strcmp(k->cams[c], name)) return 1;
+    return 0;
+}
+
+/* every point (and random points far outside) in exactly one core; the cores balanced; each
+   camera assigned exactly where it sees a quarter of the core or stands in the expanded region */
+static int check_plan(const cs_scene *s, const cs_block_plan *p, uint64_t *rs)
+{
+    int count[CS_BLOCKS_MAX] = {0};
+    for (int i = 0; i < s->n_points + 1000; i++) {
+        double x[3], uv[2];
+        for (int k = 0; k < 3; k++)
+            x[k] = i < s->n_points ? s->points[3 * i + k] : (test_rand(rs) - 0.5) * 1e4;
+        cs_block_ground(p, x, uv);
+        int in = 0, which = -1;
+        for (int b = 0; b < p->n; b++)
+            if (cs_block_inside(p->blocks[b].core, uv)) in++, which = b;
+        CHECK(in == 1, "point %d (%g %g %g) lies in %d cores", i, x[0], x[1], x[2], in);
+        if (i < s->n_points) count[which]++;
+    }
+    for (int b = 0; b < p->n; b++)
+        CHECK(abs(count[b] - s->n_points / p->n) <= 2, "block %d holds %d of %d points", b, count[b], s->n_points);
+    for (int b = 0; b < p->n; b++)
+        for (int c = 0; c < s->n_cams; c++) {
+            double cc[3], uv[2], share = seen_share(s, p, b, &s->cams[c]);
+            cs_camera_center(&s->cams[c], cc);
+            cs_block_ground(p, cc, uv);
+            int want = share >= p->min_share || cs_block_inside(p->blocks[b].expanded, uv);
+            CHECK(assigned(&p->blocks[b], s->cams[c].name) == want, "camera %d sees %.2f of block %d's core: %s", c,
+                  share, b, want ? "not assigned" : "assigned");
+        }
+    return 0;
+}
+
+int test_block_partition(void)
+{
+    uint64_t rs = test_seed() ^ 0xb10c;
+    cs_scene s;
+    CHECK_OK(street(&rs, &s));
+    cs_block_plan p, q;
+    CHECK_OK(cs_block_partition(&s, "/street", 4, 0.2, 0.25, &p));
+    CHECK(fabs(fabs(p.up[2]) - 1) < 1e-9 && p.up[2] > 0, "up (%g %g %g) is not +z", p.up[0], p.up[1], p.up[2]);
+    CHECK(fabs(fabs(p.u[0]) - 1) < 1e-3, "u (%g %g %g) is not along the street", p.u[0], p.u[1], p.u[2]);
+    if (check_plan(&s, &p, &rs)) return 1;
+    int total = 0, min_cams = s.n_cams;
+    for (int b = 0; b < p.n; b++) total += p.blocks[b].n_cams, min_cams = p.blocks[b].n_cams < min_cams ? p.blocks[b].n_cams : min_cams;
+    printf("  4 blocks, %d camera assignments of %d cameras (fewest in a block: %d)\n", total, s.n_cams, min_cams);
+    CHECK(total < 2 * s.n_cams && min_cams > 0, "cameras are not selective: %d assignments", total);
+    /* the plan file round trip */
+    char path[600];
+    snprintf(path, sizeof path, "%s/street_plan.json", test_tmpdir());
+    CHECK_OK(cs_block_plan_write(&p, path));
+    CHECK_OK(cs_block_plan_read(path, &q));
+    CHECK(q.n == p.n && !memcmp(q.u, p.u, sizeof p.u) && !memcmp(q.origin, p.origin, sizeof p.origin), "plan header differs");
+    for (int b = 0; b < p.n; b++) {
+        CHECK(!memcmp(q.blocks[b].core, p.blocks[b].core, sizeof p.blocks[b].core) &&
+                  !memcmp(q.blocks[b].expanded, p.blocks[b].expanded, sizeof p.blocks[b].expanded) &&
+                  q.blocks[b].n_cams == p.blocks[b].n_cams,
+              "block %d differs after the round trip", b);
+        for (int c = 0; c < p.blocks[b].n_cams; c++) CHECK(!strcmp(q.blocks[b].cams[c], p.blocks[b].cams[c]), "camera list");
+    }
+    cs_block_plan_free(&q);
+    cs_block_plan_free(&p);
+    cs_scene_free(&s);
+    /* too few points, bad counts */
+    CHECK_OK(street(&rs, &s));
+    s.n_points = 5;
+    CHECK(cs_block_partition(&s, "/street", 4, 0.2, 0.25, &p) != 0, "5 points made 4 blocks");
+    CHECK(cs_block_partition(&s, "/street", 0, 0.2, 0.25, &p) != 0, "0 blocks accepted");
+    cs_scene_free(&s);
+    return 0;
+}
+
+/* the first PSNR record of DIR/metrics.json */
+static double run_psnr(const char *dir)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%s/metrics.json", dir);
+    json_t *o = json_load_file(p, 0, NULL);
+    double v = json_number_value(json_object_get(json_array_get(o, json_array_size(o) - 1), "psnr"));
+    json_decref(o);
+    return v;
+}
+
+/* partition -> batch -> merge as a user types it, on a COLMAP demo scene: the merged model
+   has every Gaussian in exactly one core and scores within 1 dB of one run over the whole
+   scene with the same iterations; a merge into a folder holding a run is refused */
+int test_block_train_merge(void)
+{
+    char d[600], data[700], plan[700], root[700], out[700], one[700], log[700], cmd[1600];
+    snprintf(d, sizeof d, "%s/blocks", test_tmpdir());
+    snprintf(data, sizeof data, "%s/demo", d), snprintf(plan, sizeof plan, "%s/plan", d);
+    snprintf(root, sizeof root, "%s/root", d), snprintf(out, sizeof out, "%s/merged", d);
+    snprintf(one, sizeof one, "%s/one", d), snprintf(log, sizeof log, "%s/log.txt", d);
+    CHECK_OK(cs_mkdirs(d));
+    const char *gen = getenv("CLSPLAT_GEN_DEMO");
+    snprintf(cmd, sizeof cmd, "%s %s 48 36 --format colmap >/dev/null", gen ? gen : "./build/gen_demo", data);
+    CHECK(system(cmd) == 0, "gen_demo failed");
+    const char *it = "--set optim.iterations=400 --set densify.from=150 --set densify.interval=100";
+    CHECK(cli_run("", log, "partition -s %s -o %s --blocks 2 --eval", data, plan) == 0, "partition failed, see %s", log);
+    CHECK(cli_run("", log, "batch %s/jobs.json -o %s %s", plan, root, it) == 0, "batch failed, see %s", log);
+    CHECK(cli_run("", log, "merge %s -m %s -o %s", plan, root, out) == 0, "merge failed, see %s", log);
+    CHECK(cli_run("", log, "train -s %s -o %s --eval %s", data, one, it) == 0, "the single run failed, see %s", log);
+    cs_block_plan p;
+    cs_splats s;
+    char ply[800];
+    snprintf(ply, sizeof ply, "%s/plan.json", plan);
+    CHECK_OK(cs_block_plan_read(ply, &p));
+    snprintf(ply, sizeof ply, "%s/point_cloud/iteration_400/point_cloud.ply", out);
+    CHECK_OK(cs_ply_read(ply, &s));
+    int outside = 0;
+    for (int i = 0; i < s.n; i++) {
+        double x[3] = {s.means[3 * i], s.means[3 * i + 1], s.means[3 * i + 2]}, uv[2];
+        cs_block_ground(&p, x, uv);
+        int in = 0;
+        for (int b = 0; b < p.n; b++) in += cs_block_inside(p.blocks[b].core, uv);
+        outside += in != 1;
+    }
+    double pm = run_psnr(out), p1 = run_psnr(one);
+    printf("  merged: %d Gaussians, test PSNR %.2f dB; one run over the scene: %.2f dB\n", s.n, pm, p1);
+    cs_splats_free(&s);
+    cs_block_plan_free(&p);
+    CHECK(outside == 0, "%d merged Gaussians are not in exactly one core", outside);
+    CHECK(pm > 10 && pm > p1 - 1.0, "merged %.2f dB against %.2f for one run", pm, p1);
+    CHECK(cli_run("", log, "merge %s -m %s -o %s", plan, root, one) != 0, "a merge into a run folder was not refused");
+    return 0;
+}
