@@ -144,9 +144,38 @@ static double run_psnr(const char *dir)
     return v;
 }
 
+/* each block's job caps its count at its share of --gaussians, and its model keeps to it */
+static int check_caps(const char *plan, const char *root)
+{
+    char p[800];
+    snprintf(p, sizeof p, "%s/jobs.json", plan);
+    json_t *o = json_load_file(p, 0, NULL), *jobs = json_object_get(o, "jobs");
+    long sum = 0;
+    for (size_t b = 0; b < json_array_size(jobs); b++) {
+        json_t *set = json_object_get(json_array_get(jobs, b), "set");
+        long cap = 0;
+        for (size_t i = 0; i < json_array_size(set); i++) {
+            const char *a = json_string_value(json_array_get(set, i));
+            if (a && !strncmp(a, "memory.max_gaussians=", 21)) cap = atol(a + 21);
+        }
+        snprintf(p, sizeof p, "%s/block_%zu/point_cloud/iteration_400/point_cloud.ply", root, b);
+        cs_splats s;
+        CHECK_OK(cs_ply_read(p, &s));
+        printf("  block_%zu: %d Gaussians, capped at %ld\n", b, s.n, cap);
+        CHECK(cap > 0 && s.n <= cap && s.n > cap * 3 / 4, "block_%zu: %d Gaussians, its cap %ld (kept to, and reached)", b,
+              s.n, cap);
+        cs_splats_free(&s);
+        sum += cap;
+    }
+    size_t n = json_array_size(jobs);
+    json_decref(o);
+    CHECK(n == 2 && sum > 3200 && sum < 6400, "caps add up to %ld for 3200", sum);
+    return 0;
+}
+
 /* partition -> batch -> merge as a user types it, on a COLMAP demo scene: the merged model
    has every Gaussian in exactly one core and scores within 1 dB of one run over the whole
-   scene with the same iterations; a merge into a folder holding a run is refused */
+   scene with the same iterations and Gaussian total (--gaussians, each block capped at its share); a merge into a folder holding a run is refused */
 int test_block_train_merge(void)
 {
     char d[600], data[700], plan[700], root[700], out[700], one[700], log[700], cmd[1600];
@@ -158,11 +187,15 @@ int test_block_train_merge(void)
     const char *gen = getenv("CLSPLAT_GEN_DEMO");
     snprintf(cmd, sizeof cmd, "%s %s 48 36 --format colmap >/dev/null", gen ? gen : "./build/gen_demo", data);
     CHECK(system(cmd) == 0, "gen_demo failed");
-    const char *it = "--set optim.iterations=400 --set densify.from=150 --set densify.interval=100";
-    CHECK(cli_run("", log, "partition -s %s -o %s --blocks 2 --eval", data, plan) == 0, "partition failed, see %s", log);
+    const char *it = "--set optim.iterations=400 --set densify.from=150 --set densify.interval=100 "
+                     "--set densify.grad_threshold=0.00005";
+    CHECK(cli_run("", log, "partition -s %s -o %s --blocks 2 --eval --gaussians 3200", data, plan) == 0,
+          "partition failed, see %s", log);
     CHECK(cli_run("", log, "batch %s/jobs.json -o %s %s", plan, root, it) == 0, "batch failed, see %s", log);
     CHECK(cli_run("", log, "merge %s -m %s -o %s", plan, root, out) == 0, "merge failed, see %s", log);
-    CHECK(cli_run("", log, "train -s %s -o %s --eval %s", data, one, it) == 0, "the single run failed, see %s", log);
+    CHECK(cli_run("", log, "train -s %s -o %s --eval %s --set memory.max_gaussians=3200", data, one, it) == 0,
+          "the single run failed, see %s", log);
+    if (check_caps(plan, root)) return 1;
     cs_block_plan p;
     cs_splats s;
     char ply[800];

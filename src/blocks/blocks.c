@@ -25,7 +25,17 @@ static int plan_key(const char *assign)
     return 0;
 }
 
-static int write_jobs(const cs_partition_opts *o, const cs_block_plan *p, const char *plan_path, const char *path)
+/* block B's memory.max_gaussians: TOTAL x the share of the scene's N_POINTS its expanded
+   region starts from (the regions overlap, so the caps add up to more than TOTAL; the merge
+   keeps the cores) */
+static long block_cap(long total, const cs_block_plan *p, int b, int n_points)
+{
+    double share = n_points > 0 ? (double)p->blocks[b].n_points / n_points : 1.0;
+    return (long)ceil(total * share);
+}
+
+static int write_jobs(const cs_partition_opts *o, const cs_block_plan *p, int n_points, const char *plan_path,
+                      const char *path)
 {
     json_t *jobs = json_array(), *top = json_object();
     char cfg_abs[PATH_MAX], a[PATH_MAX + 64];
@@ -39,6 +49,10 @@ static int write_jobs(const cs_partition_opts *o, const cs_block_plan *p, const 
         json_array_append_new(set, json_string(a));
         snprintf(a, sizeof a, "data.block=%d", b);
         json_array_append_new(set, json_string(a));
+        if (o->gaussians > 0) { /* the block's share of the total, by the points it starts from */
+            snprintf(a, sizeof a, "memory.max_gaussians=%ld", block_cap(o->gaussians, p, b, n_points));
+            json_array_append_new(set, json_string(a));
+        }
         char name[32];
         snprintf(name, sizeof name, "block_%d", b);
         json_array_append_new(jobs, json_pack("{s:s,s:s,s:o}", "name", name, "data", p->source, "set", set));
@@ -85,7 +99,7 @@ int cs_partition(const cs_partition_opts *o)
         snprintf(plan_path, sizeof plan_path, "%s/plan.json", dir);
         snprintf(jobs_path, sizeof jobs_path, "%s/jobs.json", dir);
         if (!rc) print_plan(&p, s.n_cams, s.n_points);
-        rc = rc || cs_block_plan_write(&p, plan_path) || write_jobs(o, &p, plan_path, jobs_path);
+        rc = rc || cs_block_plan_write(&p, plan_path) || write_jobs(o, &p, s.n_points, plan_path, jobs_path);
         if (!rc)
             printf("wrote %s and %s\nnext: clsplat batch %s -o ROOT, then clsplat merge %s -m ROOT -o OUT\n", plan_path,
                    jobs_path, jobs_path, o->plan_dir);

@@ -40,6 +40,8 @@ static const opt_desc OPTS[] = {
     {"--output", "-o", O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "PLAN", "the plan's folder: PLAN/plan.json, PLAN/jobs.json"},
     {"--output", "-o", O_VALUE, C(CS_CMD_MERGE), NULL, V_NONE, "OUT", "the merged model's run folder (clsplat eval, render, view, mesh -m OUT)"},
     {"--blocks", NULL, O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "N", "blocks (1 to 64), balanced by the sparse points"},
+    {"--gaussians", NULL, O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "N",
+     "the scene's Gaussian total: each block's memory.max_gaussians is its share (by the points of its expanded region)"},
     {"--margin", NULL, O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "F",
      "each block's expanded region: its core grown by F of its size on each inner side (default 0.2)"},
     {"--min-share", NULL, O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "F",
@@ -152,7 +154,7 @@ static const struct {
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
     [CS_CMD_VIEW] = {"view", "clsplat view -m OUT [--port PORT] [--host ADDR]",
                      "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
-    [CS_CMD_PARTITION] = {"partition", "clsplat partition -s DATA -o PLAN --blocks N [--eval] [--margin F] [--min-share F] [-c CONFIG] [--set key=value ...]",
+    [CS_CMD_PARTITION] = {"partition", "clsplat partition -s DATA -o PLAN --blocks N [--eval] [--gaussians N] [--margin F] [--min-share F] [-c CONFIG] [--set key=value ...]",
                           "cut a scene into blocks for block training: PLAN/plan.json and PLAN/jobs.json for clsplat batch"},
     [CS_CMD_MERGE] = {"merge", "clsplat merge PLAN -m ROOT -o OUT",
                       "merge the blocks trained in ROOT (clsplat batch PLAN/jobs.json -o ROOT) into one model, evaluated on the whole scene"},
@@ -329,6 +331,7 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--keep-components")) return parse_int(flag, v, 1, &a->keep_components);
     else if (!strcmp(n, "--psnr")) a->psnr = true;
     else if (!strcmp(n, "--blocks")) return parse_int(flag, v, 1, &a->blocks);
+    else if (!strcmp(n, "--gaussians")) return parse_int(flag, v, 1, &a->gaussians);
     else if (!strcmp(n, "--margin")) return parse_pos(flag, v, &a->margin);
     else if (!strcmp(n, "--min-share")) return parse_pos(flag, v, &a->min_share);
     else if (!strcmp(n, "--renders")) a->renders = v, a->psnr = true;

@@ -47,6 +47,7 @@ typedef struct {
     int port;                     /* the port served (0: a free one) */
     const char *host;             /* --host: the address served (NULL: 127.0.0.1) */
     int blocks;                   /* partition --blocks N */
+    int gaussians;                /* partition --gaussians N (0: none) */
     double margin, min_share;     /* partition --margin, --min-share (negative: the defaults) */
     const char *argv0;
     /* batch: the job list, or scene folders; metrics: the two images; merge: the plan */
