@@ -127,6 +127,7 @@ sanitize:
 	$(MAKE) BUILD=build-san OPT=-O1 EXTRA="-fsanitize=address,undefined -fno-omit-frame-pointer" \
 	  build-san/run_tests build-san/gen_demo build-san/clsplat
 	CLSPLAT_TEST_VERBOSE=1 CLSPLAT_GEN_DEMO=build-san/gen_demo CLSPLAT_BIN=build-san/clsplat UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  ASAN_OPTIONS=fast_unwind_on_malloc=0 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 build-san/run_tests
 
 # libFuzzer harnesses (tests/fuzz/) with ASan + UBSan, built with clang into build-fuzz/, each
