@@ -550,8 +550,18 @@ int test_gaussian_cap(void)
     c.densify.grad_threshold = 1e-7;
     c.densify.min_opacity = 0.0;
     c.memory.max_gaussians = cap;
+    c.output.checkpoint_iterations[0] = 200; /* the count after the last densification, which
+                                                comes after the last log line */
+    c.output.n_checkpoint_iterations = 1;
     CHECK_OK(train_on_test_device(&c, NULL));
     long most = (long)log_max(out, "gaussians");
+    snprintf(p, sizeof p, "%s/checkpoints/chkpnt_200.bin", out);
+    size_t len = 0;
+    char *d = cs_read_file(p, &len);
+    cs_ckpt_header h;
+    CHECK(d && !cs_checkpoint_header(d, len, p, &h), "no checkpoint %s", p);
+    free(d);
+    most = h.n > most ? h.n : most;
     snprintf(p, sizeof p, "%s/memory.json", out);
     json_t *mj = json_load_file(p, 0, NULL);
     long params = (long)json_integer_value(json_object_get(json_object_get(mj, "current_bytes"), "params"));
