@@ -168,7 +168,7 @@ kill $viewer 2>/dev/null; wait $viewer 2>/dev/null || true
 echo "== clsplat train --view: the open page follows the run"
 lport=$((20000 + RANDOM % 20000))
 "$C" train -s "$S" -o "$W/live_run" --force --iterations 3000 --set device.tune=off --set optim.random_init_points=3000 \
-    --set log.interval=20 --view $lport > "$W/live_train.log" 2>&1 &
+    --set log.interval=10 --view $lport > "$W/live_train.log" 2>&1 &
 trainer=$!
 trap 'kill $server $viewer $trainer 2>/dev/null' EXIT
 for _ in $(seq 100); do grep -q "view: http" "$W/live_train.log" && break; sleep 0.3; done
