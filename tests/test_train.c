@@ -364,14 +364,20 @@ int test_mcmc_train(void)
 }
 
 /* Adam step count stored in a checkpoint's header (-1 if unreadable) */
-static int ckpt_step(const char *path)
+/* The header of checkpoint PATH into *H; -1 when it is missing or not a checkpoint. */
+static int ckpt_read_header(const char *path, cs_ckpt_header *h)
 {
     size_t len = 0;
     char *d = cs_read_file(path, &len);
-    cs_ckpt_header h;
-    int step = cs_checkpoint_header(d, len, path, &h) ? -1 : h.step;
+    int rc = d && !cs_checkpoint_header(d, len, path, h) ? 0 : -1;
     free(d);
-    return step;
+    return rc;
+}
+
+static int ckpt_step(const char *path)
+{
+    cs_ckpt_header h;
+    return ckpt_read_header(path, &h) ? -1 : h.step;
 }
 
 /* optim.step_on_densify: gsplat steps Adam on every iteration (120 steps in 120 iterations);
@@ -439,11 +445,7 @@ int test_marks_before_densification(void)
         snprintf(path, sizeof path, "%s/point_cloud/iteration_100/point_cloud.ply", out);
         int saved = ply_vertices(path);
         snprintf(path, sizeof path, "%s/checkpoints/chkpnt_100.bin", out);
-        size_t len = 0;
-        char *d = cs_read_file(path, &len);
-        cs_ckpt_header h;
-        CHECK(d && !cs_checkpoint_header(d, len, path, &h), "no checkpoint %s", path);
-        free(d);
+        cs_ckpt_header h;        CHECK(!ckpt_read_header(path, &h), "no checkpoint %s", path);
         printf("  %s: %d Gaussians saved at iteration 100, %d in its checkpoint\n", mcmc ? "mcmc" : "default", saved,
                h.n);
         if (mcmc)
@@ -480,11 +482,7 @@ int test_density_budget(void)
         CHECK_OK(train_on_test_device(&c, NULL));
         for (int i = 0; i < 4; i++) {
             snprintf(ck, sizeof ck, "%s/checkpoints/chkpnt_%d.bin", out, marks[i]);
-            size_t len = 0;
-            char *d = cs_read_file(ck, &len);
-            cs_ckpt_header h;
-            CHECK(d && !cs_checkpoint_header(d, len, ck, &h), "no checkpoint %s", ck);
-            free(d);
+            cs_ckpt_header h;            CHECK(!ckpt_read_header(ck, &h), "no checkpoint %s", ck);
             int allowed = (int)ceil(budget * (marks[i] - 50) / 50.0);
             allowed = allowed > 1000 ? allowed : 1000;
             if (on) CHECK(h.n <= allowed, "iteration %d: %d Gaussians, the budget's curve allows %d", marks[i], h.n, allowed);
@@ -556,11 +554,7 @@ int test_gaussian_cap(void)
     CHECK_OK(train_on_test_device(&c, NULL));
     long most = (long)log_max(out, "gaussians");
     snprintf(p, sizeof p, "%s/checkpoints/chkpnt_200.bin", out);
-    size_t len = 0;
-    char *d = cs_read_file(p, &len);
-    cs_ckpt_header h;
-    CHECK(d && !cs_checkpoint_header(d, len, p, &h), "no checkpoint %s", p);
-    free(d);
+    cs_ckpt_header h;    CHECK(!ckpt_read_header(p, &h), "no checkpoint %s", p);
     most = h.n > most ? h.n : most;
     snprintf(p, sizeof p, "%s/memory.json", out);
     json_t *mj = json_load_file(p, 0, NULL);
