@@ -8,6 +8,7 @@
 
 #include "block_plan.h"
 #include "cli_run.h"
+#include "masks.h"
 #include "ply.h"
 #include "test.h"
 #include "util.h"
@@ -94,6 +95,75 @@ static int check_plan(const cs_scene *s, const cs_block_plan *p, uint64_t *rs)
     return 0;
 }
 
+/* cs_ground_ray_hits against rays sampled finely: any disagreement is a grazing ray (the
+   analytic segment inside the rectangle shorter than the sampling step) */
+static int check_ray_hits(uint64_t *rs)
+{
+    cs_ground_region r = {.on = 1, .origin = {0.3, -0.2, 0.1}, .u = {1, 0, 0}, .v = {0, 1, 0}};
+    int grazing = 0;
+    for (int t = 0; t < 400; t++) {
+        for (int k = 0; k < 2; k++) {
+            double a = 8 * test_rand(rs) - 4, b = a + 0.2 + 3 * test_rand(rs);
+            r.rect[2 * k] = test_rand(rs) < 0.2 ? -INFINITY : a, r.rect[2 * k + 1] = test_rand(rs) < 0.2 ? INFINITY : b;
+        }
+        double o[3], d[3];
+        for (int k = 0; k < 3; k++) o[k] = 10 * test_rand(rs) - 5, d[k] = 2 * test_rand(rs) - 1;
+        if (t % 10 == 0) d[t % 20 ? 0 : 1] = 0; /* parallel to a side */
+        int hit = cs_ground_ray_hits(&r, o, d), sampled = 0;
+        for (int i = 0; i <= 40000 && !sampled; i++) {
+            double q = i * 0.005, x[2] = {o[0] + q * d[0] - r.origin[0], o[1] + q * d[1] - r.origin[1]};
+            sampled = x[0] >= r.rect[0] && x[0] < r.rect[1] && x[1] >= r.rect[2] && x[1] < r.rect[3];
+        }
+        grazing += hit != sampled;
+    }
+    CHECK(grazing <= 4, "%d of 400 rays disagree with sampling", grazing);
+    return 0;
+}
+
+/* data.block_mask on the street: a pixel whose ray meets the street (y = 0) at x is kept by
+   block B exactly when x lies in B's expanded region, away from its edges (a 16 px cell spans
+   about 3 units there); pixels above the street keep their ray's verdict */
+static int check_block_mask(const cs_scene *s, const cs_block_plan *p)
+{
+    cs_scene m = *s;
+    cs_ground_region *r = &m.block_region;
+    r->on = 1, r->points = s->points, r->n_points = s->n_points;
+    memcpy(r->origin, p->origin, sizeof r->origin), memcpy(r->u, p->u, sizeof r->u), memcpy(r->v, p->v, sizeof r->v);
+    int wrong = 0, judged = 0, partial = 0;
+    for (int b = 0; b < p->n; b++) {
+        memcpy(r->rect, p->blocks[b].expanded, sizeof r->rect);
+        for (int c = 0; c < s->n_cams; c++) {
+            const cs_camera *k = &s->cams[c];
+            cs_image img = {.width = k->width, .height = k->height, .channels = 4};
+            img.px = malloc((size_t)k->width * k->height * 4);
+            CHECK(img.px != NULL, "out of memory");
+            memset(img.px, 255, (size_t)k->width * k->height * 4);
+            double kept;
+            CHECK_OK(cs_masks_region(&m, k, &img, &kept));
+            partial += kept > 0 && kept < 1;
+            double cc[3];
+            cs_camera_center(k, cc);
+            for (int j = 0; j < k->height; j++)
+                for (int i = 0; i < k->width; i++) {
+                    double dx = (i + 0.5 - k->cx) / k->fx, dz = -(j + 0.5 - k->cy) / k->fy; /* per unit of +y */
+                    double x = cc[0] + dx * 6, z = cc[2] + dz * 6, uv[2], w[3] = {x, 0, z};
+                    if (z < 0.3 || z > 2.7) continue;
+                    cs_block_ground(p, w, uv);
+                    double e = fmin(fabs(uv[0] - p->blocks[b].expanded[0]), fabs(uv[0] - p->blocks[b].expanded[1]));
+                    if (e < 3.5) continue;
+                    judged++;
+                    wrong += (img.px[((size_t)j * k->width + i) * 4 + 3] != 0) != cs_block_inside(p->blocks[b].expanded, uv);
+                }
+            free(img.px);
+        }
+    }
+    printf("  block mask: %d of %d street pixels away from block edges judged wrongly; %d views partly kept\n", wrong,
+           judged, partial);
+    CHECK(judged > 10000 && wrong <= judged / 100, "%d of %d pixels masked wrongly", wrong, judged);
+    CHECK(partial > 4, "only %d (view, block) pairs are partly masked", partial);
+    return 0;
+}
+
 int test_block_partition(void)
 {
     uint64_t rs = test_seed() ^ 0xb10c;
@@ -103,7 +173,7 @@ int test_block_partition(void)
     CHECK_OK(cs_block_partition(&s, "/street", 4, 0.2, 0.25, &p));
     CHECK(fabs(fabs(p.up[2]) - 1) < 1e-9 && p.up[2] > 0, "up (%g %g %g) is not +z", p.up[0], p.up[1], p.up[2]);
     CHECK(fabs(fabs(p.u[0]) - 1) < 1e-3, "u (%g %g %g) is not along the street", p.u[0], p.u[1], p.u[2]);
-    if (check_plan(&s, &p, &rs)) return 1;
+    if (check_plan(&s, &p, &rs) || check_ray_hits(&rs) || check_block_mask(&s, &p)) return 1;
     int total = 0, min_cams = s.n_cams;
     for (int b = 0; b < p.n; b++) total += p.blocks[b].n_cams, min_cams = p.blocks[b].n_cams < min_cams ? p.blocks[b].n_cams : min_cams;
     printf("  4 blocks, %d camera assignments of %d cameras (fewest in a block: %d)\n", total, s.n_cams, min_cams);
@@ -212,6 +282,13 @@ int test_block_train_merge(void)
         outside += in != 1;
     }
     double pm = run_psnr(out), p1 = run_psnr(one);
+    snprintf(ply, sizeof ply, "%s/metrics.json", out);
+    json_t *mj = json_load_file(ply, 0, NULL), *rec = json_array_get(mj, json_array_size(mj) - 1);
+    int nb = (int)json_integer_value(json_object_get(rec, "views_border"));
+    double pb = json_number_value(json_object_get(rec, "psnr_border"));
+    printf("  merged: %d test views across a border, PSNR %.2f\n", nb, pb);
+    json_decref(mj);
+    CHECK(nb > 0 && pb > 10, "the merge reported %d border views at %.2f dB", nb, pb);
     printf("  merged: %d Gaussians, test PSNR %.2f dB; one run over the scene: %.2f dB\n", s.n, pm, p1);
     cs_splats_free(&s);
     cs_block_plan_free(&p);

@@ -43,6 +43,7 @@ static const key_desc KEYS[] = {
     {"data.invert_masks", T_BOOL, F(data.invert_masks), 0, 0, NULL, 0, "mask files are drawn the other way: white = left out"},
     {"data.block_plan", T_STRING, F(data.block_plan), 0, 0, NULL, 0, "a block plan (clsplat partition's PLAN/plan.json): train only block data.block of the scene, its cameras and the points of its expanded region (\"\": the whole scene)"},
     {"data.block", T_INT, F(data.block), -1, 63, NULL, 0, "the block of data.block_plan to train (-1: none)"},
+    {"data.block_mask", T_BOOL, F(data.block_mask), 0, 0, NULL, 0, "block training: pixels whose ray does not pass through the block's expanded region are left out of the loss and the block's metrics, so a block does not paint its neighbours' content"},
     {"model.sh_degree", T_INT, F(model.sh_degree), 0, 3, NULL, 0, "allocated SH degree (parameters, gradients and Adam state)"},
     {"model.antialias", T_ENUM, F(model.antialias), 0, 0, "classic|mip", 0, "classic (+0.3 on the 2D covariance) or mip (mip-splatting 2D Mip filter)"},
     {"model.kernel_size", T_FLOAT, F(model.kernel_size), 0, 10, NULL, 0, "mip 2D filter variance"},

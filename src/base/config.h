@@ -35,6 +35,7 @@ typedef struct {
     bool invert_masks;     /* mask files: white = left out */
     char block_plan[1024]; /* a block plan ("" none) and its block trained (block_plan.h) */
     int block;
+    bool block_mask;       /* block training: pixels whose ray misses the block's expanded region leave the loss */
 } cs_data_cfg;
 
 typedef struct {

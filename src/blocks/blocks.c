@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "block_plan.h"
+#include "outputs.h"
 #include "ply.h"
 #include "run_dir.h"
 #include "scene.h"
@@ -160,7 +161,7 @@ static int write_config(const char *root, const char *out)
     cs_config_defaults(&c);
     snprintf(p, sizeof p, "%s/block_0/config.json", root);
     if (cs_config_load_file(&c, p)) return -1;
-    c.data.block_plan[0] = '\0', c.data.block = -1;
+    c.data.block_plan[0] = '\0', c.data.block = -1, c.data.block_mask = false;
     snprintf(c.output.dir, sizeof c.output.dir, "%s", out);
     char *dump = cs_config_dump(&c);
     snprintf(p, sizeof p, "%s/config.json", out);
@@ -202,6 +203,53 @@ int cs_merge(const char *plan, const char *root, const char *out, int *iteration
     int rc = 0;
     if (cs_run_dir_holds_run(out)) rc = cs_fail("%s holds a run already: merge into a new folder", out);
     else rc = cs_run_dir_check_apart(out, p.source, "-o") || merge_into(&p, root, out, iteration);
+    cs_block_plan_free(&p);
+    return rc;
+}
+
+/* the blocks that were assigned view NAME */
+static int blocks_of(const cs_block_plan *p, const char *name)
+{
+    int n = 0;
+    for (int b = 0; b < p->n; b++)
+        for (int c = 0; c < p->blocks[b].n_cams; c++)
+            if (!strcmp(p->blocks[b].cams[c], name)) {
+                n++;
+                break;
+            }
+    return n;
+}
+
+int cs_merge_report(const char *plan, const char *out)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, cs_dir_exists(plan) ? "%s/plan.json" : "%s", plan);
+    cs_block_plan p;
+    if (cs_block_plan_read(path, &p)) return -1;
+    snprintf(path, sizeof path, "%s/metrics.json", out);
+    json_error_t e;
+    json_t *m = json_load_file(path, 0, &e), *views = json_object_get(json_array_get(m, json_array_size(m) - 1), "per_view");
+    int rc = 0;
+    if (!json_is_array(views)) rc = cs_fail("%s: no per-view record of the merged model's evaluation", path);
+    double sum[2] = {0, 0};
+    int n[2] = {0, 0};
+    for (size_t i = 0; !rc && i < json_array_size(views); i++) {
+        json_t *v = json_array_get(views, i);
+        const char *name = json_string_value(json_object_get(v, "name"));
+        int border = name && blocks_of(&p, name) > 1;
+        json_object_set_new(v, "blocks", json_integer(name ? blocks_of(&p, name) : 0));
+        sum[border] += json_number_value(json_object_get(v, "psnr")), n[border]++;
+    }
+    if (!rc) {
+        printf("merged model by view: %d seen by one block, PSNR %.3f; %d seen by several (across a border), PSNR %.3f\n",
+               n[0], n[0] ? sum[0] / n[0] : 0, n[1], n[1] ? sum[1] / n[1] : 0);
+        json_t *rec = json_array_get(m, json_array_size(m) - 1);
+        json_object_set_new(rec, "psnr_one_block", n[0] ? json_real(sum[0] / n[0]) : json_null());
+        json_object_set_new(rec, "psnr_border", n[1] ? json_real(sum[1] / n[1]) : json_null());
+        json_object_set_new(rec, "views_border", json_integer(n[1]));
+        rc = cs_write_json(path, m);
+    }
+    json_decref(m);
     cs_block_plan_free(&p);
     return rc;
 }

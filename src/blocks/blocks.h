@@ -32,4 +32,10 @@ int cs_partition(const cs_partition_opts *o);
  * holding a run or a dataset). */
 int cs_merge(const char *plan, const char *root, const char *out, int *iteration);
 
+/* After the merged model's evaluation in OUT (metrics.json): splits its test views into those
+ * assigned to one block of PLAN and those assigned to several (across a border), prints both
+ * PSNRs and adds them to the record (psnr_one_block, psnr_border, views_border; each view gets
+ * "blocks"). -1 with a message. */
+int cs_merge_report(const char *plan, const char *out);
+
 #endif

@@ -371,7 +371,10 @@ static int cmd_merge(const cs_args *a)
 {
     if (a->n_positional != 1 || !a->model || !a->out) return USAGE_ERROR("merge needs PLAN, -m ROOT and -o OUT");
     int it;
-    return cs_merge(a->positional[0], a->model, a->out, &it) || eval_run(a, a->out) ? -1 : 0;
+    return cs_merge(a->positional[0], a->model, a->out, &it) || eval_run(a, a->out) ||
+                   cs_merge_report(a->positional[0], a->out)
+               ? -1
+               : 0;
 }
 
 static int cmd_metrics(const cs_args *a)

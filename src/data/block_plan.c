@@ -330,7 +330,7 @@ static int same_folder(const char *a, const char *b)
     return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
 }
 
-int cs_block_restrict(cs_scene *s, const char *data_path, const char *plan_path, int k)
+int cs_block_restrict(cs_scene *s, const char *data_path, const char *plan_path, int k, int mask)
 {
     cs_block_plan p;
     if (cs_block_plan_read(plan_path, &p)) return -1;
@@ -344,6 +344,12 @@ int cs_block_restrict(cs_scene *s, const char *data_path, const char *plan_path,
     }
     const cs_block *b = &p.blocks[k];
     int nc = 0, np = 0;
+    if (mask && s->n_points) {
+        cs_ground_region *g = &s->block_region;
+        g->points = malloc(sizeof(float) * 3 * s->n_points);
+        if (!g->points) rc = cs_fail("out of host memory (block %d's mask)", k);
+        else memcpy(g->points, s->points, sizeof(float) * 3 * s->n_points), g->n_points = s->n_points;
+    }
     for (int i = 0; i < s->n_cams; i++)
         if (has_name(b, s->cams[i].name)) s->cams[nc++] = s->cams[i];
     for (int i = 0; i < s->n_points; i++) {
@@ -354,10 +360,16 @@ int cs_block_restrict(cs_scene *s, const char *data_path, const char *plan_path,
         memmove(s->colors + 3 * np, s->colors + 3 * i, 3);
         np++;
     }
-    if (nc != b->n_cams)
+    if (!rc && nc != b->n_cams)
         rc = cs_fail("%s: block %d names %d cameras, the dataset has %d of them", plan_path, k, b->n_cams, nc);
-    else if (cs_scene_count(s, 0) == 0) rc = cs_fail("%s: block %d has no training view", plan_path, k);
+    else if (!rc && cs_scene_count(s, 0) == 0) rc = cs_fail("%s: block %d has no training view", plan_path, k);
     s->n_cams = nc, s->n_points = np;
+    if (mask) {
+        cs_ground_region *g = &s->block_region;
+        g->on = 1, s->weighted = 1;
+        memcpy(g->origin, p.origin, sizeof g->origin), memcpy(g->u, p.u, sizeof g->u), memcpy(g->v, p.v, sizeof g->v);
+        memcpy(g->rect, b->expanded, sizeof g->rect);
+    }
     cs_block_plan_free(&p);
     return rc;
 }

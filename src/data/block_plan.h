@@ -45,9 +45,10 @@ int cs_block_of(const cs_block_plan *p, const double x[3]);
 int cs_block_plan_write(const cs_block_plan *p, const char *path);
 int cs_block_plan_read(const char *path, cs_block_plan *out);
 /* Keeps of S only block K's cameras (the split as the whole scene's) and the points in its
- * expanded region. -1 with a message (no such block, a plan made for another dataset,
+ * expanded region; with MASK, S's block region is that expanded region (masks.h: pixels whose
+ * ray misses it leave the loss). -1 with a message (no such block, a plan made for another dataset,
  * assigned cameras missing). */
-int cs_block_restrict(cs_scene *s, const char *data_path, const char *plan_path, int k);
+int cs_block_restrict(cs_scene *s, const char *data_path, const char *plan_path, int k, int mask);
 void cs_block_plan_free(cs_block_plan *p);
 
 #endif

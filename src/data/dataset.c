@@ -17,6 +17,7 @@ void cs_scene_free(cs_scene *s)
     free(s->cams);
     free(s->points);
     free(s->colors);
+    free(s->block_region.points);
     memset(s, 0, sizeof *s);
 }
 

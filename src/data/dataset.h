@@ -16,6 +16,16 @@ typedef struct {
     int width, height;
 } cs_undistort_map;
 
+/* A vertical prism over a rectangle of a ground frame: block training's expanded region
+   (block_plan.h), which decides the pixels a block trains on (data.block_mask, masks.h). */
+typedef struct {
+    int on;
+    double origin[3], u[3], v[3]; /* the ground frame: (u, v) of x = ((x - origin).u, (x - origin).v) */
+    double rect[4];               /* u0 u1 v0 v1, +-INFINITY on open sides */
+    float *points;                /* (n_points, 3) the whole scene's sparse points: the surface a pixel sees */
+    int n_points;
+} cs_ground_region;
+
 typedef struct {
     int kind;             /* CS_SCENE_* */
     cs_camera *cams;
@@ -30,6 +40,7 @@ typedef struct {
        undistorted photos): 4 bytes a pixel instead of 3 */
     int weighted;
     int alpha_as_mask, invert_masks; /* data.alpha_as_mask, data.invert_masks */
+    cs_ground_region block_region; /* on: pixels whose ray misses it get weight 0 */
 } cs_scene;
 
 /* Bytes (channels) a ground-truth pixel takes: 3 (RGB), 4 with a weight channel. */

@@ -1,6 +1,7 @@
 /* masks: mask files and the weight channel of the ground truth (masks.h). */
 #include "masks.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,5 +102,92 @@ int cs_masks_attach(cs_image *img, const uint8_t *w)
     free(img->px);
     img->px = px;
     img->channels = 4;
+    return 0;
+}
+
+/* the ray's parameters [*T0, *T1] inside the slab LO <= o + t d < HI of one ground axis */
+static void slab(double o, double d, double lo, double hi, double *t0, double *t1)
+{
+    if (d == 0) {
+        if (o < lo || o >= hi) *t0 = INFINITY, *t1 = -INFINITY;
+        return;
+    }
+    double a = (lo - o) / d, b = (hi - o) / d; /* +-INFINITY bounds give +-INFINITY, never NaN */
+    if (a > b) {
+        double t = a;
+        a = b, b = t;
+    }
+    *t0 = fmax(*t0, a), *t1 = fmin(*t1, b);
+}
+
+int cs_ground_ray_hits(const cs_ground_region *r, const double o[3], const double d[3])
+{
+    double q[3] = {o[0] - r->origin[0], o[1] - r->origin[1], o[2] - r->origin[2]};
+    double ou = q[0] * r->u[0] + q[1] * r->u[1] + q[2] * r->u[2], ov = q[0] * r->v[0] + q[1] * r->v[1] + q[2] * r->v[2];
+    double du = d[0] * r->u[0] + d[1] * r->u[1] + d[2] * r->u[2], dv = d[0] * r->v[0] + d[1] * r->v[1] + d[2] * r->v[2];
+    double t0 = 0, t1 = INFINITY;
+    slab(ou, du, r->rect[0], r->rect[1], &t0, &t1);
+    slab(ov, dv, r->rect[2], r->rect[3], &t0, &t1);
+    return t0 < t1;
+}
+
+#define REGION_CELL 16
+
+/* per 16 x 16 cell of camera C's image: 1 when its nearest sparse point lies in R, 0 when
+   outside, -1 when no point projects into it */
+static signed char *nearest_inside(const cs_ground_region *r, const cs_camera *c, int gw, int gh)
+{
+    signed char *in = malloc((size_t)gw * gh);
+    float *z = malloc(sizeof(float) * gw * gh);
+    if (!in || !z) {
+        free(in), free(z);
+        return NULL;
+    }
+    memset(in, -1, (size_t)gw * gh);
+    for (int p = 0; p < r->n_points; p++) {
+        const float *x = r->points + 3 * p;
+        double q[3];
+        for (int a = 0; a < 3; a++) q[a] = c->R[3 * a] * x[0] + c->R[3 * a + 1] * x[1] + c->R[3 * a + 2] * x[2] + c->t[a];
+        if (q[2] <= 1e-6) continue;
+        double u = c->fx * q[0] / q[2] + c->cx, v = c->fy * q[1] / q[2] + c->cy;
+        if (!(u >= 0 && u < c->width && v >= 0 && v < c->height)) continue;
+        int cell = (int)(v / REGION_CELL) * gw + (int)(u / REGION_CELL);
+        if (in[cell] >= 0 && z[cell] <= q[2]) continue;
+        double d[3] = {x[0] - r->origin[0], x[1] - r->origin[1], x[2] - r->origin[2]};
+        double uv[2] = {d[0] * r->u[0] + d[1] * r->u[1] + d[2] * r->u[2], d[0] * r->v[0] + d[1] * r->v[1] + d[2] * r->v[2]};
+        z[cell] = (float)q[2];
+        in[cell] = uv[0] >= r->rect[0] && uv[0] < r->rect[1] && uv[1] >= r->rect[2] && uv[1] < r->rect[3];
+    }
+    free(z);
+    return in;
+}
+
+int cs_masks_region(const cs_scene *s, const cs_camera *c, cs_image *img, double *kept)
+{
+    if (kept) *kept = 1;
+    const cs_ground_region *r = &s->block_region;
+    if (!r->on) return 0;
+    if (img->channels != 4 || img->width != c->width || img->height != c->height)
+        return cs_fail("internal: %s: the block mask needs the %dx%d ground truth with its weight", c->name, c->width,
+                       c->height);
+    int gw = (c->width + REGION_CELL - 1) / REGION_CELL, gh = (c->height + REGION_CELL - 1) / REGION_CELL;
+    signed char *in = nearest_inside(r, c, gw, gh);
+    if (!in) return cs_fail("out of host memory (the block mask of %s)", c->name);
+    double o[3];
+    cs_camera_center(c, o);
+    size_t n = 0;
+    for (int j = 0; j < img->height; j++)
+        for (int i = 0; i < img->width; i++) {
+            int cell = in[(j / REGION_CELL) * gw + i / REGION_CELL], keep = cell;
+            if (cell < 0) {
+                double k[3] = {(i + 0.5 - c->cx) / c->fx, (j + 0.5 - c->cy) / c->fy, 1}, d[3];
+                for (int a = 0; a < 3; a++) d[a] = c->R[a] * k[0] + c->R[3 + a] * k[1] + c->R[6 + a] * k[2];
+                keep = cs_ground_ray_hits(r, o, d);
+            }
+            if (!keep) img->px[((size_t)j * img->width + i) * 4 + 3] = 0;
+            n += keep != 0;
+        }
+    free(in);
+    if (kept) *kept = (double)n / ((size_t)img->width * img->height);
     return 0;
 }

@@ -22,6 +22,14 @@ int cs_masks_find(cs_scene *s, const cs_data_cfg *data);
  * compositing): 255 where kept, 0 where masked, from its mask file and/or the photo's alpha.
  * *W is a new PHOTO->width x PHOTO->height array. -1 with a message naming the mask. */
 int cs_masks_weight(const cs_scene *s, const cs_camera *c, const cs_image *photo, uint8_t **w);
+/* True when the ray from O along D (t >= 0) passes through region R's prism. */
+int cs_ground_ray_hits(const cs_ground_region *r, const double o[3], const double d[3]);
+/* Block training (data.block_mask): sets the weight of IMG's pixels (camera C's ground truth
+ * at training size, with its weight channel) to 0 where the surface the pixel sees lies outside
+ * S's block region. The surface is the nearest of the scene's sparse points that project into
+ * the pixel's 16 x 16 cell; a cell no point reaches (sky) keeps the pixels whose ray passes
+ * through the region. Nothing when the region is off. *KEPT (may be NULL) gets the share kept. */
+int cs_masks_region(const cs_scene *s, const cs_camera *c, cs_image *img, double *kept);
 /* IMG (RGB) with the weight W as a fourth channel. */
 int cs_masks_attach(cs_image *img, const uint8_t *w);
 

@@ -75,7 +75,7 @@ int cs_scene_load(const cs_data_cfg *cfg, cs_scene *out)
     }
     if ((cfg->block_plan[0] || cfg->block >= 0) &&
         (!cfg->block_plan[0] || cfg->block < 0 ? cs_fail("data.block_plan and data.block go together")
-                                                : cs_block_restrict(out, root, cfg->block_plan, cfg->block))) {
+                                                : cs_block_restrict(out, root, cfg->block_plan, cfg->block, cfg->block_mask))) {
         cs_scene_free(out);
         return -1;
     }
@@ -108,6 +108,9 @@ void cs_scene_describe(const cs_scene *s, FILE *out)
     if (turned || tagged)
         fprintf(out, "EXIF orientation: %d photos turned upright (their camera has the upright size), %d tagged photos "
                      "used as stored (their camera has the stored size, as COLMAP reads them)\n", turned, tagged);
+    if (s->block_region.on)
+        fprintf(out, "block mask: pixels whose surface (the nearest sparse point, else the ray) lies outside the "
+                     "block's expanded region are left out\n");
     if (s->weighted)
         fprintf(out, "masks: %d of %d views have a mask file%s%s; the ground truth carries a weight (4 bytes a pixel)\n",
                 nm, s->n_cams, s->alpha_as_mask ? ", the photos' alpha is a mask" : "",
@@ -168,7 +171,7 @@ int cs_scene_read_image(const cs_scene *s, const cs_camera *cam, cs_image *out)
         if (r) return -1;
         img = small;
     }
-    if (cs_undistort_image(s, cam, &img)) {
+    if (cs_undistort_image(s, cam, &img) || cs_masks_region(s, cam, &img, NULL)) {
         cs_image_free(&img);
         return -1;
     }
