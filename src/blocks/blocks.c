@@ -241,8 +241,11 @@ int cs_merge_report(const char *plan, const char *out)
         sum[border] += json_number_value(json_object_get(v, "psnr")), n[border]++;
     }
     if (!rc) {
-        printf("merged model by view: %d seen by one block, PSNR %.3f; %d seen by several (across a border), PSNR %.3f\n",
-               n[0], n[0] ? sum[0] / n[0] : 0, n[1], n[1] ? sum[1] / n[1] : 0);
+        char a[32] = "-", b[32] = "-";
+        if (n[0]) snprintf(a, sizeof a, "%.3f", sum[0] / n[0]);
+        if (n[1]) snprintf(b, sizeof b, "%.3f", sum[1] / n[1]);
+        printf("merged model's test views: %d assigned to one block, PSNR %s; %d to several (across a border), PSNR %s\n",
+               n[0], a, n[1], b);
         json_t *rec = json_array_get(m, json_array_size(m) - 1);
         json_object_set_new(rec, "psnr_one_block", n[0] ? json_real(sum[0] / n[0]) : json_null());
         json_object_set_new(rec, "psnr_border", n[1] ? json_real(sum[1] / n[1]) : json_null());

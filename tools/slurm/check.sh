@@ -2,7 +2,9 @@
 # make check-slurm: a real single-node Slurm on this machine (local-cluster.sh) runs a
 # three-job array of tiny CPU jobs through clsplat-array.sbatch. One task is requeued while it
 # trains (as preemption does): it must stop with a checkpoint and resume from it. Then
-# `clsplat batch --collect` must report all three done. Stops the daemons it started.
+# `clsplat batch --collect` must report all three done. Then block training (#37): a COLMAP
+# demo scene cut into two blocks by `clsplat partition`, whose job list the same array script
+# runs unchanged, merged by `clsplat merge` and evaluated. Stops the daemons it started.
 #   usage: tools/slurm/check.sh [BUILD]   (BUILD holds clsplat and gen_demo; default build)
 set -eu
 cd "$(dirname "$0")/../.."
@@ -51,4 +53,24 @@ grep -q "resumed from" "$T/root/long/train.log" || fail "the requeued task did n
 n=$(grep -c ',done,' "$T/root/summary.csv") && [ "$n" = 3 ] || fail "summary.csv has $n done jobs"
 grep -q "stopped with a checkpoint\|interrupted: checkpoint saved" "$T/root/long/train.log" "$T"/clsplat-*_2.out 2>/dev/null ||
     fail "the requeued task did not save a checkpoint when stopped"
-echo "check-slurm: ok (3 array tasks done, task 2 requeued and resumed; $T)"
+# block training: partition -> the array over PLAN/jobs.json -> merge
+"$BUILD/gen_demo" "$T/bscene" 40 30 --format colmap >/dev/null
+"$CLSPLAT" partition -s "$T/bscene" -o "$T/plan" --blocks 2 --eval --gaussians 2000 --set device.tune=off \
+    --set optim.iterations=150 --set densify.from=50 --set densify.interval=50 --set log.interval=50 \
+    --set eval.test_iterations=[150] --set output.save_iterations=[150] > "$T/partition.log" 2>&1 ||
+    { cat "$T/partition.log"; fail "partition"; }
+job=$(cd "$T" && sbatch --parsable --array=0-1 --gres=none --cpus-per-task=1 --mem=1G --time=10:00 \
+      "$OLDPWD/tools/slurm/clsplat-array.sbatch" plan/jobs.json broot)
+job=${job%%;*}
+echo "check-slurm: submitted the block array job $job"
+i=0
+while q=$(squeue -h -j "$job" 2>/dev/null) || q=unknown; [ -n "$q" ]; do
+    i=$((i + 1)); [ $i -lt 1500 ] || { squeue -j "$job"; fail "the block array did not finish in 5 minutes"; }; sleep 0.2
+done
+for b in 0 1; do
+    [ -f "$T/broot/block_$b/point_cloud/iteration_150/point_cloud.ply" ] || fail "block_$b has no model"
+done
+"$CLSPLAT" merge "$T/plan" -m "$T/broot" -o "$T/merged" > "$T/merge.log" 2>&1 || { cat "$T/merge.log"; fail "merge"; }
+grep -E "merged|\[eval" "$T/merge.log"
+grep -q '"psnr_border"' "$T/merged/metrics.json" || fail "the merged model was not evaluated by view"
+echo "check-slurm: ok (3 array tasks done, task 2 requeued and resumed; 2 blocks trained by the array and merged; $T)"
