@@ -156,7 +156,8 @@ static int assign(const cs_scene *s, const double *uv, cs_block_plan *p)
         cs_block *k = &p->blocks[b];
         k->cams = calloc((size_t)s->n_cams, sizeof *k->cams);
         if (!k->cams) return cs_fail("out of host memory");
-        for (int i = 0; i < s->n_points; i++) k->n_points += cs_block_inside(k->expanded, uv + 2 * i);
+        for (int i = 0; i < s->n_points; i++)
+            k->n_points += cs_block_inside(k->expanded, uv + 2 * i), k->n_core += cs_block_inside(k->core, uv + 2 * i);
         for (int c = 0; c < s->n_cams; c++) {
             const cs_camera *cam = &s->cams[c];
             double cc[3], cuv[2];

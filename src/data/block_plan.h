@@ -19,6 +19,7 @@ typedef struct {
     char (*cams)[256];  /* names of the cameras assigned (training and test views) */
     int n_cams, n_train;
     int n_points;       /* the scene's points in the expanded region: the block's initial points */
+    int n_core;         /* the scene's points in the core (partition only; 0 in a plan read back) */
 } cs_block;
 
 typedef struct {
