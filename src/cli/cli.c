@@ -41,7 +41,7 @@ static const opt_desc OPTS[] = {
     {"--output", "-o", O_VALUE, C(CS_CMD_MERGE), NULL, V_NONE, "OUT", "the merged model's run folder (clsplat eval, render, view, mesh -m OUT)"},
     {"--blocks", NULL, O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "N", "blocks (1 to 64), balanced by the sparse points"},
     {"--gaussians", NULL, O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "N",
-     "the scene's Gaussian total: each block's memory.max_gaussians is its share (by the points of its expanded region)"},
+     "the scene's Gaussian total: each block's memory.max_gaussians is its core's share of the points x 1.4"},
     {"--margin", NULL, O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "F",
      "each block's expanded region: its core grown by F of its size on each inner side (default 0.2)"},
     {"--min-share", NULL, O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "F",
