@@ -16,7 +16,10 @@
  *     OUT/masks/<image name>.png (COLMAP), mask_path (nerfstudio); a held-out view's mask covers
  *     where the ball would have been.
  * --focal F  the focal length in pixels (default: a 0.75 rad horizontal field of view)
- * usage: gen_demo OUT_DIR [WIDTH HEIGHT] [--format F] [--lens SPEC] [--focal F] [--distractor] */
+ * --tiles K  K copies of the scene in a row along x, 3 units apart, 60 cameras around each (a
+ *     scene larger than one block or one memory budget, for block training)
+ * usage: gen_demo OUT_DIR [WIDTH HEIGHT] [--format F] [--lens SPEC] [--focal F] [--distractor]
+ *        [--tiles K] */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -57,8 +60,31 @@ static void hit_ball(v3 o, v3 d, v3 c, double r, v3 albedo, hit *h)
     }
 }
 
-/* BALL: the distractor's centre, or NULL */
+/* --tiles K: K copies of the scene in a row along x, TILE_STEP apart, centred on x = 0 (a scene
+   larger than one block or one memory budget); each view orbits one copy */
+#define TILE_STEP 3.0
+static int tiles = 1;
+static double tile_x(int k) { return TILE_STEP * (k - 0.5 * (tiles - 1)); }
+
+static void trace_one(v3 o, v3 d, const v3 *ball, hit *h);
+
+/* BALL: the distractor's centre, or NULL (one copy only); the nearest hit over the copies */
 static void trace(v3 o, v3 d, const v3 *ball, hit *h)
+{
+    if (tiles == 1) {
+        trace_one(o, d, ball, h);
+        return;
+    }
+    h->t = INFINITY;
+    h->distractor = 0;
+    for (int k = 0; k < tiles; k++) {
+        hit c;
+        trace_one(sub(o, (v3){tile_x(k), 0, 0}), d, NULL, &c);
+        if (c.t < h->t) *h = c;
+    }
+}
+
+static void trace_one(v3 o, v3 d, const v3 *ball, hit *h)
 {
     h->t = INFINITY;
     h->distractor = 0;
@@ -173,11 +199,12 @@ typedef struct {
 
 #define VIEWS 60
 #define FOVX 0.75
-#define MAX_POINTS 6000
+#define MAX_POINTS 6000 /* a copy */
+#define MAX_TILES 8
 
 typedef struct {
-    float xyz[MAX_POINTS][3];
-    unsigned char rgb[MAX_POINTS][3];
+    float xyz[MAX_POINTS * MAX_TILES][3];
+    unsigned char rgb[MAX_POINTS * MAX_TILES][3];
     int n;
 } points;
 
@@ -186,8 +213,9 @@ static view view_of(int i)
     double az = i * 2.399963 /* golden angle */, el = 0.3 + 0.9 * ((i * 0.618034) - floor(i * 0.618034));
     double rad = 3.6;
     view v;
-    v.eye = (v3){rad * cos(az) * cos(el), rad * sin(az) * cos(el), rad * sin(el) - 0.1};
-    v.fwd = norm3(sub((v3){0, 0, -0.15}, v.eye));
+    double cx = tile_x(i % tiles);
+    v.eye = (v3){cx + rad * cos(az) * cos(el), rad * sin(az) * cos(el), rad * sin(el) - 0.1};
+    v.fwd = norm3(sub((v3){cx, 0, -0.15}, v.eye));
     v.right = norm3(cross3(v.fwd, (v3){0, 0, 1}));
     v.down = cross3(v.fwd, v.right);
     return v;
@@ -233,7 +261,7 @@ static void render_view(const options *o, int i, cs_image *img, unsigned char *m
                 px[k] = (unsigned char)(g > 255 ? 255 : g);
             }
             if (mask) mask[(size_t)y * o->W + x] = dis ? 0 : 255;
-            if (pts && x % 6 == 3 && y % 6 == 3 && !dis && isfinite(pt.x) && pts->n < MAX_POINTS) {
+            if (pts && x % 6 == 3 && y % 6 == 3 && !dis && isfinite(pt.x) && pts->n < MAX_POINTS * tiles) {
                 pts->xyz[pts->n][0] = (float)pt.x, pts->xyz[pts->n][1] = (float)pt.y, pts->xyz[pts->n][2] = (float)pt.z;
                 memcpy(pts->rgb[pts->n++], px, 3);
             }
@@ -400,7 +428,7 @@ static int write_reconstruction(const options *o)
     cs_image img = {o->W, o->H, 3, malloc((size_t)o->W * o->H * 3)}, mk = {o->W, o->H, 3, malloc((size_t)o->W * o->H * 3)};
     unsigned char *mask = malloc((size_t)o->W * o->H);
     int r = !pts || !img.px || !mk.px || !mask ? cs_fail("out of memory") : camera_header(o, &cams);
-    for (int i = 0; !r && i < VIEWS; i++) {
+    for (int i = 0; !r && i < VIEWS * tiles; i++) {
         render_view(o, i, &img, o->distractor ? mask : NULL, pts);
         snprintf(p, sizeof p, "%s/images/v_%02d.png", o->out, i);
         r = cs_image_save_png(p, &img);
@@ -433,7 +461,7 @@ static int write_blender(const options *o)
     int count[2] = {0, 0}, r = 0;
     cs_image img = {o->W, o->H, 3, malloc((size_t)o->W * o->H * 3)};
     if (!img.px) r = cs_fail("out of memory");
-    for (int i = 0; !r && i < VIEWS; i++) {
+    for (int i = 0; !r && i < VIEWS * tiles; i++) {
         int s = held_out(o, i), idx = count[s]++;
         render_view(o, i, &img, NULL, NULL);
         snprintf(p, sizeof p, "%s/%s/r_%d.png", o->out, s ? "test" : "train", idx);
@@ -493,6 +521,9 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--focal") && i + 1 < argc) {
             focal = atof(argv[++i]);
             if (!(focal > 0)) return cs_fail("--focal %s: a focal length in pixels", argv[i]);
+        } else if (!strcmp(a, "--tiles") && i + 1 < argc) {
+            tiles = atoi(argv[++i]);
+            if (tiles < 1 || tiles > MAX_TILES) return cs_fail("--tiles %s: 1 to %d copies", argv[i], MAX_TILES);
         } else if (!strcmp(a, "--distractor")) {
             o->distractor = 1;
         } else if (a[0] == '-') {
@@ -507,6 +538,7 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (!o->out) return cs_fail("no output folder");
     if (o->W < 8 || o->H < 8 || o->W > 4096 || o->H > 4096) return cs_fail("bad size %dx%d", o->W, o->H);
+    if (tiles > 1 && o->distractor) return cs_fail("--tiles and --distractor do not go together");
     if (o->format == FMT_BLENDER && (o->lens.model != CS_LENS_SIMPLE_PINHOLE || o->distractor))
         return cs_fail("--lens and --distractor need --format nerfstudio or colmap");
     o->lens.fx = o->lens.fy = focal > 0 ? focal : o->W / (2 * tan(FOVX / 2));
@@ -519,13 +551,13 @@ int main(int argc, char **argv)
     options o;
     if (parse_args(argc, argv, &o)) {
         fprintf(stderr, "gen_demo: %s\nusage: gen_demo OUT_DIR [WIDTH HEIGHT] [--format blender|nerfstudio|colmap] "
-                        "[--lens MODEL:K1,K2,...] [--focal F] [--distractor]\n", cs_last_error());
+                        "[--lens MODEL:K1,K2,...] [--focal F] [--distractor] [--tiles K]\n", cs_last_error());
         return 2;
     }
     if (o.format == FMT_BLENDER ? write_blender(&o) : write_reconstruction(&o)) {
         fprintf(stderr, "gen_demo: %s\n", cs_last_error());
         return 1;
     }
-    printf("demo scene: %d views at %dx%d (%s lens) in %s\n", VIEWS, o.W, o.H, cs_lens_model_name(o.lens.model), o.out);
+    printf("demo scene: %d views at %dx%d (%s lens) in %s\n", VIEWS * tiles, o.W, o.H, cs_lens_model_name(o.lens.model), o.out);
     return 0;
 }
