@@ -262,7 +262,7 @@ int test_block_train_merge(void)
     CHECK(cli_run("", log, "partition -s %s -o %s --blocks 2 --eval --gaussians 3200", data, plan) == 0,
           "partition failed, see %s", log);
     CHECK(cli_run("", log, "batch %s/jobs.json -o %s %s", plan, root, it) == 0, "batch failed, see %s", log);
-    CHECK(cli_run("", log, "merge %s -m %s -o %s", plan, root, out) == 0, "merge failed, see %s", log);
+    CHECK(cli_run("", log, "merge %s -m %s -o %s --finetune 150", plan, root, out) == 0, "merge failed, see %s", log);
     CHECK(cli_run("", log, "train -s %s -o %s --eval %s --set memory.max_gaussians=3200", data, one, it) == 0,
           "the single run failed, see %s", log);
     if (check_caps(plan, root)) return 1;
@@ -282,6 +282,11 @@ int test_block_train_merge(void)
         outside += in != 1;
     }
     double pm = run_psnr(out), p1 = run_psnr(one);
+    char ft[800];
+    snprintf(ft, sizeof ft, "%s/finetune", out);
+    double pf = run_psnr(ft);
+    printf("  merged: %.2f dB, after --finetune 150: %.2f dB\n", pm, pf);
+    CHECK(pf > pm + 0.1, "the fine-tune did not improve the merged model: %.2f -> %.2f dB", pm, pf);
     snprintf(ply, sizeof ply, "%s/metrics.json", out);
     json_t *mj = json_load_file(ply, 0, NULL), *rec = json_array_get(mj, json_array_size(mj) - 1);
     int nb = (int)json_integer_value(json_object_get(rec, "views_border"));

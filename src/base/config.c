@@ -65,6 +65,7 @@ static const key_desc KEYS[] = {
     {"optim.seed", T_INT, F(optim.seed), 0, 2147483647, NULL, 0, "view order, initialisation and split sampling"},
     {"optim.random_init_points", T_INT, F(optim.random_init_points), 1, 1e8, NULL, 0, "random initial points for scenes without a point cloud"},
     {"optim.deterministic", T_BOOL, F(optim.deterministic), 0, 0, NULL, 0, "no float atomics in the backward: the same seed on the same device gives the same bits (slower backward)"},
+    {"optim.init_ply", T_STRING, F(optim.init_ply), 0, 0, NULL, 0, "start from this PLY's Gaussians (a trained or merged model, SH degree model.sh_degree) instead of the dataset's points; Adam's moments start at zero (\"\": from the points)"},
     {"optim.init_random", T_BOOL, F(optim.init_random), 0, 0, NULL, 0, "start from optim.random_init_points random points even when the dataset has a point cloud (in a cube of 3x the camera extent around the cameras' centre; the MCMC paper trains real scenes from random points too)"},
     {"optim.init_opacity", T_FLOAT, F(optim.init_opacity), -1, 0.99, NULL, 0, "initial opacity (-1: the strategy's: 0.1 default as graphdeco, 0.5 mcmc as gsplat)"},
     {"optim.init_scale", T_FLOAT, F(optim.init_scale), -1, 100, NULL, 0, "multiplies the initial scale (the mean distance to 3 nearest neighbours; -1: 1 default, 0.1 mcmc as gsplat)"},

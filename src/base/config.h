@@ -62,6 +62,7 @@ typedef struct {
     int res_schedule_start;      /* resolution schedule: early views at 1/this of their size (1: off) */
     double res_schedule_until;   /* ... rising to full size at this fraction of the iterations */
     bool init_random;      /* random initial points even when the dataset has a point cloud */
+    char init_ply[1024];   /* start from this PLY's Gaussians ("": from the points) */
     double init_opacity;   /* initial opacity (-1: the strategy's, 0.1 default, 0.5 mcmc) */
     double init_scale;     /* multiplies the initial nearest-neighbour scale (-1: 1 default, 0.1 mcmc) */
     double opacity_reg;    /* loss + this x mean opacity (-1: 0 default, 0.01 mcmc) */

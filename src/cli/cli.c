@@ -40,6 +40,8 @@ static const opt_desc OPTS[] = {
     {"--output", "-o", O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "PLAN", "the plan's folder: PLAN/plan.json, PLAN/jobs.json"},
     {"--output", "-o", O_VALUE, C(CS_CMD_MERGE), NULL, V_NONE, "OUT", "the merged model's run folder (clsplat eval, render, view, mesh -m OUT)"},
     {"--blocks", NULL, O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "N", "blocks (1 to 64), balanced by the sparse points"},
+    {"--finetune", NULL, O_VALUE, C(CS_CMD_MERGE), NULL, V_NONE, "N",
+     "then train the merged model N iterations on the whole scene (no densification) into OUT/finetune/, evaluated"},
     {"--gaussians", NULL, O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "N",
      "the scene's Gaussian total: each block's memory.max_gaussians is its core's share of the points x 1.4"},
     {"--margin", NULL, O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "F",
@@ -156,7 +158,7 @@ static const struct {
                      "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
     [CS_CMD_PARTITION] = {"partition", "clsplat partition -s DATA -o PLAN --blocks N [--eval] [--gaussians N] [--margin F] [--min-share F] [-c CONFIG] [--set key=value ...]",
                           "cut a scene into blocks for block training: PLAN/plan.json and PLAN/jobs.json for clsplat batch"},
-    [CS_CMD_MERGE] = {"merge", "clsplat merge PLAN -m ROOT -o OUT",
+    [CS_CMD_MERGE] = {"merge", "clsplat merge PLAN -m ROOT -o OUT [--finetune N]",
                       "merge the blocks trained in ROOT (clsplat batch PLAN/jobs.json -o ROOT) into one model, evaluated on the whole scene"},
     [CS_CMD_REPORT] = {"report", "clsplat report -m OUT [-o FILE]",
                        "one self-contained HTML page of a run (charts, evaluations, previews, config), OUT/report.html"},
@@ -331,6 +333,7 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--keep-components")) return parse_int(flag, v, 1, &a->keep_components);
     else if (!strcmp(n, "--psnr")) a->psnr = true;
     else if (!strcmp(n, "--blocks")) return parse_int(flag, v, 1, &a->blocks);
+    else if (!strcmp(n, "--finetune")) return parse_int(flag, v, 1, &a->finetune);
     else if (!strcmp(n, "--gaussians")) return parse_int(flag, v, 1, &a->gaussians);
     else if (!strcmp(n, "--margin")) return parse_pos(flag, v, &a->margin);
     else if (!strcmp(n, "--min-share")) return parse_pos(flag, v, &a->min_share);

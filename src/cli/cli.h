@@ -48,6 +48,7 @@ typedef struct {
     const char *host;             /* --host: the address served (NULL: 127.0.0.1) */
     int blocks;                   /* partition --blocks N */
     int gaussians;                /* partition --gaussians N (0: none) */
+    int finetune;                 /* merge --finetune N (0: none) */
     double margin, min_share;     /* partition --margin, --min-share (negative: the defaults) */
     const char *argv0;
     /* batch: the job list, or scene folders; metrics: the two images; merge: the plan */

@@ -24,6 +24,7 @@
 #include "mesh_gltf.h"
 #include "mesher.h"
 #include "model.h"
+#include "optim.h"
 #include "outputs.h"
 #include "render.h"
 #include "run_report.h"
@@ -366,15 +367,59 @@ static int cmd_partition(const cs_args *a)
     return cs_partition(&o);
 }
 
-/* merge, then the merged model's evaluation on the whole scene's test views */
+/* merge --finetune N: the merged model of OUT (iteration IT) trained N more iterations on the
+ * whole scene into OUT/finetune/, with the blocks' settings, no densification, every SH degree
+ * from the start and the position lr going on from where the blocks' schedule left it */
+static int merge_finetune(const cs_args *a, const char *out, int it)
+{
+    cs_config cfg;
+    cs_args m = *a;
+    m.model = out;
+    if (model_config(&m, &cfg)) return -1;
+    cs_optim_cfg *o = &cfg.optim;
+    double lr = cs_lr_expon(o->position_lr_init, o->position_lr_final, o->position_lr_delay_mult, 0,
+                            o->position_lr_max_steps, it);
+    char set[6][1100];
+    snprintf(set[0], sizeof set[0], "optim.init_ply=%s/point_cloud/iteration_%d/point_cloud.ply", out, it);
+    snprintf(set[1], sizeof set[1], "optim.iterations=%d", a->finetune);
+    snprintf(set[2], sizeof set[2], "optim.position_lr_init=%.9g", lr);
+    snprintf(set[3], sizeof set[3], "optim.position_lr_max_steps=%d", a->finetune);
+    snprintf(set[4], sizeof set[4], "eval.test_iterations=[%d]", a->finetune);
+    snprintf(set[5], sizeof set[5], "output.save_iterations=[%d]", a->finetune);
+    for (int i = 0; i < 6; i++)
+        if (cs_config_set_from(&cfg, set[i], "--finetune")) return -1;
+    cs_config_explicit_iterations(&cfg, false);
+    if (cs_config_explicit_marks(&cfg, "eval.test_iterations") || cs_config_explicit_marks(&cfg, "output.save_iterations"))
+        return -1;
+    cfg.densify.until = 0, o->sh_increase_interval = 1, cfg.data.eval = true;
+    if (cs_path_join(cfg.output.dir, sizeof cfg.output.dir, out, "finetune")) return -1;
+    printf("fine-tuning the merged model: %d iterations on the whole scene into %s\n", a->finetune, cfg.output.dir);
+    cs_scene scene;
+    if (cs_scene_load(&cfg.data, &scene)) return -1;
+    int rc = open_run_dir(&cfg, true, false);
+    cs_cl cl;
+    if (!rc) rc = open_device(a, &cfg, &cl, 0);
+    if (!rc) {
+        cs_train_opts to = {false, &g_stop, NULL, NULL, NULL, CS_VIEW_SNAPSHOT_SECONDS};
+        rc = cs_train(&cl, &cfg, &scene, &to);
+        cs_cl_close(&cl);
+    }
+    cs_scene_free(&scene);
+    return rc;
+}
+
+/* merge, then the merged model's evaluation on the whole scene's test views (and --finetune) */
 static int cmd_merge(const cs_args *a)
 {
     if (a->n_positional != 1 || !a->model || !a->out) return USAGE_ERROR("merge needs PLAN, -m ROOT and -o OUT");
     int it;
-    return cs_merge(a->positional[0], a->model, a->out, &it) || eval_run(a, a->out) ||
-                   cs_merge_report(a->positional[0], a->out)
-               ? -1
-               : 0;
+    if (cs_merge(a->positional[0], a->model, a->out, &it) || eval_run(a, a->out) ||
+        cs_merge_report(a->positional[0], a->out))
+        return -1;
+    if (!a->finetune) return 0;
+    catch_stop_signals();
+    int rc = merge_finetune(a, a->out, it);
+    return rc == 2 ? stopped() : rc;
 }
 
 static int cmd_metrics(const cs_args *a)

@@ -187,13 +187,32 @@ static int open_outputs(trainer *t, int keep)
     return 0;
 }
 
+/* The starting Gaussians: optim.init_ply's, else the dataset's points (or random ones). */
+static int initial_splats(trainer *t, cs_splats *init)
+{
+    const cs_config *cfg = t->cfg;
+    const char *ply = cfg->optim.init_ply;
+    if (!ply[0]) {
+        if (cs_init_splats(t->scene, &cfg->model, &cfg->optim, init)) return -1;
+        printf("initialised %d Gaussians from %s\n", init->n, t->scene->n_points ? "the dataset's points" : "random points");
+        return 0;
+    }
+    if (cs_ply_read(ply, init)) return cs_fail_prefix("optim.init_ply");
+    if (init->sh_degree != cfg->model.sh_degree) {
+        int d = init->sh_degree;
+        cs_splats_free(init);
+        return cs_fail("optim.init_ply %s has SH degree %d, the run's model.sh_degree is %d", ply, d, cfg->model.sh_degree);
+    }
+    printf("initialised %d Gaussians from %s\n", init->n, ply);
+    return 0;
+}
+
 static int start_fresh(trainer *t, const cs_kernel_opts *ko)
 {
     const cs_config *cfg = t->cfg;
     cs_splats init;
     char p[1200];
-    if (cs_init_splats(t->scene, &cfg->model, &cfg->optim, &init)) return -1;
-    printf("initialised %d Gaussians from %s\n", init.n, t->scene->n_points ? "the dataset's points" : "random points");
+    if (initial_splats(t, &init)) return -1;
     int r = cs_path_join(p, sizeof p, t->out, "input.ply") || cs_ply_write(p, &init, 0) ||
             cs_model_create(t->cl, &t->m, &init, &ko->layout, init.n > t->plan.cap ? init.n : t->plan.cap);
     cs_splats_free(&init);
