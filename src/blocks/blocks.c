@@ -26,17 +26,17 @@ static int plan_key(const char *assign)
     return 0;
 }
 
-/* A block keeps about 70% of its Gaussians in its core when its neighbours' pixels leave its
-   loss (data.block_mask; south_building, 4 blocks: 68-70% for three blocks, 43% for the one
-   with the widest margin); without the mask 38% */
-#define CORE_HEADROOM 1.4
+/* --headroom's default: a block keeps about 70% of its Gaussians in its core when its
+   neighbours' pixels leave its loss (data.block_mask; south_building, 4 blocks: 65-70% for three
+   blocks, 40-43% for the one with the widest margin; without the mask 26-44%) */
+#define CORE_HEADROOM 1.3
 
 /* block B's memory.max_gaussians: TOTAL x the share of the scene's N_POINTS in its core, x the
-   headroom for the Gaussians it keeps outside its core (the merge drops those) */
-static long block_cap(long total, const cs_block_plan *p, int b, int n_points)
+   HEADROOM for the Gaussians it keeps outside its core (the merge drops those) */
+static long block_cap(long total, double headroom, const cs_block_plan *p, int b, int n_points)
 {
     double share = n_points > 0 ? (double)p->blocks[b].n_core / n_points : 1.0;
-    return (long)ceil(total * fmin(1.0, share * CORE_HEADROOM));
+    return (long)ceil(total * fmin(1.0, share * headroom));
 }
 
 static int write_jobs(const cs_partition_opts *o, const cs_block_plan *p, int n_points, const char *plan_path,
@@ -56,7 +56,7 @@ static int write_jobs(const cs_partition_opts *o, const cs_block_plan *p, int n_
         snprintf(a, sizeof a, "data.block=%d", b);
         json_array_append_new(set, json_string(a));
         if (o->gaussians > 0) { /* the block's share of the total, by its core's points */
-            snprintf(a, sizeof a, "memory.max_gaussians=%ld", block_cap(o->gaussians, p, b, n_points));
+            snprintf(a, sizeof a, "memory.max_gaussians=%ld", block_cap(o->gaussians, o->headroom > 0 ? o->headroom : CORE_HEADROOM, p, b, n_points));
             json_array_append_new(set, json_string(a));
         }
         char name[32];

@@ -15,7 +15,8 @@ typedef struct {
     int blocks;
     double margin, min_share;
     long gaussians;               /* --gaussians: the scene's total, shared out as each block's
-                                     memory.max_gaussians by its core's points x 1.4 (0: none) */
+                                     memory.max_gaussians by its core's points x headroom (0: none) */
+    double headroom;              /* --headroom (0: the default, 1.3) */
     const char *config_file;      /* -c, passed on to the jobs (NULL: none) */
     char *const *sets;            /* --set assignments passed on to every job */
     int n_sets;

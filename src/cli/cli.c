@@ -43,7 +43,9 @@ static const opt_desc OPTS[] = {
     {"--finetune", NULL, O_VALUE, C(CS_CMD_MERGE), NULL, V_NONE, "N",
      "then train the merged model N iterations on the whole scene (no densification) into OUT/finetune/, evaluated"},
     {"--gaussians", NULL, O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "N",
-     "the scene's Gaussian total: each block's memory.max_gaussians is its core's share of the points x 1.4"},
+     "the scene's Gaussian total: each block's memory.max_gaussians is its core's share of the points x --headroom"},
+    {"--headroom", NULL, O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "F",
+     "with --gaussians: room for a block's Gaussians outside its core, which the merge drops (default 1.3)"},
     {"--margin", NULL, O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "F",
      "each block's expanded region: its core grown by F of its size on each inner side (default 0.2)"},
     {"--min-share", NULL, O_VALUE, C(CS_CMD_PARTITION), NULL, V_NONE, "F",
@@ -156,7 +158,7 @@ static const struct {
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
     [CS_CMD_VIEW] = {"view", "clsplat view -m OUT [--port PORT] [--host ADDR]",
                      "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
-    [CS_CMD_PARTITION] = {"partition", "clsplat partition -s DATA -o PLAN --blocks N [--eval] [--gaussians N] [--margin F] [--min-share F] [-c CONFIG] [--set key=value ...]",
+    [CS_CMD_PARTITION] = {"partition", "clsplat partition -s DATA -o PLAN --blocks N [--eval] [--gaussians N [--headroom F]] [--margin F] [--min-share F] [-c CONFIG] [--set key=value ...]",
                           "cut a scene into blocks for block training: PLAN/plan.json and PLAN/jobs.json for clsplat batch"},
     [CS_CMD_MERGE] = {"merge", "clsplat merge PLAN -m ROOT -o OUT [--finetune N]",
                       "merge the blocks trained in ROOT (clsplat batch PLAN/jobs.json -o ROOT) into one model, evaluated on the whole scene"},
@@ -336,6 +338,7 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--finetune")) return parse_int(flag, v, 1, &a->finetune);
     else if (!strcmp(n, "--gaussians")) return parse_int(flag, v, 1, &a->gaussians);
     else if (!strcmp(n, "--margin")) return parse_pos(flag, v, &a->margin);
+    else if (!strcmp(n, "--headroom")) return parse_pos(flag, v, &a->headroom);
     else if (!strcmp(n, "--min-share")) return parse_pos(flag, v, &a->min_share);
     else if (!strcmp(n, "--renders")) a->renders = v, a->psnr = true;
     return 0;

@@ -50,6 +50,7 @@ typedef struct {
     int gaussians;                /* partition --gaussians N (0: none) */
     int finetune;                 /* merge --finetune N (0: none) */
     double margin, min_share;     /* partition --margin, --min-share (negative: the defaults) */
+    double headroom;              /* partition --headroom (0: the default) */
     const char *argv0;
     /* batch: the job list, or scene folders; metrics: the two images; merge: the plan */
     const char *positional[CS_MAX_POSITIONAL];
