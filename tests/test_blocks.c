@@ -302,3 +302,38 @@ int test_block_train_merge(void)
     CHECK(cli_run("", log, "merge %s -m %s -o %s", plan, root, one) != 0, "a merge into a run folder was not refused");
     return 0;
 }
+
+/* Block training in MCMC and in configs/fast.json (partition's --gaussians caps MCMC's count as
+   well), merged with --finetune (fast.json's resolution schedule must not shrink the
+   fine-tune's views), and the merged folder exported to .spz */
+int test_block_modes(void)
+{
+    char d[600], data[700], log[700];
+    snprintf(d, sizeof d, "%s/block_modes", test_tmpdir());
+    snprintf(data, sizeof data, "%s/demo", d), snprintf(log, sizeof log, "%s/log.txt", d);
+    CHECK_OK(cs_mkdirs(d));
+    const char *gen = getenv("CLSPLAT_GEN_DEMO");
+    char cmd[1600];
+    snprintf(cmd, sizeof cmd, "%s %s 48 36 --format colmap >/dev/null", gen ? gen : "./build/gen_demo", data);
+    CHECK(system(cmd) == 0, "gen_demo failed");
+    const char *it = "--set optim.iterations=300 --set densify.from=100 --set densify.interval=100 --set densify.until=250 "
+                     "--set eval.test_iterations=[300] --set output.save_iterations=[300] "
+                     "--set optim.position_lr_max_steps=300 --set densify.budget=3000";
+    const char *modes[2][2] = {{"mcmc", "--set densify.strategy=mcmc"}, {"fast", "-c configs/fast.json"}};
+    for (int k = 0; k < 2; k++) {
+        char plan[800], root[800], out[800], ft[800];
+        snprintf(plan, sizeof plan, "%s/plan_%s", d, modes[k][0]), snprintf(root, sizeof root, "%s/root_%s", d, modes[k][0]);
+        snprintf(out, sizeof out, "%s/merged_%s", d, modes[k][0]), snprintf(ft, sizeof ft, "%s/finetune", out);
+        CHECK(cli_run("", log, "partition -s %s -o %s --blocks 2 --eval --gaussians 3000 %s %s", data, plan, modes[k][1], it) == 0,
+              "%s: partition failed, see %s", modes[k][0], log);
+        CHECK(cli_run("", log, "batch %s/jobs.json -o %s", plan, root) == 0, "%s: batch failed, see %s", modes[k][0], log);
+        CHECK(cli_run("", log, "merge %s -m %s -o %s --finetune 60", plan, root, out) == 0, "%s: merge failed, see %s",
+              modes[k][0], log);
+        double pm = run_psnr(out), pf = run_psnr(ft);
+        printf("  %s: merged %.2f dB, fine-tuned %.2f dB\n", modes[k][0], pm, pf);
+        CHECK(pm > 15 && pf > pm, "%s: merged %.2f dB, fine-tuned %.2f", modes[k][0], pm, pf);
+        CHECK(cli_run("", log, "export -m %s --format spz -o %s/merged.spz", out, d) == 0, "%s: export failed, see %s",
+              modes[k][0], log);
+    }
+    return 0;
+}

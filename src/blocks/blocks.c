@@ -56,7 +56,10 @@ static int write_jobs(const cs_partition_opts *o, const cs_block_plan *p, int n_
         snprintf(a, sizeof a, "data.block=%d", b);
         json_array_append_new(set, json_string(a));
         if (o->gaussians > 0) { /* the block's share of the total, by its core's points */
-            snprintf(a, sizeof a, "memory.max_gaussians=%ld", block_cap(o->gaussians, o->headroom > 0 ? o->headroom : CORE_HEADROOM, p, b, n_points));
+            long cap = block_cap(o->gaussians, o->headroom > 0 ? o->headroom : CORE_HEADROOM, p, b, n_points);
+            snprintf(a, sizeof a, "memory.max_gaussians=%ld", cap);
+            json_array_append_new(set, json_string(a));
+            snprintf(a, sizeof a, "densify.cap_max=%ld", cap); /* MCMC's count, for a job trained with it */
             json_array_append_new(set, json_string(a));
         }
         char name[32];
@@ -158,8 +161,9 @@ static int read_blocks(const cs_block_plan *p, const char *root, cs_splats *blk,
     return *total > INT_MAX ? cs_fail("%ld Gaussians: more than one model holds", *total) : 0;
 }
 
-/* OUT/config.json: block_0's settings with the plan taken off (the whole scene) */
-static int write_config(const char *root, const char *out)
+/* OUT/config.json: block_0's settings with the plan and the block's caps taken off (the whole
+   scene; an MCMC fine-tune's count is the merged model's N) */
+static int write_config(const char *root, const char *out, int n)
 {
     char p[PATH_MAX + 64];
     cs_config c;
@@ -167,6 +171,7 @@ static int write_config(const char *root, const char *out)
     snprintf(p, sizeof p, "%s/block_0/config.json", root);
     if (cs_config_load_file(&c, p)) return -1;
     c.data.block_plan[0] = '\0', c.data.block = -1, c.data.block_mask = false;
+    c.memory.max_gaussians = 0, c.densify.cap_max = n;
     snprintf(c.output.dir, sizeof c.output.dir, "%s", out);
     char *dump = cs_config_dump(&c);
     snprintf(p, sizeof p, "%s/config.json", out);
@@ -190,7 +195,7 @@ static int merge_into(const cs_block_plan *p, const char *root, const char *out,
     char dir[PATH_MAX + 64], ply[PATH_MAX + 96];
     snprintf(dir, sizeof dir, "%s/point_cloud/iteration_%d", out, *iteration);
     snprintf(ply, sizeof ply, "%s/point_cloud.ply", dir);
-    if (!rc) rc = cs_mkdirs(dir) || cs_ply_write(ply, &m, 0) || write_config(root, out);
+    if (!rc) rc = cs_mkdirs(dir) || cs_ply_write(ply, &m, 0) || write_config(root, out, m.n);
     if (!rc) printf("merged %d Gaussians into %s\n", m.n, ply);
     for (int b = 0; blk && b < p->n; b++) cs_splats_free(&blk[b]);
     free(blk);

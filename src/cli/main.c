@@ -369,8 +369,9 @@ static int cmd_partition(const cs_args *a)
 }
 
 /* merge --finetune N: the merged model of OUT (iteration IT) trained N more iterations on the
- * whole scene into OUT/finetune/, with the blocks' settings, no densification, every SH degree
- * from the start and the position lr going on from where the blocks' schedule left it */
+ * whole scene into OUT/finetune/, with the blocks' settings, no densification, full resolution
+ * and every SH degree from the start, and the position lr going on from where the blocks'
+ * schedule left it */
 static int merge_finetune(const cs_args *a, const char *out, int it)
 {
     cs_config cfg;
@@ -392,7 +393,7 @@ static int merge_finetune(const cs_args *a, const char *out, int it)
     cs_config_explicit_iterations(&cfg, false);
     if (cs_config_explicit_marks(&cfg, "eval.test_iterations") || cs_config_explicit_marks(&cfg, "output.save_iterations"))
         return -1;
-    cfg.densify.until = 0, o->sh_increase_interval = 1, cfg.data.eval = true;
+    cfg.densify.until = 0, o->sh_increase_interval = 1, o->res_schedule_start = 1, cfg.data.eval = true;
     if (cs_path_join(cfg.output.dir, sizeof cfg.output.dir, out, "finetune")) return -1;
     printf("fine-tuning the merged model: %d iterations on the whole scene into %s\n", a->finetune, cfg.output.dir);
     cs_scene scene;

@@ -599,6 +599,9 @@ static int setup_density(trainer *t)
         t->m.max_rows = p->max_gaussians;
         return t->dens.ops->start(&t->dens, t->cl, &t->m, 0);
     }
+    int user_max = t->cfg->memory.max_gaussians;
+    if (p->cap > p->max_gaussians && user_max > 0 && p->max_gaussians == user_max)
+        return cs_fail("densify.cap_max %d is above memory.max_gaussians %d: set the cap at most that", p->cap, user_max);
     if (p->cap > p->max_gaussians)
         return cs_fail("densify.cap_max %d does not fit: it plans %.1f MiB and the budget is %.1f MiB, which holds %d "
                        "Gaussians (memory.vram_budget_mb, or densify.cap_max 0 for what fits)",
