@@ -405,6 +405,9 @@ static int merge_finetune(const cs_args *a, const char *out, int it)
         cs_train_opts to = {false, &g_stop, NULL, NULL, NULL, CS_VIEW_SNAPSHOT_SECONDS};
         rc = cs_train(&cl, &cfg, &scene, &to);
         cs_cl_close(&cl);
+        if (rc == -1)
+            cs_fail_prefix("merge --finetune (the whole merged model on one device: --set memory.vram_budget_mb=M gives "
+                           "it room)");
     }
     cs_scene_free(&scene);
     return rc;
