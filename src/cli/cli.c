@@ -73,6 +73,8 @@ static const opt_desc OPTS[] = {
     {"--trunc", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "VOXELS", "truncation of the signed distance (default 4)"},
     {"--volume-mb", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "MB",
      "the volume's largest slab (default: half of what memory.vram_budget_mb leaves)"},
+    {"--refine", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
+     "fit the written mesh's vertex colours to the training photos over N views (after --max-triangles)"},
     {"--keep-components", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
      "keep the N largest connected pieces of the mesh, dropping floaters (default: all)"},
     {"--psnr", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
@@ -154,7 +156,7 @@ static const struct {
     [CS_CMD_EXPORT] = {"export", "clsplat export (-m OUT | --ply FILE) --format spz|splat|compressed-ply|ply [-o FILE] [--bake]",
                        "write a trained scene in a web viewer's format (.spz, .splat, compressed PLY) or a baked PLY"},
     [CS_CMD_MESH] = {"mesh", "clsplat mesh -m OUT [-o mesh.ply] [--voxel SIZE | --grid N] [--max-triangles N] "
-                             "[--depth median|mean] [--max-depth D] [--keep-components N] [--psnr] [--renders DIR]",
+                             "[--depth median|mean] [--max-depth D] [--keep-components N] [--refine N] [--psnr] [--renders DIR]",
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
     [CS_CMD_VIEW] = {"view", "clsplat view -m OUT [--port PORT] [--host ADDR]",
                      "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
@@ -333,6 +335,7 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--depth")) a->depth = v;
     else if (!strcmp(n, "--max-triangles")) return parse_int(flag, v, 1, &a->max_triangles);
     else if (!strcmp(n, "--keep-components")) return parse_int(flag, v, 1, &a->keep_components);
+    else if (!strcmp(n, "--refine")) return parse_int(flag, v, 1, &a->refine);
     else if (!strcmp(n, "--psnr")) a->psnr = true;
     else if (!strcmp(n, "--blocks")) return parse_int(flag, v, 1, &a->blocks);
     else if (!strcmp(n, "--finetune")) return parse_int(flag, v, 1, &a->finetune);

@@ -49,6 +49,7 @@ typedef struct {
     int blocks;                   /* partition --blocks N */
     int gaussians;                /* partition --gaussians N (0: none) */
     int finetune;                 /* merge --finetune N (0: none) */
+    int refine;                   /* mesh --refine N (0: none) */
     double margin, min_share;     /* partition --margin, --min-share (negative: the defaults) */
     double headroom;              /* partition --headroom (0: the default) */
     const char *argv0;

@@ -9,7 +9,8 @@
 typedef struct {
     int W, H;
     float *depth; /* (H, W), +inf where nothing is drawn */
-    float *rgb;   /* (H, W, 3) */
+    int32_t *tri; /* (H, W), -1 where nothing is drawn */
+    float *w;     /* (H, W, 3) the corners' perspective-correct weights */
 } target;
 
 /* twice the signed area of (a, b, p) */
@@ -24,8 +25,8 @@ static int clamp_px(float f, int n)
     return f < 0.f ? 0 : f > (float)(n - 1) ? n - 1 : (int)f;
 }
 
-/* draws triangle T whose corners project to P (u, v, z each) with colours COL */
-static void draw_triangle(target *tg, const float *p[3], const uint8_t *col[3])
+/* draws triangle T whose corners project to P (u, v, z each) */
+static void draw_triangle(target *tg, int32_t t, const float *p[3])
 {
     float area = edge(p[0], p[1], p[2][0], p[2][1]);
     if (area == 0.f || !isfinite(area)) return;
@@ -45,8 +46,8 @@ static void draw_triangle(target *tg, const float *p[3], const uint8_t *col[3])
             float w0 = b0 * iz[0], w1 = b1 * iz[1], w2 = b2 * iz[2], s = w0 + w1 + w2, z = 1.f / s;
             size_t i = (size_t)y * tg->W + x;
             if (!(z < tg->depth[i])) continue;
-            tg->depth[i] = z;
-            for (int ch = 0; ch < 3; ch++) tg->rgb[3 * i + ch] = (w0 * col[0][ch] + w1 * col[1][ch] + w2 * col[2][ch]) * z;
+            tg->depth[i] = z, tg->tri[i] = t;
+            tg->w[3 * i] = w0 * z, tg->w[3 * i + 1] = w1 * z, tg->w[3 * i + 2] = w2 * z;
         }
     }
 }
@@ -66,39 +67,61 @@ static void project_vertices(const cs_mesh *m, const cs_camera *c, float *uvz)
     }
 }
 
-int cs_mesh_rasterize(const cs_mesh *m, const cs_camera *c, const float bg[3], cs_image *out, double *covered)
+int cs_mesh_visibility(const cs_mesh *m, const cs_camera *c, int32_t *tri, float *w)
 {
-    target tg = {c->width, c->height, NULL, NULL};
+    target tg = {c->width, c->height, NULL, tri, w};
     size_t n = (size_t)tg.W * tg.H;
     float *uvz = malloc(sizeof(float) * 3 * (m->nv ? m->nv : 1));
     tg.depth = malloc(sizeof(float) * (n ? n : 1));
-    tg.rgb = malloc(sizeof(float) * 3 * (n ? n : 1));
-    out->px = malloc(3 * (n ? n : 1));
-    if (!uvz || !tg.depth || !tg.rgb || !out->px) {
-        free(uvz), free(tg.depth), free(tg.rgb), free(out->px);
-        out->px = NULL;
+    if (!uvz || !tg.depth) {
+        free(uvz), free(tg.depth);
         return cs_fail("out of host memory rasterizing a mesh of %zu vertices at %dx%d", m->nv, tg.W, tg.H);
     }
-    out->width = tg.W, out->height = tg.H, out->channels = 3;
-    for (size_t i = 0; i < n; i++) {
-        tg.depth[i] = INFINITY;
-        for (int ch = 0; ch < 3; ch++) tg.rgb[3 * i + ch] = bg[ch] * 255.f;
-    }
+    for (size_t i = 0; i < n; i++) tg.depth[i] = INFINITY, tri[i] = -1;
     project_vertices(m, c, uvz);
     for (size_t t = 0; t < m->nt; t++) {
         const uint32_t *v = m->tri + 3 * t;
         const float *p[3] = {uvz + 3 * v[0], uvz + 3 * v[1], uvz + 3 * v[2]};
         if (p[0][2] <= CS_MESH_RASTER_NEAR || p[1][2] <= CS_MESH_RASTER_NEAR || p[2][2] <= CS_MESH_RASTER_NEAR) continue;
-        const uint8_t *col[3] = {m->rgb + 3 * v[0], m->rgb + 3 * v[1], m->rgb + 3 * v[2]};
-        draw_triangle(&tg, p, col);
+        draw_triangle(&tg, (int32_t)t, p);
+    }
+    free(uvz), free(tg.depth);
+    return 0;
+}
+
+int cs_mesh_rasterize(const cs_mesh *m, const cs_camera *c, const float bg[3], cs_image *out, double *covered)
+{
+    size_t n = (size_t)c->width * c->height;
+    int32_t *tri = malloc(sizeof(int32_t) * (n ? n : 1));
+    float *w = malloc(sizeof(float) * 3 * (n ? n : 1));
+    out->px = malloc(3 * (n ? n : 1));
+    if (!tri || !w || !out->px) {
+        free(tri), free(w), free(out->px);
+        out->px = NULL;
+        return cs_fail("out of host memory rasterizing a mesh of %zu vertices at %dx%d", m->nv, c->width, c->height);
+    }
+    out->width = c->width, out->height = c->height, out->channels = 3;
+    if (cs_mesh_visibility(m, c, tri, w)) {
+        free(tri), free(w), free(out->px);
+        out->px = NULL;
+        return -1;
     }
     size_t drawn = 0;
-    for (size_t i = 0; i < n; i++) drawn += tg.depth[i] < INFINITY;
-    if (covered) *covered = n ? (double)drawn / n : 0;
-    for (size_t i = 0; i < 3 * n; i++) {
-        float f = tg.rgb[i] + 0.5f;
-        out->px[i] = (uint8_t)(f < 0.f ? 0.f : f > 255.f ? 255.f : f);
+    for (size_t i = 0; i < n; i++) {
+        float rgb[3] = {bg[0] * 255.f, bg[1] * 255.f, bg[2] * 255.f};
+        if (tri[i] >= 0) {
+            const uint32_t *v = m->tri + 3 * (size_t)tri[i];
+            for (int ch = 0; ch < 3; ch++)
+                rgb[ch] = w[3 * i] * m->rgb[3 * v[0] + ch] + w[3 * i + 1] * m->rgb[3 * v[1] + ch] +
+                          w[3 * i + 2] * m->rgb[3 * v[2] + ch];
+            drawn++;
+        }
+        for (int ch = 0; ch < 3; ch++) {
+            float f = rgb[ch] + 0.5f;
+            out->px[3 * i + ch] = (uint8_t)(f < 0.f ? 0.f : f > 255.f ? 255.f : f);
+        }
     }
-    free(uvz), free(tg.depth), free(tg.rgb);
+    if (covered) *covered = n ? (double)drawn / n : 0;
+    free(tri), free(w);
     return 0;
 }

@@ -267,9 +267,15 @@ static int finish_mesh(cs_soup_vertex *soup, const cs_scene *scene, const cs_mes
     if (!rc && o->keep_components > 0 && o->max_triangles > 0)
         rc = cs_mesh_keep_largest(&m, (size_t)o->keep_components, &again);
     st->dropped_simplified = simplified - m.nt;
+    cs_mesh_refine_opts ro = {o->refine, 0.01, 1};
+    if (!rc && o->refine > 0) {
+        printf("mesh: fitting the vertex colours of %zu triangles to the training photos over %d views...\n", m.nt,
+               o->refine), fflush(stdout);
+        rc = cs_mesh_refine_colors(&m, scene, &ro, &st->refine);
+    }
     double t2 = cs_now();
     if (!rc) rc = cs_mesh_is_glb(o->out_path) ? cs_mesh_write_glb(o->out_path, &m) : cs_mesh_write_ply(o->out_path, &m);
-    st->secs_weld = t1 - t0, st->secs_simplify = t2 - t1, st->secs_write = cs_now() - t2;
+    st->secs_weld = t1 - t0, st->secs_simplify = t2 - t1 - st->refine.seconds, st->secs_write = cs_now() - t2;
     st->vertices = m.nv, st->triangles = m.nt;
     cs_mesh_edge_counts(&m, &st->boundary_edges, &st->nonmanifold_edges);
     struct stat sb;

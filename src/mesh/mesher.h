@@ -13,6 +13,7 @@
 #include "cl_runtime.h"
 #include "config.h"
 #include "mesh_eval.h"
+#include "mesh_refine.h"
 #include "scene.h"
 #include "splats.h"
 
@@ -26,6 +27,7 @@ typedef struct {
     double trunc_voxels;   /* truncation in voxels */
     double volume_mb;      /* the largest slab of the volume, MiB; 0: half of what the memory budget leaves */
     long keep_components;  /* keep the N largest connected components (0: all) */
+    int refine;            /* fit the vertex colours to the training photos over this many views (0: not; mesh_refine.h) */
     int psnr;              /* compare the written mesh with the test photos (mesh_eval.h) */
     const char *renders;   /* and write its drawings there (NULL: not) */
 } cs_mesh_opts;
@@ -48,6 +50,7 @@ typedef struct {
     size_t peak_device;  /* accounted bytes at the peak (model, renderer, slab, triangles) */
     float simplify_error;
     double secs_fuse, secs_extract, secs_weld, secs_simplify, secs_write;
+    cs_mesh_refine_stats refine; /* with opts.refine */
     cs_mesh_eval_result eval; /* with opts.psnr */
 } cs_mesh_stats;
 

@@ -1,0 +1,134 @@
+/* mesh_refine: vertex colours fitted to the photos (mesh_refine.h). */
+#include "mesh_refine.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mesh_raster.h"
+#include "scene.h"
+#include "util.h"
+
+double cs_mesh_color_loss(const cs_mesh *m, const float *col, const cs_image *photo, const int32_t *tri, const float *w,
+                          float *grad, double *count)
+{
+    size_t n = (size_t)photo->width * photo->height;
+    double sum = 0, cnt = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (tri[i] < 0) continue;
+        const uint8_t *g = photo->px + (size_t)photo->channels * i;
+        double wt = photo->channels == 4 ? g[3] / 255.0 : 1.0;
+        if (wt <= 0) continue;
+        const uint32_t *v = m->tri + 3 * (size_t)tri[i];
+        for (int ch = 0; ch < 3; ch++) {
+            float c = w[3 * i] * col[3 * v[0] + ch] + w[3 * i + 1] * col[3 * v[1] + ch] + w[3 * i + 2] * col[3 * v[2] + ch];
+            double r = c - g[ch] / 255.0;
+            sum += wt * fabs(r);
+        }
+        cnt += wt;
+    }
+    if (count) *count = cnt;
+    if (!grad || cnt <= 0) return cnt > 0 ? sum / (3 * cnt) : 0;
+    for (size_t i = 0; i < n; i++) { /* the gradient: a second pass, once the mean's count is known */
+        if (tri[i] < 0) continue;
+        const uint8_t *g = photo->px + (size_t)photo->channels * i;
+        double wt = photo->channels == 4 ? g[3] / 255.0 : 1.0;
+        if (wt <= 0) continue;
+        const uint32_t *v = m->tri + 3 * (size_t)tri[i];
+        for (int ch = 0; ch < 3; ch++) {
+            float c = w[3 * i] * col[3 * v[0] + ch] + w[3 * i + 1] * col[3 * v[1] + ch] + w[3 * i + 2] * col[3 * v[2] + ch];
+            double r = c - g[ch] / 255.0, d = wt * (r > 0 ? 1.0 : r < 0 ? -1.0 : 0.0) / (3 * cnt);
+            for (int k = 0; k < 3; k++) grad[3 * v[k] + ch] += (float)(d * w[3 * i + k]);
+        }
+    }
+    return sum / (3 * cnt);
+}
+
+typedef struct {
+    float *col, *grad, *m1, *m2; /* nv x 3 each */
+    int32_t *tri;
+    float *w;
+    cs_image *photos; /* decoded on first use, kept */
+    int *views, n_views;
+} refine_state;
+
+static void state_free(refine_state *r)
+{
+    free(r->col), free(r->grad), free(r->m1), free(r->m2), free(r->tri), free(r->w);
+    for (int i = 0; r->photos && i < r->n_views; i++) cs_image_free(&r->photos[i]);
+    free(r->photos), free(r->views);
+}
+
+/* the training views in a shuffled order (SEED), the colours as floats, the scratch */
+static int state_open(refine_state *r, const cs_mesh *m, const cs_scene *scene, unsigned seed)
+{
+    memset(r, 0, sizeof *r);
+    int maxpx = 0;
+    r->views = malloc(sizeof(int) * (scene->n_cams ? scene->n_cams : 1));
+    if (!r->views) return cs_fail("out of host memory");
+    for (int i = 0; i < scene->n_cams; i++) {
+        if (scene->cams[i].is_test) continue;
+        r->views[r->n_views++] = i;
+        int px = scene->cams[i].width * scene->cams[i].height;
+        maxpx = px > maxpx ? px : maxpx;
+    }
+    if (!r->n_views) return cs_fail("the refinement needs training views");
+    for (int i = r->n_views - 1; i > 0; i--) { /* Fisher-Yates from a hash of the seed */
+        int j = (int)(cs_hash_u32(seed * 2654435761u + (unsigned)i) % (unsigned)(i + 1)), t = r->views[i];
+        r->views[i] = r->views[j], r->views[j] = t;
+    }
+    size_t n3 = 3 * (m->nv ? m->nv : 1);
+    r->col = malloc(sizeof(float) * n3), r->grad = calloc(n3, sizeof(float));
+    r->m1 = calloc(n3, sizeof(float)), r->m2 = calloc(n3, sizeof(float));
+    r->tri = malloc(sizeof(int32_t) * (size_t)maxpx), r->w = malloc(sizeof(float) * 3 * (size_t)maxpx);
+    r->photos = calloc((size_t)r->n_views, sizeof(cs_image));
+    if (!r->col || !r->grad || !r->m1 || !r->m2 || !r->tri || !r->w || !r->photos)
+        return cs_fail("out of host memory (refining %zu vertices)", m->nv);
+    for (size_t i = 0; i < 3 * m->nv; i++) r->col[i] = m->rgb[i] / 255.f;
+    return 0;
+}
+
+/* Adam on the colours (graphdeco's betas), kept in [0, 1]; the gradient is cleared */
+static void adam_step(refine_state *r, size_t n, double lr, int step)
+{
+    const double b1 = 0.9, b2 = 0.999, eps = 1e-15;
+    double c1 = 1 - pow(b1, step), c2 = 1 - pow(b2, step);
+    for (size_t i = 0; i < n; i++) {
+        float g = r->grad[i];
+        r->m1[i] = (float)(b1 * r->m1[i] + (1 - b1) * g);
+        r->m2[i] = (float)(b2 * r->m2[i] + (1 - b2) * g * g);
+        double x = r->col[i] - lr * (r->m1[i] / c1) / (sqrt(r->m2[i] / c2) + eps);
+        r->col[i] = (float)(x < 0 ? 0 : x > 1 ? 1 : x);
+        r->grad[i] = 0;
+    }
+}
+
+int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, const cs_mesh_refine_opts *o, cs_mesh_refine_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    double t0 = cs_now(), first = 0, last = 0;
+    int tenth = o->iterations / 10 > 0 ? o->iterations / 10 : 1, nf = 0, nl = 0;
+    refine_state r;
+    int rc = state_open(&r, m, scene, o->seed);
+    for (int it = 0; !rc && it < o->iterations; it++) {
+        int k = it % r.n_views;
+        const cs_camera *c = &scene->cams[r.views[k]];
+        if (!r.photos[k].px && cs_scene_read_image(scene, c, &r.photos[k])) {
+            rc = cs_fail_prefix("refinement, view %s", c->name);
+            break;
+        }
+        rc = cs_mesh_visibility(m, c, r.tri, r.w);
+        if (rc) break;
+        double loss = cs_mesh_color_loss(m, r.col, &r.photos[k], r.tri, r.w, r.grad, NULL);
+        adam_step(&r, 3 * m->nv, o->lr, it + 1);
+        if (it < tenth) first += loss, nf++;
+        if (it >= o->iterations - tenth) last += loss, nl++;
+    }
+    if (!rc)
+        for (size_t i = 0; i < 3 * m->nv; i++) m->rgb[i] = (uint8_t)(r.col[i] * 255.f + 0.5f);
+    st->l1_first = nf ? first / nf : 0, st->l1_last = nl ? last / nl : 0;
+    st->views = r.n_views, st->seconds = cs_now() - t0;
+    state_free(&r);
+    return rc;
+}

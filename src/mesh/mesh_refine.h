@@ -1,0 +1,37 @@
+/* mesh_refine: the appearance stage of #38's refinement under a triangle budget: a mesh's
+ * vertex colours fitted to the training photos by Adam through the visibility buffer
+ * (mesh_raster.h). The geometry is fixed in this stage, so each pixel's triangle and weights
+ * are exact and the drawing is linear in the colours: L = mean over covered pixels and
+ * channels of |w0 c_0 + w1 c_1 + w2 c_2 - photo|, dL/dc_k = w_k sign(residual) / count. Runs
+ * on the host (this is also the reference for a device version); views are drawn one an
+ * iteration in a fixed shuffled order, photos decoded once and kept. */
+#ifndef CS_MESH_REFINE_H
+#define CS_MESH_REFINE_H
+
+#include "dataset.h"
+#include "image.h"
+#include "mesh.h"
+
+typedef struct {
+    int iterations; /* views drawn (one an iteration) */
+    double lr;      /* Adam's step on colours in [0, 1] */
+    unsigned seed;  /* the view order */
+} cs_mesh_refine_opts;
+
+typedef struct {
+    double l1_first, l1_last; /* mean L1 (0-1 colours) of the first and of the last tenth of the iterations */
+    int views;
+    double seconds;
+} cs_mesh_refine_stats;
+
+/* The loss of camera C's drawing of M with float colours COL (nv x 3, 0-1) against PHOTO (its
+ * training-size ground truth, RGB or RGB + weight), and, when GRAD is not NULL, its gradient
+ * added into GRAD (nv x 3). TRI and W: the view's visibility buffer. *COUNT: covered pixels
+ * weighed (the loss is a mean over them). */
+double cs_mesh_color_loss(const cs_mesh *m, const float *col, const cs_image *photo, const int32_t *tri, const float *w,
+                          float *grad, double *count);
+
+/* Fits M's vertex colours to SCENE's training views (O); -1 with a message. */
+int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, const cs_mesh_refine_opts *o, cs_mesh_refine_stats *st);
+
+#endif
