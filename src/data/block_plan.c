@@ -130,46 +130,65 @@ static void expand(cs_block_plan *p, const double box[4])
     }
 }
 
-/* Points of block B's core camera C sees in its image (ignoring occlusion) */
-static int core_points_seen(const cs_scene *s, const double *uv, const cs_block *b, const cs_camera *c, int *n_core)
+/* The share of SAMPLE's N points that camera C sees in its image (ignoring occlusion) */
+static double seen_share(const cs_scene *s, const int *sample, int n, const cs_camera *c)
 {
     int seen = 0;
-    *n_core = 0;
-    for (int i = 0; i < s->n_points; i++) {
-        if (!cs_block_inside(b->core, uv + 2 * i)) continue;
-        ++*n_core;
-        const float *x = s->points + 3 * i;
+    for (int j = 0; j < n; j++) {
+        const float *x = s->points + 3 * sample[j];
         double z = c->R[6] * x[0] + c->R[7] * x[1] + c->R[8] * x[2] + c->t[2];
         if (!(z > 1e-6)) continue;
         double px = c->fx * (c->R[0] * x[0] + c->R[1] * x[1] + c->R[2] * x[2] + c->t[0]) / z + c->cx;
         double py = c->fy * (c->R[3] * x[0] + c->R[4] * x[1] + c->R[5] * x[2] + c->t[1]) / z + c->cy;
         seen += px >= 0 && px < c->width && py >= 0 && py < c->height;
     }
-    return seen;
+    return n ? (double)seen / n : 0;
+}
+
+/* At most CORE_SAMPLE of a core's points (every k-th) stand for it in the cameras' shares, so
+   a partition costs blocks x cameras x CORE_SAMPLE projections, not x the scene's points */
+#define CORE_SAMPLE 4096
+
+/* Block K's core points, every k-th of them up to CORE_SAMPLE, into SAMPLE; their count. */
+static int core_sample(const cs_scene *s, const double *uv, const cs_block *k, int *sample)
+{
+    int stride = (k->n_core + CORE_SAMPLE - 1) / CORE_SAMPLE, n = 0, seen = 0;
+    for (int i = 0; i < s->n_points; i++)
+        if (cs_block_inside(k->core, uv + 2 * i) && seen++ % (stride ? stride : 1) == 0) sample[n++] = i;
+    return n;
 }
 
 /* Assigns the cameras (those seeing min_share of a core's points, or standing in its expanded
    region) and counts each block's initial points. */
 static int assign(const cs_scene *s, const double *uv, cs_block_plan *p)
 {
+    int *sample = malloc(sizeof(int) * CORE_SAMPLE);
+    if (!sample) return cs_fail("out of host memory");
     for (int b = 0; b < p->n; b++) {
         cs_block *k = &p->blocks[b];
         k->cams = calloc((size_t)s->n_cams, sizeof *k->cams);
-        if (!k->cams) return cs_fail("out of host memory");
+        if (!k->cams) {
+            free(sample);
+            return cs_fail("out of host memory");
+        }
         for (int i = 0; i < s->n_points; i++)
             k->n_points += cs_block_inside(k->expanded, uv + 2 * i), k->n_core += cs_block_inside(k->core, uv + 2 * i);
+        int ns = core_sample(s, uv, k, sample);
         for (int c = 0; c < s->n_cams; c++) {
             const cs_camera *cam = &s->cams[c];
             double cc[3], cuv[2];
             cs_camera_center(cam, cc);
             cs_block_ground(p, cc, cuv);
-            int n_core, seen = core_points_seen(s, uv, k, cam, &n_core);
-            if (!cs_block_inside(k->expanded, cuv) && !(n_core > 0 && seen >= p->min_share * n_core)) continue;
+            if (!cs_block_inside(k->expanded, cuv) && !(ns > 0 && seen_share(s, sample, ns, cam) >= p->min_share)) continue;
             snprintf(k->cams[k->n_cams++], 256, "%s", cam->name);
             k->n_train += !cam->is_test;
         }
-        if (k->n_train == 0) return cs_fail("partition: no training camera sees block %d; use fewer blocks", b);
+        if (k->n_train == 0) {
+            free(sample);
+            return cs_fail("partition: no training camera sees block %d; use fewer blocks", b);
+        }
     }
+    free(sample);
     return 0;
 }
 
