@@ -120,10 +120,11 @@ int cs_partition(const cs_partition_opts *o)
 
 /* ---- merge --------------------------------------------------------------------------------- */
 
-/* Appends the rows of SRC whose centre lies in block B's core to DST (allocated for CAP rows). */
+/* The rows of SRC whose centre lies in block B's core: appended to DST when it is not NULL
+   (room for them), counted in *KEPT either way. */
 static int keep_core(const cs_block_plan *p, int b, const cs_splats *src, cs_splats *dst, int *kept)
 {
-    if (src->sh_degree != dst->sh_degree || (src->filter_3d != NULL) != (dst->filter_3d != NULL))
+    if (dst && (src->sh_degree != dst->sh_degree || (src->filter_3d != NULL) != (dst->filter_3d != NULL)))
         return cs_fail("block_%d: SH degree %d%s, block_0: %d%s; the blocks must be trained alike", b, src->sh_degree,
                        src->filter_3d ? " with a 3D filter" : "", dst->sh_degree, dst->filter_3d ? " with a 3D filter" : "");
     int K3 = CS_SH_COEFFS(src->sh_degree) * 3;
@@ -132,6 +133,8 @@ static int keep_core(const cs_block_plan *p, int b, const cs_splats *src, cs_spl
         double x[3] = {src->means[3 * i], src->means[3 * i + 1], src->means[3 * i + 2]}, uv[2];
         cs_block_ground(p, x, uv);
         if (!cs_block_inside(p->blocks[b].core, uv)) continue;
+        ++*kept;
+        if (!dst) continue;
         int j = dst->n++;
         memcpy(dst->means + 3 * j, src->means + 3 * i, 12);
         memcpy(dst->log_scales + 3 * j, src->log_scales + 3 * i, 12);
@@ -139,26 +142,45 @@ static int keep_core(const cs_block_plan *p, int b, const cs_splats *src, cs_spl
         dst->logit_opacity[j] = src->logit_opacity[i];
         memcpy(dst->sh + (size_t)K3 * j, src->sh + (size_t)K3 * i, sizeof(float) * (size_t)K3);
         if (dst->filter_3d) dst->filter_3d[j] = src->filter_3d[i];
-        ++*kept;
     }
     return 0;
 }
 
-/* Every block's latest PLY under ROOT, read into BLK (P->n of them); *TOTAL rows, *IT the
-   largest iteration */
-static int read_blocks(const cs_block_plan *p, const char *root, cs_splats *blk, long *total, int *it)
+/* Block B's latest PLY under ROOT into *S; *IT its iteration. */
+static int read_block(const char *root, int b, cs_splats *s, int *it)
 {
-    *total = 0, *it = 0;
-    for (int b = 0; b < p->n; b++) {
-        char dir[PATH_MAX], ply[PATH_MAX + 64];
-        int bi;
-        snprintf(dir, sizeof dir, "%s/block_%d", root, b);
-        if (cs_run_dir_latest_ply(dir, ply, sizeof ply, &bi) || cs_ply_read(ply, &blk[b]))
-            return cs_fail_prefix("block_%d (train it first: clsplat batch PLAN/jobs.json -o %s)", b, root);
-        *total += blk[b].n;
-        *it = bi > *it ? bi : *it;
-    }
-    return *total > INT_MAX ? cs_fail("%ld Gaussians: more than one model holds", *total) : 0;
+    char dir[PATH_MAX], ply[PATH_MAX + 64];
+    snprintf(dir, sizeof dir, "%s/block_%d", root, b);
+    if (cs_run_dir_latest_ply(dir, ply, sizeof ply, it) || cs_ply_read(ply, s))
+        return cs_fail_prefix("block_%d (train it first: clsplat batch PLAN/jobs.json -o %s)", b, root);
+    return 0;
+}
+
+/* Two passes over the blocks' PLYs, one block in memory at a time beside the merged model:
+   the core rows counted (and the largest iteration, the SH degree and 3D filter of block_0
+   found), then copied into a model of exactly that size. */
+static int merge_rows(const cs_block_plan *p, const char *root, cs_splats *m, int *iteration)
+{
+    long total = 0;
+    *iteration = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int b = 0; b < p->n; b++) {
+            cs_splats s;
+            int it, kept = 0;
+            if (read_block(root, b, &s, &it)) return -1;
+            int rc = 0;
+            if (pass == 1 && b == 0) { /* the merged model, shaped like block_0 */
+                rc = total > INT_MAX ? cs_fail("%ld Gaussians: more than one model holds", total)
+                                     : cs_splats_alloc(m, (int)total, s.sh_degree, s.filter_3d != NULL);
+                m->n = 0;
+            }
+            if (!rc) rc = keep_core(p, b, &s, pass ? m : NULL, &kept);
+            if (!rc && pass == 0) total += kept, *iteration = it > *iteration ? it : *iteration;
+            if (!rc && pass == 1) printf("  block_%d: %d of its %d Gaussians in its core\n", b, kept, s.n);
+            cs_splats_free(&s);
+            if (rc) return -1;
+        }
+    return 0;
 }
 
 /* OUT/config.json: block_0's settings with the plan and the block's caps taken off (the whole
@@ -182,23 +204,13 @@ static int write_config(const char *root, const char *out, int n)
 
 static int merge_into(const cs_block_plan *p, const char *root, const char *out, int *iteration)
 {
-    cs_splats *blk = calloc((size_t)p->n, sizeof *blk), m = {0};
-    long total = 0;
-    int rc = !blk ? cs_fail("out of host memory") : read_blocks(p, root, blk, &total, iteration);
-    if (!rc) rc = cs_splats_alloc(&m, (int)total, blk[0].sh_degree, blk[0].filter_3d != NULL);
-    if (!rc) m.n = 0;
-    for (int b = 0; !rc && b < p->n; b++) {
-        int kept = 0;
-        rc = keep_core(p, b, &blk[b], &m, &kept);
-        if (!rc) printf("  block_%d: %d of its %d Gaussians in its core\n", b, kept, blk[b].n);
-    }
+    cs_splats m = {0};
+    int rc = merge_rows(p, root, &m, iteration);
     char dir[PATH_MAX + 64], ply[PATH_MAX + 96];
     snprintf(dir, sizeof dir, "%s/point_cloud/iteration_%d", out, *iteration);
     snprintf(ply, sizeof ply, "%s/point_cloud.ply", dir);
     if (!rc) rc = cs_mkdirs(dir) || cs_ply_write(ply, &m, 0) || write_config(root, out, m.n);
     if (!rc) printf("merged %d Gaussians into %s\n", m.n, ply);
-    for (int b = 0; blk && b < p->n; b++) cs_splats_free(&blk[b]);
-    free(blk);
     cs_splats_free(&m);
     return rc;
 }
