@@ -35,6 +35,47 @@ __kernel void densify_classify(int n, __global const float *geo, __global const 
     counts[i] = c;
 }
 
+/* The error score (densify.error_views): V_IMG (3, H, W) is 1 on the pixels of the render
+ * IMG (3, H, W) whose mean absolute colour error against GT (8-bit, GT_CH a pixel at GT_OFF; a
+ * weight channel's 0 pixels never count) is above THRESHOLD, else 0. The rasterizer's backward
+ * of that mask gives each Gaussian's blend weight summed over those pixels (its colour row of
+ * v_2d), which error_score_add accumulates over the scored views. */
+__kernel void error_mask(__global const float *img, __global const uchar *gt, uint gt_off, int gt_ch, int W, int H,
+                         float threshold, __global float *v_img)
+{
+    int i = get_global_id(0);
+    if (i >= W * H) return;
+    size_t plane = (size_t)W * H;
+    __global const uchar *g = gt + gt_off + (size_t)i * gt_ch;
+    float e = 0.f;
+    for (int c = 0; c < 3; c++) e += fabs(img[c * plane + i] - g[c] * (1.f / 255.f));
+    float m = e * (1.f / 3.f) > threshold && (gt_ch < 4 || g[3] > 0) ? 1.f : 0.f;
+    for (int c = 0; c < 3; c++) v_img[c * plane + i] = m;
+}
+
+/* score[i] += Gaussian i's blend weight over the masked pixels of the view just scored */
+__kernel void error_score_add(int n, __global const int *radii, __global const float *v_2d, __global float *score)
+{
+    int i = get_global_id(0);
+    if (i >= n || radii[i] <= 0) return;
+    score[i] += v_2d[(size_t)i * CS_V2D_W + CS_V2D_RGB];
+}
+
+/* densify_classify's flags grown by the error score: a Gaussian the gradient rule keeps whose
+ * score, averaged over VIEWS views, reaches THRESHOLD is cloned (small) or split (large) as the
+ * gradient rule does */
+__kernel void densify_score_flags(int n, __global const float *geo, __global const float *score, float views,
+                                  float threshold, float clone_max_scale, __global uint *flags, __global uint *counts)
+{
+    int i = get_global_id(0);
+    if (i >= n || flags[i] != D_KEEP || score[i] < threshold * views) return;
+    __global const float *r = geo + (size_t)i * CS_GEO_W;
+    float ms = exp(max(r[CS_GEO_LOG_SCALE], max(r[CS_GEO_LOG_SCALE + 1], r[CS_GEO_LOG_SCALE + 2])));
+    uint f = ms <= clone_max_scale ? D_CLONE : D_SPLIT;
+    flags[i] = f;
+    counts[i] = f == D_CLONE ? 1 : 2;
+}
+
 /* src_of[offsets[i] + c] = i for each new row c of a cloned (1) or split (2) parent: the new
  * row n + offsets[i] + c is made from row i (model.c's cs_model_new_rows copies it) */
 __kernel void densify_list_new(int n, __global const uint *flags, __global const uint *offsets, __global uint *src_of)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "densify.h"
 #include "ref_raster.h"
 #include "render.h"
 #include "layout.h"
@@ -1010,5 +1011,126 @@ int test_raster_huge_gaussians(void)
     dev_close(&d);
     printf("  3 scenes with 5 Gaussians of radius >= %d px in a 96x64 image and one of infinite scale\n", huge_px);
     CHECK(fails == 0, "%d of 3 renders differ from the reference (seed %llu)", fails, (unsigned long long)test_seed());
+    return 0;
+}
+
+/* The error score (densify.error_views, cs_error_score_view): the mask kernel against the
+ * host's mask of the device's own render, each Gaussian's score against the reference
+ * backward of that mask (its colour gradient: sum over masked pixels of its blend weight,
+ * read from the DC coefficient's gradient / SH_C0 with every colour kept above 0), the model's
+ * gradients untouched (poisoned before, still NaN after), and densify_score_flags against the
+ * host rule. */
+int test_error_score(void)
+{
+    uint64_t rs = test_seed() ^ 0xe5c0;
+    dev_ctx d;
+    CHECK_OK(dev_open(&d, 3, 0, 0, 0, 0, -1));
+    cs_camera cam;
+    random_camera(&rs, 40, 30, 0, &cam);
+    cam.fx = cam.fy = 30;
+    cs_view v;
+    cs_view_from_camera(&cam, &v);
+    int W = v.width, H = v.height, npx = W * H;
+    cs_splats s;
+    cs_splats_alloc(&s, 12, 3, 0);
+    for (int i = 0; i < s.n; i++) {
+        for (int k = 0; k < 3; k++) {
+            s.means[i * 3 + k] = (float)(0.5 * test_randn(&rs));
+            s.log_scales[i * 3 + k] = (float)(-1.6 + 0.3 * test_randn(&rs));
+        }
+        for (int k = 0; k < 4; k++) s.quats[i * 4 + k] = (float)test_randn(&rs);
+        s.logit_opacity[i] = (float)(0.5 * test_randn(&rs));
+        for (int k = 0; k < 48; k++) s.sh[i * 48 + k] = (float)(k < 3 ? 1.0 + 0.3 * test_rand(&rs) : 0.02 * test_randn(&rs));
+    }
+    float bg[3] = {0.f, 0.f, 0.f};
+    cs_model m;
+    cs_renderer r;
+    CHECK_OK(render_cl(&d, &s, &v, 3, bg, 0.1f, NULL, &m, &r));
+    unsigned char *gt = malloc((size_t)npx * 3);
+    for (int i = 0; i < npx * 3; i++) gt[i] = (unsigned char)(255 * test_rand(&rs));
+    cs_buf gtb = {0};
+    cs_densifier dn;
+    memset(&dn, 0, sizeof dn);
+    float nanv = NAN, thr = 0.4f;
+    CHECK_OK(cs_buf_alloc(&d.cl, &gtb, CS_MEM_SCRATCH, (size_t)npx * 3 + 8, "gt"));
+    CHECK_OK(cs_buf_write(&d.cl, &gtb, 8, (size_t)npx * 3, gt));
+    CHECK_OK(cs_buf_fill(&d.cl, &m.v_geo, 0, m.v_geo.bytes, &nanv, 4));
+    CHECK_OK(cs_error_score_view(&dn, &r, &m, &v, 3, bg, &gtb, 8, 3, thr));
+    float *img = malloc(sizeof(float) * 3 * npx), *mask = malloc(sizeof(float) * 3 * npx), *score = malloc(sizeof(float) * s.n);
+    float vg0;
+    CHECK_OK(cs_buf_read(&d.cl, &r.img, 0, sizeof(float) * 3 * npx, img));
+    CHECK_OK(cs_buf_read(&d.cl, &dn.mask, 0, sizeof(float) * 3 * npx, mask));
+    CHECK_OK(cs_buf_read(&d.cl, &dn.score, 0, sizeof(float) * s.n, score));
+    CHECK_OK(cs_buf_read(&d.cl, &m.v_geo, 0, 4, &vg0));
+    CHECK(isnan(vg0) && dn.score_views == 1, "the model's gradient was written (%g) or the view not counted", vg0);
+    double *want = malloc(sizeof(double) * 3 * npx);
+    int masked = 0;
+    for (int p = 0; p < npx; p++) {
+        double e = 0;
+        for (int c = 0; c < 3; c++) e += fabs(img[c * npx + p] - gt[3 * p + c] / 255.0);
+        double mk = e / 3 > thr ? 1 : 0;
+        if (fabs(e / 3 - thr) < 1e-5) mk = mask[p]; /* within float rounding of the threshold */
+        masked += mk > 0;
+        for (int c = 0; c < 3; c++) {
+            want[c * npx + p] = mk;
+            CHECK(mask[c * npx + p] == (float)mk, "pixel %d channel %d: mask %g, host %g", p, c, mask[c * npx + p], mk);
+        }
+    }
+    CHECK(masked > npx / 10 && masked < npx * 9 / 10, "%d of %d pixels masked: the test says little", masked, npx);
+    ref_opts o = {3, 0, 0.1, 0, 0, {0, 0, 0}, g_tile};
+    double *rgeo = malloc(sizeof(double) * s.n * CS_GEO_W), *rsh = malloc(sizeof(double) * s.n * 48);
+    unsigned char *edge = malloc((size_t)s.n);
+    ref_backward(&s, &v, &o, want, rgeo, rsh, edge);
+    int compared = 0;
+    for (int i = 0; i < s.n; i++) {
+        if (edge[i]) continue;
+        double ref = rsh[i * 48] / 0.28209479177387814;
+        compared++;
+        CHECK(fabs(score[i] - ref) <= 2e-3 * fabs(ref) + 1e-3, "Gaussian %d: score %g, reference %g", i, score[i], ref);
+    }
+    CHECK(compared >= s.n / 2, "only %d Gaussians compared", compared);
+    /* densify_score_flags: KEEP rows whose score reaches threshold x views become clone / split */
+    int n = 200;
+    float *geo = malloc(sizeof(float) * n * CS_GEO_W), *sc = malloc(sizeof(float) * n);
+    cl_uint *fl = malloc(sizeof(cl_uint) * n), *cn = malloc(sizeof(cl_uint) * n), *fl2 = malloc(sizeof(cl_uint) * n),
+            *cn2 = malloc(sizeof(cl_uint) * n);
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < CS_GEO_W; k++) geo[i * CS_GEO_W + k] = (float)(-3 + 2 * test_rand(&rs));
+        sc[i] = (float)(10 * test_rand(&rs)), fl[i] = (cl_uint)(test_rand(&rs) * 3), cn[i] = fl[i] == 0 ? 0 : fl[i];
+    }
+    cs_buf bg_ = {0}, bs = {0}, bf = {0}, bc = {0};
+    float views = 2.f, sthr = 2.5f, clone_max = (float)exp(-2.0);
+    CHECK_OK(cs_buf_alloc(&d.cl, &bg_, CS_MEM_SCRATCH, sizeof(float) * n * CS_GEO_W, "geo") ||
+             cs_buf_alloc(&d.cl, &bs, CS_MEM_SCRATCH, sizeof(float) * n, "score") ||
+             cs_buf_alloc(&d.cl, &bf, CS_MEM_SCRATCH, sizeof(cl_uint) * n, "flags") ||
+             cs_buf_alloc(&d.cl, &bc, CS_MEM_SCRATCH, sizeof(cl_uint) * n, "counts"));
+    CHECK_OK(cs_buf_write(&d.cl, &bg_, 0, sizeof(float) * n * CS_GEO_W, geo) || cs_buf_write(&d.cl, &bs, 0, sizeof(float) * n, sc) ||
+             cs_buf_write(&d.cl, &bf, 0, sizeof(cl_uint) * n, fl) || cs_buf_write(&d.cl, &bc, 0, sizeof(cl_uint) * n, cn));
+    size_t g = (size_t)n, l = 64;
+    CHECK_OK(cs_cl_run(&d.cl, d.k.densify_score_flags, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(n), CS_ARG(bg_.mem), CS_ARG(bs.mem),
+                       CS_ARG(views), CS_ARG(sthr), CS_ARG(clone_max), CS_ARG(bf.mem), CS_ARG(bc.mem)));
+    CHECK_OK(cs_buf_read(&d.cl, &bf, 0, sizeof(cl_uint) * n, fl2) || cs_buf_read(&d.cl, &bc, 0, sizeof(cl_uint) * n, cn2));
+    int grown = 0;
+    for (int i = 0; i < n; i++) {
+        cl_uint f = fl[i], c = cn[i];
+        if (f == 0 && sc[i] >= sthr * views) {
+            const float *ls = geo + i * CS_GEO_W + CS_GEO_LOG_SCALE;
+            f = exp(fmax(ls[0], fmax(ls[1], ls[2]))) <= clone_max ? 1 : 2, c = f, grown++;
+        }
+        CHECK(fl2[i] == f && cn2[i] == c, "row %d: flags %u counts %u, host %u %u", i, fl2[i], cn2[i], f, c);
+    }
+    CHECK(grown > 10, "only %d rows grown", grown);
+    printf("  error score: %d of %d pixels masked, %d Gaussians' scores against the reference; %d rows flagged by it\n",
+           masked, npx, compared, grown);
+    cs_buf_free(&d.cl, &bg_), cs_buf_free(&d.cl, &bs), cs_buf_free(&d.cl, &bf), cs_buf_free(&d.cl, &bc);
+    free(geo), free(sc), free(fl), free(cn), free(fl2), free(cn2);
+    free(rgeo), free(rsh), free(edge), free(want), free(img), free(mask), free(score), free(gt);
+    cs_densifier_free(&d.cl, &dn);
+    cs_buf_free(&d.cl, &dn.score), cs_buf_free(&d.cl, &dn.mask);
+    cs_buf_free(&d.cl, &gtb);
+    cs_renderer_free(&r);
+    cs_model_free(&d.cl, &m);
+    cs_splats_free(&s);
+    dev_close(&d);
     return 0;
 }

@@ -6,7 +6,7 @@
 # accumulation path incl. mip + 3D filter, fp16 SH, deterministic and CAS atomics, SSIM loss,
 # the resolution schedule's ground truth, Adam with fp32 and 16-bit moments and sparse, the
 # opacity reset's state column, histograms, LPIPS, the depth forward, TSDF fusion and
-# marching tetrahedra), then two 10-iteration training runs with densification (clone,
+# marching tetrahedra, the error score), then two 10-iteration training runs with densification (clone,
 # split, prune, compaction, opacity reset) and histograms: mip with the 3D filter and an
 # evaluation with a TensorBoard image, and classic with fp16 SH, 16-bit Adam moments and the
 # deterministic backward. Prints seconds per part.
@@ -46,7 +46,7 @@ export CLSPLAT_TEST_VERBOSE=1
 for t in test_scan_and_sort test_raster_forward_random test_raster_forward_edge_cases test_mip_kernel_size \
          test_ssim_loss test_gt_downsample test_adam_fp32 test_adam_fp16_moments test_adam_sparse test_opacity_reset test_grad_classic test_grad_mip test_grad_fp16_sh test_grad_deterministic \
          test_grad_cas_atomics test_histo_kernels test_lpips_reference test_mcmc_refine test_mcmc_noise \
-         test_regularizer_gradients test_raster_depth test_tsdf_fuse test_marching_sphere; do
+         test_regularizer_gradients test_raster_depth test_tsdf_fuse test_marching_sphere test_error_score; do
     part "$t" "$BUILD/run_tests" "$t"
 done
 # the rasterizer with 8 pixels a work-item (llvmpipe's path: 32-item groups) and 16 (16 items)
@@ -66,7 +66,7 @@ TRAIN="train -s $T/scene --iterations 10 --set device.tune=off --set optim.rando
   --set eval.test_iterations=[10] --set eval.tensorboard_views=1"
 # shellcheck disable=SC2086
 part train_mip "$BUILD/clsplat" $TRAIN -o "$T/mip" --set data.eval=true --set model.filter_3d=true \
-  --set model.antialias=mip
+  --set model.antialias=mip --set densify.error_views=2
 # shellcheck disable=SC2086
 part train_fp16_det "$BUILD/clsplat" $TRAIN -o "$T/fp16" --set memory.sh_dtype=fp16 \
   --set memory.optimizer_dtype=fp16 --set optim.deterministic=true

@@ -84,6 +84,9 @@ static const key_desc KEYS[] = {
     {"densify.interval", T_INT, F(densify.interval), 1, 1e8, NULL, 0, "densify every N iterations"},
     {"densify.grad_threshold", T_FLOAT, F(densify.grad_threshold), 0, 1e3, NULL, 0, "clone / split when the mean view-space gradient exceeds this"},
     {"densify.percent_dense", T_FLOAT, F(densify.percent_dense), 0, 1, NULL, 0, "clone / split boundary, times the scene extent"},
+    {"densify.error_views", T_INT, F(densify.error_views), 0, 64, NULL, 0, "graphdeco strategy: at each refinement, render this many training views and score each Gaussian by its blend weight over the pixels whose error is above densify.error_threshold; one whose score, averaged over the views, reaches densify.error_score is cloned or split as if its gradient had (FastGS's idea of densifying by multi-view error; 0: off)"},
+    {"densify.error_threshold", T_FLOAT, F(densify.error_threshold), 0, 1, NULL, 0, "densify.error_views: a pixel is high-error when its mean absolute colour error (0-1) is above this"},
+    {"densify.error_score", T_FLOAT, F(densify.error_score), 0, 1e9, NULL, 0, "densify.error_views: the mean score (blend weight summed over a view's high-error pixels) that densifies a Gaussian"},
     {"densify.opacity_reset_interval", T_INT, F(densify.opacity_reset_interval), 1, 1e8, NULL, 0, "opacity reset to min(o, 0.01) every N iterations (or decayed: densify.opacity_decay)"},
     {"densify.opacity_decay", T_FLOAT, F(densify.opacity_decay), 0, 0.99, NULL, 0, "0: the opacity reset is graphdeco's min(o, 0.01); in (0, 1): it multiplies each opacity by this instead, leaving those it would take under 1/255 as they are (LiteGS's decay: the model keeps its picture through the reset)"},
     {"densify.min_opacity", T_FLOAT, F(densify.min_opacity), 0, 1, NULL, 0, "prune below this opacity"},
@@ -145,6 +148,7 @@ void cs_config_defaults(cs_config *c)
     c->optim.rotation_lr = 0.001;
     c->optim.lambda_dssim = 0.2;
     c->optim.res_schedule_start = 1;
+    c->densify.error_threshold = 0.1, c->densify.error_score = 2.0;
     c->optim.res_schedule_until = 0.5;
     c->optim.sh_increase_interval = 1000;
     c->optim.random_init_points = 100000;

@@ -79,6 +79,9 @@ typedef struct {
     double noise_lr;       /* mcmc: position noise, times the position learning rate */
     int budget;            /* the Gaussians allowed grow linearly to this over [from, until] (0: no curve) */
     double opacity_decay;  /* the opacity reset multiplies by this instead (0: graphdeco's min(o, 0.01)) */
+    int error_views;       /* views scored by their high-error pixels at each refinement (0: off; densify.c) */
+    double error_threshold; /* a pixel's mean absolute colour error (0-1) that makes it high-error */
+    double error_score;    /* a Gaussian's blend weight over high-error pixels, a view, that densifies it */
 } cs_densify_cfg;
 
 typedef struct {

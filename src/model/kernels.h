@@ -95,6 +95,9 @@ extern const char *const cs_program_files[CS_PROG_COUNT];
     X(adam_step, CS_WG_ADAM, optim)                                                                     \
     X(densify_stats, CS_WG_FIXED, density)                                                              \
     X(densify_classify, CS_WG_FIXED, density)                                                           \
+    X(error_mask, CS_WG_FIXED, density)                                                                 \
+    X(error_score_add, CS_WG_FIXED, density)                                                            \
+    X(densify_score_flags, CS_WG_FIXED, density)                                                        \
     X(densify_list_new, CS_WG_FIXED, density)                                                           \
     X(densify_split, CS_WG_FIXED, density)                                                              \
     X(densify_prune_flags, CS_WG_FIXED, density)                                                        \

@@ -35,6 +35,35 @@ static int scan_and_total(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_bu
     return 0;
 }
 
+int cs_error_score_view(cs_densifier *d, cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree,
+                        const float bg[3], cs_buf *gt, unsigned gt_off, int gt_channels, float threshold)
+{
+    cs_cl *cl = r->cl;
+    const cs_kernels *k = r->k;
+    int n = m->n, W = v->width, H = v->height;
+    size_t N = (size_t)(m->capacity > 0 ? m->capacity : 1), px = (size_t)W * H, l = 256, g = (size_t)n;
+    if (n == 0) return 0;
+    if (cs_buf_reserve(cl, &d->score, N * 4, 0, "error scores") || cs_buf_reserve(cl, &d->mask, px * 12, 0, "error mask"))
+        return -1;
+    float zero = 0.f;
+    if (d->score_views == 0 && cs_buf_fill(cl, &d->score, 0, (size_t)n * 4, &zero, 4)) return -1;
+    for (;;) { /* as cs_train_pass: redone when the pairs overflowed the renderer's buffers */
+        if (cs_render_forward(r, m, v, active_degree, bg) ||
+            cs_cl_run(cl, k->error_mask, CS_STAGE_DENSIFY, 1, &px, &l, CS_ARG(r->img.mem), CS_ARG(gt->mem), CS_ARG(gt_off),
+                      CS_ARG(gt_channels), CS_ARG(W), CS_ARG(H), CS_ARG(threshold), CS_ARG(d->mask.mem)) ||
+            cs_render_backward_2d(r, m, v, bg, &d->mask))
+            return -1;
+        int over = cs_render_confirm(r);
+        if (over < 0) return -1;
+        if (over == 0) break;
+    }
+    if (cs_cl_run(cl, k->error_score_add, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(n), CS_ARG(r->radii.mem),
+                  CS_ARG(r->v_2d.mem), CS_ARG(d->score.mem)))
+        return -1;
+    d->score_views++;
+    return 0;
+}
+
 int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m, const cs_densify_cfg *cfg, double extent,
                     int check_size, int max_n, unsigned seed)
 {
@@ -47,9 +76,15 @@ int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m
     float thr = (float)cfg->grad_threshold, clone_max = (float)(cfg->percent_dense * extent);
     size_t g = (size_t)n, l = 256;
     unsigned added = 0;
+    float views = (float)d->score_views, score_thr = (float)cfg->error_score;
+    d->score_views = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
         if (cs_cl_run(cl, k->densify_classify, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(n), CS_ARG(m->geo.mem),
                       CS_ARG(m->stats.mem), CS_ARG(thr), CS_ARG(clone_max), CS_ARG(d->flags.mem), CS_ARG(d->counts.mem)) ||
+            (views > 0 && attempt == 0 &&
+             cs_cl_run(cl, k->densify_score_flags, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(n), CS_ARG(m->geo.mem),
+                       CS_ARG(d->score.mem), CS_ARG(views), CS_ARG(score_thr), CS_ARG(clone_max), CS_ARG(d->flags.mem),
+                       CS_ARG(d->counts.mem))) ||
             scan_and_total(cl, k, d, &d->counts, n, &added))
             return -1;
         if ((long)n + added <= (long)max_n || attempt == 1) break;
@@ -153,6 +188,7 @@ void cs_densifier_trim(cs_cl *cl, cs_densifier *d)
 {
     cs_buf_free(cl, &d->flags), cs_buf_free(cl, &d->counts), cs_buf_free(cl, &d->offsets);
     cs_buf_free(cl, &d->keep), cs_buf_free(cl, &d->scratch), cs_buf_free(cl, &d->dist), cs_buf_free(cl, &d->maxbits);
+    cs_buf_free(cl, &d->score), cs_buf_free(cl, &d->mask);
 }
 
 void cs_densifier_free(cs_cl *cl, cs_densifier *d)

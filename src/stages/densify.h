@@ -12,11 +12,22 @@ typedef struct {
     cs_buf flags, counts, offsets, keep, scratch, dist, maxbits, cams;
     int ncams;
     float max_focal;
+    cs_buf score, mask; /* the error score (N) and a view's high-error mask (3, H, W) */
+    int score_views;    /* views scored since the last refinement */
 } cs_densifier;
 
 /* Accumulates view-space gradient statistics of the last backward. */
 int cs_densify_stats(cs_cl *cl, const cs_kernels *k, cs_model *m, const cs_renderer *r, int W, int H);
-/* Clone / split / prune. MAX_N caps the count (highest-gradient candidates first).
+/* The error score of view V (densify.error_views): renders it with the model M, marks the
+ * pixels whose mean absolute error against GT (8-bit, GT_CHANNELS a pixel at GT_OFF) is above
+ * THRESHOLD, and adds each Gaussian's blend weight over them (the rasterizer's backward of the
+ * mask, cs_render_backward_2d) into d->score, counted in d->score_views; the next
+ * cs_densify_step reads both and clears them. The model's gradients are left alone. */
+int cs_error_score_view(cs_densifier *d, cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree,
+                        const float bg[3], cs_buf *gt, unsigned gt_off, int gt_channels, float threshold);
+/* Clone / split / prune. MAX_N caps the count (highest-gradient candidates first). With views
+ * scored (cs_error_score_view), a Gaussian whose mean score reaches cfg->error_score is a
+ * candidate too, unless the candidates are over MAX_N (then the gradient ranks them alone).
  * CHECK_SIZE enables the screen / world size prune. Stats are zeroed afterwards. Blocks to
  * read the candidate counts (and, over budget, the statistics). */
 int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m, const cs_densify_cfg *cfg, double extent,

@@ -41,8 +41,8 @@ static int mcmc_after_step(cs_density *s, cs_cl *cl, const cs_kernels *k, cs_mod
 /* ---- the table ----------------------------------------------------------------------------- */
 
 static const cs_density_ops rows[] = {
-    [CS_STRATEGY_DEFAULT] = {"graphdeco", 1, 1, 1, 1, 1, 0, 0, no_scratch, adc_start, adc_refine, NULL},
-    [CS_STRATEGY_MCMC] = {"mcmc", 0, 0, 0, 0, 0, 1, CS_MCMC_MAX_ROWS, cs_mcmc_bytes_per_row, mcmc_start, mcmc_refine, mcmc_after_step},
+    [CS_STRATEGY_DEFAULT] = {"graphdeco", 1, 1, 1, 1, 1, 1, 0, 0, no_scratch, adc_start, adc_refine, NULL},
+    [CS_STRATEGY_MCMC] = {"mcmc", 0, 0, 0, 0, 0, 0, 1, CS_MCMC_MAX_ROWS, cs_mcmc_bytes_per_row, mcmc_start, mcmc_refine, mcmc_after_step},
 };
 
 const cs_density_ops *cs_density_ops_of(int strategy)

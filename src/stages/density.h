@@ -36,6 +36,7 @@ typedef struct cs_density_ops {
                               evaluation and the save (graphdeco's clones and splits change the
                               picture until the next steps settle them); 0: before them (MCMC's
                               relocation keeps the picture, and its noise follows it as in gsplat) */
+    int scores_errors;     /* densify.error_views scores its candidates (cs_error_score_view) */
     /* the memory plan: FIXED_CAP: every row is allocated for the cap at the start, plus
        scratch_per_row bytes a row of the cap (0: rows grow as densification adds them) */
     int fixed_cap;

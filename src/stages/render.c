@@ -293,8 +293,7 @@ int cs_render_forward_sync(cs_renderer *r, const cs_model *m, const cs_view *v, 
     }
 }
 
-int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active_degree, const float bg[3],
-                       const cs_buf *v_img)
+int cs_render_backward_2d(cs_renderer *r, const cs_model *m, const cs_view *v, const float bg[3], const cs_buf *v_img)
 {
     cs_cl *cl = r->cl;
     const cs_kernels *k = r->k;
@@ -317,10 +316,22 @@ int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active
                   CS_ARG(r->final_T.mem),
                   CS_ARG(r->n_contrib.mem), CS_ARG(v_img->mem), CS_ARG(out)))
         return -1;
-    size_t l = k->wg[CS_WG_BIN], lp = k->wg[CS_WG_PROJECT_BWD], g = (size_t)n;
-    if (det && cs_cl_run(cl, k->bin_reduce_pairs, CS_STAGE_RASTER_BWD, 1, &g, &l, CS_ARG(n), CS_ARG(r->pair_cap),
-                         CS_ARG(r->order.mem), CS_ARG(r->offsets.mem), CS_ARG(r->touched.mem), CS_ARG(r->v_pair.mem), CS_ARG(r->v_2d.mem)))
-        return -1;
+    size_t l = k->wg[CS_WG_BIN], g = (size_t)n;
+    return det && cs_cl_run(cl, k->bin_reduce_pairs, CS_STAGE_RASTER_BWD, 1, &g, &l, CS_ARG(n), CS_ARG(r->pair_cap),
+                            CS_ARG(r->order.mem), CS_ARG(r->offsets.mem), CS_ARG(r->touched.mem), CS_ARG(r->v_pair.mem),
+                            CS_ARG(r->v_2d.mem))
+               ? -1
+               : 0;
+}
+
+int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active_degree, const float bg[3],
+                       const cs_buf *v_img)
+{
+    if (cs_render_backward_2d(r, m, v, bg, v_img)) return -1;
+    cs_cl *cl = r->cl;
+    const cs_kernels *k = r->k;
+    int n = m->n, W = v->width, H = v->height;
+    size_t lp = k->wg[CS_WG_PROJECT_BWD], g = (size_t)n;
     cl_mem filt = m->layout.filter_3d ? m->filter3d.mem : m->geo.mem;
     return cs_cl_run(cl, k->project_bwd, CS_STAGE_PROJECT_BWD, 1, &g, &lp, CS_ARG(n), CS_ARG(m->geo.mem),
                      CS_ARG(m->sh.mem), CS_ARG(filt), CS_ARG(v->cam), CS_ARG(v->intr), CS_ARG(W), CS_ARG(H),

@@ -65,6 +65,10 @@ int cs_render_confirm(cs_renderer *r);
 int cs_render_forward_sync(cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree, const float bg[3]);
 /* Enqueues the backward from V_IMG (3, H, W), the loss's image gradient, to m->v_geo /
  * m->v_sh, with d/d(mean2d ...) per Gaussian in r->v_2d (CS_V2D_* rows); does not block. */
+/* The rasterizer's part of the backward: the per-Gaussian 2D gradients of V_IMG into r->v_2d
+ * (means, conics, opacity, colour), the model's gradients left alone (the error score reads
+ * the colour row). Enqueued after cs_render_forward of the same view. */
+int cs_render_backward_2d(cs_renderer *r, const cs_model *m, const cs_view *v, const float bg[3], const cs_buf *v_img);
 int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active_degree, const float bg[3],
                        const cs_buf *v_img);
 /* Reads r->img (3, H, W) back (blocks) into a new 8-bit RGB image (clamped, rounded). */

@@ -234,9 +234,35 @@ static int resume(trainer *t, const char *path, const cs_kernel_opts *ko, int *s
 
 /* ---- one step ---------------------------------------------------------------------------- */
 
+/* densify.error_views training views, spread over the split and moving with ITER, scored at
+   full size for the refinement of this iteration (cs_error_score_view) */
+static int score_views(trainer *t, int iter, const cs_step_plan *p)
+{
+    const cs_densify_cfg *dc = &t->cfg->densify;
+    int n = t->split.n_train, K = dc->error_views < n ? dc->error_views : n;
+    int device = t->images.be == cs_residency_of(CS_RES_DEVICE);
+    for (int j = 0; j < K; j++) {
+        int vi = (int)(((long)iter * 7 + (long)j * n / K) % n), cam = t->split.train[vi];
+        const cs_camera *c = &t->scene->cams[cam];
+        cs_view v;
+        cs_view_from_camera(c, &v);
+        cs_buf *gt;
+        unsigned off;
+        /* outside device residency the store's slots hold the next views: the photo comes from
+           disk as the evaluation's do */
+        if ((device ? cs_images_get(&t->images, vi, &gt, &off) : cs_images_get_camera(&t->images, cam, &gt, &off)) ||
+            cs_error_score_view(&t->dens.d, &t->r, &t->m, &v, p->active_sh, t->scene->background, gt, off,
+                                cs_scene_gt_channels(t->scene), (float)dc->error_threshold) ||
+            (device && cs_images_release(&t->images)))
+            return cs_fail_prefix("iteration %d: the error score of view %s", iter, c->name);
+    }
+    return 0;
+}
+
 static int densify_and_filter(trainer *t, int iter, const cs_step_plan *p)
 {
     cs_cl *cl = t->cl;
+    if (p->densify && t->cfg->densify.error_views > 0 && t->dens.ops->scores_errors && score_views(t, iter, p)) return -1;
     unsigned seed = cs_hash_u32((uint32_t)t->cfg->optim.seed * 2654435761u ^ (uint32_t)iter);
     int max_rows = t->plan.cap ? t->plan.cap : t->plan.max_gaussians;
     if (p->row_budget > 0 && p->row_budget < max_rows) max_rows = p->row_budget;
