@@ -2,15 +2,18 @@
 #include "mesh_raster.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "util.h"
 
 typedef struct {
     int W, H;
-    float *depth; /* (H, W), +inf where nothing is drawn */
-    int32_t *tri; /* (H, W), -1 where nothing is drawn */
-    float *w;     /* (H, W, 3) the corners' perspective-correct weights */
+    int row0, row1; /* the band of rows this target draws: [row0, row1) */
+    float *depth;   /* (H, W), +inf where nothing is drawn */
+    int32_t *tri;   /* (H, W), -1 where nothing is drawn */
+    float *w;       /* (H, W, 3) the corners' perspective-correct weights */
 } target;
 
 /* twice the signed area of (a, b, p) */
@@ -36,6 +39,7 @@ static void draw_triangle(target *tg, int32_t t, const float *p[3])
     int x0 = clamp_px(ceilf(lo_u - 0.5f), tg->W), x1 = clamp_px(floorf(hi_u - 0.5f), tg->W);
     int y0 = clamp_px(ceilf(lo_v - 0.5f), tg->H), y1 = clamp_px(floorf(hi_v - 0.5f), tg->H);
     if (lo_u - 0.5f > tg->W - 1 || hi_u < 0.5f || lo_v - 0.5f > tg->H - 1 || hi_v < 0.5f) return;
+    y0 = y0 > tg->row0 ? y0 : tg->row0, y1 = y1 < tg->row1 - 1 ? y1 : tg->row1 - 1;
     float iz[3] = {1.f / p[0][2], 1.f / p[1][2], 1.f / p[2][2]};
     for (int y = y0; y <= y1; y++) {
         float py = y + 0.5f;
@@ -67,25 +71,58 @@ static void project_vertices(const cs_mesh *m, const cs_camera *c, float *uvz)
     }
 }
 
-int cs_mesh_visibility(const cs_mesh *m, const cs_camera *c, int32_t *tri, float *w)
+typedef struct {
+    const cs_mesh *m;
+    const float *uvz;
+    target tg;
+    pthread_t th;
+    int running; /* its thread started (else it is drawn on the caller's) */
+} band;
+
+/* every triangle drawn into the band's rows (a pixel belongs to one band: the same result as
+   one thread drawing them all, in the same triangle order) */
+static void *draw_band(void *arg)
 {
-    target tg = {c->width, c->height, NULL, tri, w};
-    size_t n = (size_t)tg.W * tg.H;
-    float *uvz = malloc(sizeof(float) * 3 * (m->nv ? m->nv : 1));
-    tg.depth = malloc(sizeof(float) * (n ? n : 1));
-    if (!uvz || !tg.depth) {
-        free(uvz), free(tg.depth);
-        return cs_fail("out of host memory rasterizing a mesh of %zu vertices at %dx%d", m->nv, tg.W, tg.H);
-    }
-    for (size_t i = 0; i < n; i++) tg.depth[i] = INFINITY, tri[i] = -1;
-    project_vertices(m, c, uvz);
-    for (size_t t = 0; t < m->nt; t++) {
-        const uint32_t *v = m->tri + 3 * t;
-        const float *p[3] = {uvz + 3 * v[0], uvz + 3 * v[1], uvz + 3 * v[2]};
+    band *b = arg;
+    for (size_t t = 0; t < b->m->nt; t++) {
+        const uint32_t *v = b->m->tri + 3 * t;
+        const float *p[3] = {b->uvz + 3 * v[0], b->uvz + 3 * v[1], b->uvz + 3 * v[2]};
         if (p[0][2] <= CS_MESH_RASTER_NEAR || p[1][2] <= CS_MESH_RASTER_NEAR || p[2][2] <= CS_MESH_RASTER_NEAR) continue;
-        draw_triangle(&tg, (int32_t)t, p);
+        draw_triangle(&b->tg, (int32_t)t, p);
     }
-    free(uvz), free(tg.depth);
+    return NULL;
+}
+
+/* threads for a visibility buffer of H rows: THREADS (0: the cores, at most 16), at least 8
+   rows each */
+static int bands_for(int H, int threads)
+{
+    long cores = threads > 0 ? threads : sysconf(_SC_NPROCESSORS_ONLN);
+    int n = cores > 16 ? 16 : cores < 1 ? 1 : (int)cores;
+    return n > H / 8 ? (H / 8 > 1 ? H / 8 : 1) : n;
+}
+
+int cs_mesh_visibility(const cs_mesh *m, const cs_camera *c, int threads, int32_t *tri, float *w)
+{
+    int W = c->width, H = c->height, nb = bands_for(c->height, threads);
+    size_t n = (size_t)W * H;
+    float *uvz = malloc(sizeof(float) * 3 * (m->nv ? m->nv : 1)), *depth = malloc(sizeof(float) * (n ? n : 1));
+    band *b = calloc((size_t)nb, sizeof *b);
+    if (!uvz || !depth || !b) {
+        free(uvz), free(depth), free(b);
+        return cs_fail("out of host memory rasterizing a mesh of %zu vertices at %dx%d", m->nv, W, H);
+    }
+    for (size_t i = 0; i < n; i++) depth[i] = INFINITY, tri[i] = -1;
+    project_vertices(m, c, uvz);
+    for (int k = 0; k < nb; k++)
+        b[k] = (band){m, uvz, {W, H, (int)((long)H * k / nb), (int)((long)H * (k + 1) / nb), depth, tri, w}, 0, 0};
+    for (int k = 1; k < nb; k++) b[k].running = pthread_create(&b[k].th, NULL, draw_band, &b[k]) == 0;
+    draw_band(&b[0]);
+    for (int k = 1; k < nb; k++) {
+        if (b[k].running) pthread_join(b[k].th, NULL);
+        else draw_band(&b[k]);
+    }
+    free(uvz), free(depth), free(b);
     return 0;
 }
 
@@ -101,7 +138,7 @@ int cs_mesh_rasterize(const cs_mesh *m, const cs_camera *c, const float bg[3], c
         return cs_fail("out of host memory rasterizing a mesh of %zu vertices at %dx%d", m->nv, c->width, c->height);
     }
     out->width = c->width, out->height = c->height, out->channels = 3;
-    if (cs_mesh_visibility(m, c, tri, w)) {
+    if (cs_mesh_visibility(m, c, 1, tri, w)) { /* --psnr draws a view a thread already */
         free(tri), free(w), free(out->px);
         out->px = NULL;
         return -1;

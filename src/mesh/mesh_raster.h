@@ -16,8 +16,9 @@
 /* The visibility buffer of M as camera C sees it at C's training resolution: for each pixel the
  * nearest triangle (TRI, -1 where none) and its corners' perspective-correct weights (W, 3 a
  * pixel, summing to 1): a colour per vertex c_k draws as w0 c_0 + w1 c_1 + w2 c_2, linear in
- * the colours (mesh_refine.h differentiates that). TRI: W x H, W: W x H x 3. */
-int cs_mesh_visibility(const cs_mesh *m, const cs_camera *c, int32_t *tri, float *w);
+ * the colours (mesh_refine.h differentiates that). TRI: W x H, W: W x H x 3. Drawn by THREADS
+ * threads on bands of rows (0: the cores, at most 16), the same buffer for any count. */
+int cs_mesh_visibility(const cs_mesh *m, const cs_camera *c, int threads, int32_t *tri, float *w);
 /* Renders M as camera C sees it at C's training resolution into OUT (new 8-bit RGB), pixels
  * no triangle covers in BG (0-1); COVERED (or NULL): the fraction of pixels a triangle covers.
  * Takes 12 bytes a vertex and 16 a pixel of scratch; -1 with a message when host memory runs

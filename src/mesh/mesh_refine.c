@@ -118,7 +118,7 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, const cs_mesh_refin
             rc = cs_fail_prefix("refinement, view %s", c->name);
             break;
         }
-        rc = cs_mesh_visibility(m, c, r.tri, r.w);
+        rc = cs_mesh_visibility(m, c, 0, r.tri, r.w);
         if (rc) break;
         double loss = cs_mesh_color_loss(m, r.col, &r.photos[k], r.tri, r.w, r.grad, NULL);
         adam_step(&r, 3 * m->nv, o->lr, it + 1);
