@@ -135,11 +135,8 @@ static double seen_share(const cs_scene *s, const int *sample, int n, const cs_c
 {
     int seen = 0;
     for (int j = 0; j < n; j++) {
-        const float *x = s->points + 3 * sample[j];
-        double z = c->R[6] * x[0] + c->R[7] * x[1] + c->R[8] * x[2] + c->t[2];
-        if (!(z > 1e-6)) continue;
-        double px = c->fx * (c->R[0] * x[0] + c->R[1] * x[1] + c->R[2] * x[2] + c->t[0]) / z + c->cx;
-        double py = c->fy * (c->R[3] * x[0] + c->R[4] * x[1] + c->R[5] * x[2] + c->t[1]) / z + c->cy;
+        double px, py, z;
+        if (!cs_camera_project(c, s->points + 3 * sample[j], &px, &py, &z)) continue;
         seen += px >= 0 && px < c->width && py >= 0 && py < c->height;
     }
     return n ? (double)seen / n : 0;

@@ -66,3 +66,13 @@ void cs_camera_center(const cs_camera *c, double o[3])
 {
     for (int k = 0; k < 3; k++) o[k] = -(c->R[0 * 3 + k] * c->t[0] + c->R[1 * 3 + k] * c->t[1] + c->R[2 * 3 + k] * c->t[2]);
 }
+
+int cs_camera_project(const cs_camera *c, const float x[3], double *u, double *v, double *z)
+{
+    double q[3];
+    for (int r = 0; r < 3; r++) q[r] = c->R[3 * r] * x[0] + c->R[3 * r + 1] * x[1] + c->R[3 * r + 2] * x[2] + c->t[r];
+    *z = q[2];
+    if (!(q[2] > 1e-6)) return 0;
+    *u = c->fx * q[0] / q[2] + c->cx, *v = c->fy * q[1] / q[2] + c->cy;
+    return 1;
+}

@@ -37,6 +37,10 @@ void cs_quat_to_rot(const double q[4], double R[9]);
 void cs_camera_from_gl_c2w(cs_camera *c, const double m[16]);
 /* Camera centre in world space. */
 void cs_camera_center(const cs_camera *c, double out[3]);
+/* World point X through camera C's pinhole: pixel coordinates (*U, *V; a pixel's centre at
+ * i + 0.5) and camera depth *Z. 1 when X lies in front of the camera (Z > 1e-6); else 0 and
+ * U, V are not set. Not clipped to the image. */
+int cs_camera_project(const cs_camera *c, const float x[3], double *u, double *v, double *z);
 /* The image name without its extension ("r_3.png" -> "r_3"), for output names. */
 void cs_camera_stem(const cs_camera *c, char *out, size_t n);
 

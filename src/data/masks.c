@@ -120,14 +120,19 @@ static void slab(double o, double d, double lo, double hi, double *t0, double *t
     *t0 = fmax(*t0, a), *t1 = fmin(*t1, b);
 }
 
+/* vector D (a point less the frame's origin, or a direction) along the ground frame's u and v */
+static void ground_uv(const cs_ground_region *r, const double d[3], double uv[2])
+{
+    uv[0] = d[0] * r->u[0] + d[1] * r->u[1] + d[2] * r->u[2], uv[1] = d[0] * r->v[0] + d[1] * r->v[1] + d[2] * r->v[2];
+}
+
 int cs_ground_ray_hits(const cs_ground_region *r, const double o[3], const double d[3])
 {
-    double q[3] = {o[0] - r->origin[0], o[1] - r->origin[1], o[2] - r->origin[2]};
-    double ou = q[0] * r->u[0] + q[1] * r->u[1] + q[2] * r->u[2], ov = q[0] * r->v[0] + q[1] * r->v[1] + q[2] * r->v[2];
-    double du = d[0] * r->u[0] + d[1] * r->u[1] + d[2] * r->u[2], dv = d[0] * r->v[0] + d[1] * r->v[1] + d[2] * r->v[2];
+    double q[3] = {o[0] - r->origin[0], o[1] - r->origin[1], o[2] - r->origin[2]}, ouv[2], duv[2];
+    ground_uv(r, q, ouv), ground_uv(r, d, duv);
     double t0 = 0, t1 = INFINITY;
-    slab(ou, du, r->rect[0], r->rect[1], &t0, &t1);
-    slab(ov, dv, r->rect[2], r->rect[3], &t0, &t1);
+    slab(ouv[0], duv[0], r->rect[0], r->rect[1], &t0, &t1);
+    slab(ouv[1], duv[1], r->rect[2], r->rect[3], &t0, &t1);
     return t0 < t1;
 }
 
@@ -146,16 +151,13 @@ static signed char *nearest_inside(const cs_ground_region *r, const cs_camera *c
     memset(in, -1, (size_t)gw * gh);
     for (int p = 0; p < r->n_points; p++) {
         const float *x = r->points + 3 * p;
-        double q[3];
-        for (int a = 0; a < 3; a++) q[a] = c->R[3 * a] * x[0] + c->R[3 * a + 1] * x[1] + c->R[3 * a + 2] * x[2] + c->t[a];
-        if (q[2] <= 1e-6) continue;
-        double u = c->fx * q[0] / q[2] + c->cx, v = c->fy * q[1] / q[2] + c->cy;
-        if (!(u >= 0 && u < c->width && v >= 0 && v < c->height)) continue;
+        double u, v, depth;
+        if (!cs_camera_project(c, x, &u, &v, &depth) || !(u >= 0 && u < c->width && v >= 0 && v < c->height)) continue;
         int cell = (int)(v / REGION_CELL) * gw + (int)(u / REGION_CELL);
-        if (in[cell] >= 0 && z[cell] <= q[2]) continue;
-        double d[3] = {x[0] - r->origin[0], x[1] - r->origin[1], x[2] - r->origin[2]};
-        double uv[2] = {d[0] * r->u[0] + d[1] * r->u[1] + d[2] * r->u[2], d[0] * r->v[0] + d[1] * r->v[1] + d[2] * r->v[2]};
-        z[cell] = (float)q[2];
+        if (in[cell] >= 0 && z[cell] <= depth) continue;
+        double d[3] = {x[0] - r->origin[0], x[1] - r->origin[1], x[2] - r->origin[2]}, uv[2];
+        ground_uv(r, d, uv);
+        z[cell] = (float)depth;
         in[cell] = uv[0] >= r->rect[0] && uv[0] < r->rect[1] && uv[1] >= r->rect[2] && uv[1] < r->rect[3];
     }
     free(z);

@@ -56,18 +56,15 @@ static void draw_triangle(target *tg, int32_t t, const float *p[3])
     }
 }
 
-/* every vertex in camera C's pixels and depth: (u, v, z), z <= NEAR marks one behind */
+/* every vertex in camera C's pixels and depth: (u, v, z), z <= NEAR marks one behind (its u, v NaN
+   when it is not in front at all) */
 static void project_vertices(const cs_mesh *m, const cs_camera *c, float *uvz)
 {
     for (size_t i = 0; i < m->nv; i++) {
-        const float *x = m->pos + 3 * i;
-        double q[3];
-        for (int r = 0; r < 3; r++) q[r] = c->R[3 * r] * x[0] + c->R[3 * r + 1] * x[1] + c->R[3 * r + 2] * x[2] + c->t[r];
         float *o = uvz + 3 * i;
-        o[2] = (float)q[2];
-        if (q[2] <= CS_MESH_RASTER_NEAR) continue;
-        o[0] = (float)(c->fx * q[0] / q[2] + c->cx);
-        o[1] = (float)(c->fy * q[1] / q[2] + c->cy);
+        double u, v, z;
+        int front = cs_camera_project(c, m->pos + 3 * i, &u, &v, &z);
+        o[0] = front ? (float)u : NAN, o[1] = front ? (float)v : NAN, o[2] = (float)z;
     }
 }
 

@@ -35,11 +35,8 @@ double cs_mesh_default_depth(const cs_scene *scene, const cs_splats *s)
         for (int v = 0; v < scene->n_cams; v++) {
             const cs_camera *c = &scene->cams[v];
             if (c->is_test) continue;
-            double x = c->R[0] * p[0] + c->R[1] * p[1] + c->R[2] * p[2] + c->t[0];
-            double y = c->R[3] * p[0] + c->R[4] * p[1] + c->R[5] * p[2] + c->t[1];
-            double z = c->R[6] * p[0] + c->R[7] * p[1] + c->R[8] * p[2] + c->t[2];
-            if (!(z > 1e-6)) continue;
-            double u = c->fx * x / z + c->cx, w = c->fy * y / z + c->cy;
+            double u, w, z;
+            if (!cs_camera_project(c, p, &u, &w, &z)) continue;
             if (u >= 0 && u <= c->width && w >= 0 && w <= c->height) d[m++] = (float)z;
         }
     }
