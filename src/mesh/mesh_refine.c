@@ -10,35 +10,33 @@
 #include "scene.h"
 #include "util.h"
 
+/* the weight of pixel I of PHOTO in the loss: 0 where no triangle is drawn or the photo's
+   weight channel leaves it out */
+static double pixel_weight(const cs_image *photo, const int32_t *tri, size_t i)
+{
+    if (tri[i] < 0) return 0;
+    return photo->channels == 4 ? photo->px[4 * i + 3] / 255.0 : 1.0;
+}
+
 double cs_mesh_color_loss(const cs_mesh *m, const float *col, const cs_image *photo, const int32_t *tri, const float *w,
                           float *grad, double *count)
 {
     size_t n = (size_t)photo->width * photo->height;
     double sum = 0, cnt = 0;
+    for (size_t i = 0; i < n; i++) cnt += pixel_weight(photo, tri, i); /* first: the mean's count */
+    if (count) *count = cnt;
+    if (cnt <= 0) return 0;
     for (size_t i = 0; i < n; i++) {
-        if (tri[i] < 0) continue;
-        const uint8_t *g = photo->px + (size_t)photo->channels * i;
-        double wt = photo->channels == 4 ? g[3] / 255.0 : 1.0;
+        double wt = pixel_weight(photo, tri, i);
         if (wt <= 0) continue;
+        const uint8_t *g = photo->px + (size_t)photo->channels * i;
         const uint32_t *v = m->tri + 3 * (size_t)tri[i];
         for (int ch = 0; ch < 3; ch++) {
             float c = w[3 * i] * col[3 * v[0] + ch] + w[3 * i + 1] * col[3 * v[1] + ch] + w[3 * i + 2] * col[3 * v[2] + ch];
             double r = c - g[ch] / 255.0;
             sum += wt * fabs(r);
-        }
-        cnt += wt;
-    }
-    if (count) *count = cnt;
-    if (!grad || cnt <= 0) return cnt > 0 ? sum / (3 * cnt) : 0;
-    for (size_t i = 0; i < n; i++) { /* the gradient: a second pass, once the mean's count is known */
-        if (tri[i] < 0) continue;
-        const uint8_t *g = photo->px + (size_t)photo->channels * i;
-        double wt = photo->channels == 4 ? g[3] / 255.0 : 1.0;
-        if (wt <= 0) continue;
-        const uint32_t *v = m->tri + 3 * (size_t)tri[i];
-        for (int ch = 0; ch < 3; ch++) {
-            float c = w[3 * i] * col[3 * v[0] + ch] + w[3 * i + 1] * col[3 * v[1] + ch] + w[3 * i + 2] * col[3 * v[2] + ch];
-            double r = c - g[ch] / 255.0, d = wt * (r > 0 ? 1.0 : r < 0 ? -1.0 : 0.0) / (3 * cnt);
+            if (!grad) continue;
+            double d = wt * (r > 0 ? 1.0 : r < 0 ? -1.0 : 0.0) / (3 * cnt);
             for (int k = 0; k < 3; k++) grad[3 * v[k] + ch] += (float)(d * w[3 * i + k]);
         }
     }
