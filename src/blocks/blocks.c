@@ -215,13 +215,19 @@ static int merge_into(const cs_block_plan *p, const char *root, const char *out,
     return rc;
 }
 
-int cs_merge(const char *plan, const char *root, const char *out, int *iteration)
+/* PLAN: a plan file, or the folder partition wrote it in */
+static int read_plan(const char *plan, cs_block_plan *p)
 {
     char path[PATH_MAX + 16];
-    if (!plan || !root || !out) return cs_fail("merge needs PLAN, -m ROOT and -o OUT");
     snprintf(path, sizeof path, cs_dir_exists(plan) ? "%s/plan.json" : "%s", plan);
+    return cs_block_plan_read(path, p);
+}
+
+int cs_merge(const char *plan, const char *root, const char *out, int *iteration)
+{
+    if (!plan || !root || !out) return cs_fail("merge needs PLAN, -m ROOT and -o OUT");
     cs_block_plan p;
-    if (cs_block_plan_read(path, &p)) return -1;
+    if (read_plan(plan, &p)) return -1;
     int rc = 0;
     if (cs_run_dir_holds_run(out)) rc = cs_fail("%s holds a run already: merge into a new folder", out);
     else rc = cs_run_dir_check_apart(out, p.source, "-o") || merge_into(&p, root, out, iteration);
@@ -244,10 +250,9 @@ static int blocks_of(const cs_block_plan *p, const char *name)
 
 int cs_merge_report(const char *plan, const char *out)
 {
-    char path[PATH_MAX + 16];
-    snprintf(path, sizeof path, cs_dir_exists(plan) ? "%s/plan.json" : "%s", plan);
     cs_block_plan p;
-    if (cs_block_plan_read(path, &p)) return -1;
+    if (read_plan(plan, &p)) return -1;
+    char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/metrics.json", out);
     json_error_t e;
     json_t *m = json_load_file(path, 0, &e), *views = json_object_get(json_array_get(m, json_array_size(m) - 1), "per_view");
@@ -258,8 +263,8 @@ int cs_merge_report(const char *plan, const char *out)
     for (size_t i = 0; !rc && i < json_array_size(views); i++) {
         json_t *v = json_array_get(views, i);
         const char *name = json_string_value(json_object_get(v, "name"));
-        int border = name && blocks_of(&p, name) > 1;
-        json_object_set_new(v, "blocks", json_integer(name ? blocks_of(&p, name) : 0));
+        int k = name ? blocks_of(&p, name) : 0, border = k > 1;
+        json_object_set_new(v, "blocks", json_integer(k));
         sum[border] += json_number_value(json_object_get(v, "psnr")), n[border]++;
     }
     if (!rc) {

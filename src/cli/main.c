@@ -366,7 +366,7 @@ static int cmd_partition(const cs_args *a)
 {
     cs_config cfg;
     if (resolve_config(a, NULL, &cfg)) return -1;
-    cs_partition_opts o = {&cfg, a->out, a->blocks, a->margin, a->min_share, a->gaussians, a->headroom > 0 ? a->headroom : 0,
+    cs_partition_opts o = {&cfg, a->out, a->blocks, a->margin, a->min_share, a->gaussians, a->headroom,
                            a->config, a->assign, a->n_assign};
     return cs_partition(&o);
 }
