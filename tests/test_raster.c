@@ -558,6 +558,23 @@ static int fd_smooth(cs_splats *s, const cs_view *v, const ref_opts *o, const do
     return fabs(fd[0] - fd[2]) <= tol && fabs(fd[1] - fd[2]) <= tol;
 }
 
+/* 12 Gaussians of SH degree 3 around the origin, a few tenths across, every one in view of a
+   40x30 random camera at fx 30 (the gradient checks' scene) */
+static void smooth_splats(uint64_t *rs, int filter, cs_splats *s)
+{
+    cs_splats_alloc(s, 12, 3, filter);
+    for (int i = 0; i < s->n; i++) {
+        for (int k = 0; k < 3; k++) {
+            s->means[i * 3 + k] = (float)(0.5 * test_randn(rs));
+            s->log_scales[i * 3 + k] = (float)(-1.6 + 0.3 * test_randn(rs));
+        }
+        for (int k = 0; k < 4; k++) s->quats[i * 4 + k] = (float)test_randn(rs);
+        s->logit_opacity[i] = (float)(0.5 * test_randn(rs));
+        for (int k = 0; k < 48; k++) s->sh[i * 48 + k] = (float)(k < 3 ? 0.5 * test_randn(rs) : 0.2 * test_randn(rs));
+        if (filter) s->filter_3d[i] = (float)(0.02 + 0.03 * test_rand(rs));
+    }
+}
+
 static int grad_check(int aa, int filter, int sh_half, int det, int atomics, const char *what)
 {
     uint64_t rs = test_seed() ^ (0xabc + aa * 7 + sh_half * 13 + det * 17 + (unsigned)atomics * 19);
@@ -573,19 +590,9 @@ static int grad_check(int aa, int filter, int sh_half, int det, int atomics, con
     cs_view_from_camera(&cam, &v);
     int W = v.width, H = v.height, active = 3;
     cs_splats s;
-    cs_splats_alloc(&s, 12, 3, filter);
-    for (int i = 0; i < s.n; i++) {
-        for (int k = 0; k < 3; k++) {
-            s.means[i * 3 + k] = (float)(0.5 * test_randn(&rs));
-            s.log_scales[i * 3 + k] = (float)(-1.6 + 0.3 * test_randn(&rs));
-        }
-        for (int k = 0; k < 4; k++) s.quats[i * 4 + k] = (float)test_randn(&rs);
-        s.logit_opacity[i] = (float)(0.5 * test_randn(&rs));
-        for (int k = 0; k < 48; k++) s.sh[i * 48 + k] = (float)(k < 3 ? 0.5 * test_randn(&rs) : 0.2 * test_randn(&rs));
-        if (filter) s.filter_3d[i] = (float)(0.02 + 0.03 * test_rand(&rs));
-        if (sh_half)
-            for (int k = 0; k < 48; k++) s.sh[i * 48 + k] = cs_half_to_float(cs_float_to_half(s.sh[i * 48 + k]));
-    }
+    smooth_splats(&rs, filter, &s);
+    if (sh_half)
+        for (int k = 0; k < s.n * 48; k++) s.sh[k] = cs_half_to_float(cs_float_to_half(s.sh[k]));
     float bg[3] = {0.3f, 0.6f, 0.9f};
     ref_opts o = {active, aa, 0.1, filter, sh_half, {bg[0], bg[1], bg[2]}, g_tile};
     size_t npx = (size_t)3 * W * H;
@@ -1032,16 +1039,9 @@ int test_error_score(void)
     cs_view_from_camera(&cam, &v);
     int W = v.width, H = v.height, npx = W * H;
     cs_splats s;
-    cs_splats_alloc(&s, 12, 3, 0);
-    for (int i = 0; i < s.n; i++) {
-        for (int k = 0; k < 3; k++) {
-            s.means[i * 3 + k] = (float)(0.5 * test_randn(&rs));
-            s.log_scales[i * 3 + k] = (float)(-1.6 + 0.3 * test_randn(&rs));
-        }
-        for (int k = 0; k < 4; k++) s.quats[i * 4 + k] = (float)test_randn(&rs);
-        s.logit_opacity[i] = (float)(0.5 * test_randn(&rs));
-        for (int k = 0; k < 48; k++) s.sh[i * 48 + k] = (float)(k < 3 ? 1.0 + 0.3 * test_rand(&rs) : 0.02 * test_randn(&rs));
-    }
+    smooth_splats(&rs, 0, &s);
+    for (int k = 0; k < s.n * 48; k++) /* every colour above 0: the DC gradient is the colour row */
+        s.sh[k] = (float)(k % 48 < 3 ? 1.0 + 0.3 * test_rand(&rs) : 0.02 * test_randn(&rs));
     float bg[3] = {0.f, 0.f, 0.f};
     cs_model m;
     cs_renderer r;
