@@ -40,7 +40,7 @@ typedef struct {
        undistorted photos): 4 bytes a pixel instead of 3 */
     int weighted;
     int alpha_as_mask, invert_masks; /* data.alpha_as_mask, data.invert_masks */
-    cs_ground_region block_region; /* on: pixels whose ray misses it get weight 0 */
+    cs_ground_region block_region; /* on: pixels whose surface lies outside it get weight 0 (masks.h) */
 } cs_scene;
 
 /* Bytes (channels) a ground-truth pixel takes: 3 (RGB), 4 with a weight channel. */
