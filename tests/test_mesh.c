@@ -16,6 +16,7 @@
 #include "config.h"
 #include "kernels.h"
 #include "mesh.h"
+#include "mesh_device.h"
 #include "mesh_eval.h"
 #include "mesh_gltf.h"
 #include "mesh_raster.h"
@@ -921,5 +922,96 @@ int test_mesh_depth_limit(void)
     /* the wall's depth at a view's side edges: (wall - 0.5) / cos(half the 59.5 degree field) */
     CHECK(old < 1.2 && got >= 1.16 * (wall - 0.5) && got <= 2 * (wall + 0.5), "wall at %.2f: depth limit %.3f (old %.3f)",
           wall, got, old);
+    return 0;
+}
+
+/* The device's visibility buffer (mesh_device.h) against the host rasterizer on random
+   overlapping triangles, some crossing behind the camera: the same triangle at almost every
+   pixel (float rounding may move a tie or an edge pixel), the same weights where the triangle
+   is the same, every weight written (poisoned first); then the colour loss, its gradient and
+   one Adam step against the host's on that buffer. */
+int test_mesh_device(void)
+{
+    uint64_t rs = test_seed() ^ 0x6d64;
+    cs_cl cl;
+    CHECK_OK(test_open_cl(&cl));
+    cs_camera c;
+    memset(&c, 0, sizeof c);
+    c.width = 96, c.height = 72, c.fx = c.fy = 80, c.cx = 48.5, c.cy = 35.25, c.R[0] = c.R[4] = c.R[8] = 1, c.t[2] = 3;
+    enum { NT = 300 };
+    static float pos[9 * NT], col[9 * NT], grad[9 * NT], dgrad[9 * NT], dcol[9 * NT];
+    static uint8_t rgb[9 * NT];
+    static uint32_t tri[3 * NT];
+    for (int t = 0; t < NT; t++) {
+        float cx = (float)(2.4 * test_rand(&rs) - 1.2), cy = (float)(1.8 * test_rand(&rs) - 0.9),
+              cz = (float)(2 * test_rand(&rs) - 1), size = (float)(0.05 + 0.5 * test_rand(&rs));
+        for (int k = 0; k < 3; k++) {
+            float *p = pos + 9 * t + 3 * k;
+            p[0] = cx + size * (float)test_randn(&rs), p[1] = cy + size * (float)test_randn(&rs);
+            p[2] = t % 37 == 0 && k == 0 ? -3.5f : cz + size * (float)test_randn(&rs); /* a corner behind */
+        }
+    }
+    for (int i = 0; i < 9 * NT; i++) rgb[i] = (uint8_t)(255 * test_rand(&rs)), col[i] = rgb[i] / 255.f;
+    for (int i = 0; i < 3 * NT; i++) tri[i] = (uint32_t)i;
+    cs_mesh m = {pos, rgb, tri, 3 * NT, NT};
+    size_t npx = (size_t)c.width * c.height;
+    int32_t *vis = malloc(sizeof(int32_t) * npx), *dvis = malloc(sizeof(int32_t) * npx);
+    float *w = malloc(sizeof(float) * 3 * npx), *dw = malloc(sizeof(float) * 3 * npx);
+    cs_image photo = {c.width, c.height, 4, malloc(npx * 4)};
+    CHECK(vis && dvis && w && dw && photo.px, "out of memory");
+    for (size_t i = 0; i < npx * 4; i++) photo.px[i] = (uint8_t)(255 * test_rand(&rs));
+    CHECK_OK(cs_mesh_visibility(&m, &c, 1, vis, w));
+    cs_mesh_dev d;
+    CHECK_OK(cs_mesh_dev_open(&d, &cl, &m, npx));
+    float nanv = NAN;
+    CHECK_OK(cs_buf_fill(&cl, &d.wts, 0, d.wts.bytes, &nanv, 4));
+    CHECK_OK(cs_mesh_dev_visibility(&d, &c));
+    CHECK_OK(cs_mesh_dev_read_visibility(&d, dvis, dw));
+    long covered = 0, differ = 0, wbad = 0;
+    for (size_t i = 0; i < npx; i++) {
+        covered += vis[i] >= 0;
+        if (dvis[i] != vis[i]) {
+            differ++;
+            continue;
+        }
+        for (int k = 0; k < 3; k++) {
+            float e = dvis[i] < 0 ? dw[3 * i + k] : dw[3 * i + k] - w[3 * i + k];
+            wbad += !(fabsf(e) <= 1e-4f);
+        }
+    }
+    printf("  %ld of %zu pixels covered, %ld with another triangle on the device, %ld weights off\n", covered, npx,
+           differ, wbad);
+    CHECK(covered > (long)npx / 3 && differ * 200 <= (long)npx && wbad == 0,
+          "covered %ld, other triangle at %ld pixels, %ld weights off", covered, differ, wbad);
+
+    /* the loss and gradient on the device's buffer, against the host's on the same buffer */
+    double cnt = 0, sum = 0, dcnt = 0;
+    memset(grad, 0, sizeof grad);
+    double loss = cs_mesh_color_loss(&m, col, &photo, dvis, dw, grad, &cnt);
+    CHECK_OK(cs_mesh_dev_color_grad(&d, &photo, &sum, &dcnt));
+    CHECK_OK(cs_mesh_dev_read_colors(&d, dcol, dgrad));
+    CHECK(fabs(dcnt - cnt) <= 1e-4 * cnt && fabs(sum / (3 * dcnt) - loss) <= 1e-4 * loss, "device loss %.7g over %.7g, host %.7g over %.7g",
+          sum / (3 * dcnt), dcnt, loss, cnt);
+    double gmax = 0;
+    for (int i = 0; i < 9 * NT; i++) gmax = fmax(gmax, fabs(grad[i]));
+    int gbad = 0, stepped = 0;
+    for (int i = 0; i < 9 * NT; i++) gbad += !(fabs(dgrad[i] / (3 * cnt) - grad[i]) <= 1e-5 * gmax);
+    CHECK(gbad == 0 && gmax > 0, "%d gradient entries off (largest %.3g)", gbad, gmax);
+    /* Adam's first step moves every colour with a gradient by lr against its sign */
+    const double lr = 0.01;
+    CHECK_OK(cs_mesh_dev_color_adam(&d, 1.0 / (3 * cnt), lr, 1));
+    CHECK_OK(cs_mesh_dev_read_colors(&d, dcol, dgrad));
+    for (int i = 0; i < 9 * NT; i++) {
+        if (fabs(grad[i]) < 1e-3 * gmax) continue;
+        double want = fmin(1.0, fmax(0.0, col[i] - lr * (grad[i] > 0 ? 1 : -1)));
+        stepped++;
+        CHECK(fabs(dcol[i] - want) <= 1e-5 && dgrad[i] == 0.f, "colour %d: %.6f after the step, want %.6f (gradient left %g)",
+              i, dcol[i], want, dgrad[i]);
+    }
+    printf("  loss %.5f over %.0f pixels, gradient of %d colours matched, %d stepped\n", loss, cnt, 9 * NT, stepped);
+    CHECK(stepped > 100, "only %d colours stepped", stepped);
+    cs_mesh_dev_close(&d);
+    cs_cl_close(&cl);
+    free(vis), free(dvis), free(w), free(dw), free(photo.px);
     return 0;
 }

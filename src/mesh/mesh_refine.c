@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mesh_device.h"
 #include "mesh_raster.h"
 #include "scene.h"
 #include "util.h"
@@ -49,6 +50,7 @@ typedef struct {
     float *w;
     cs_image *photos; /* decoded on first use, kept */
     int *views, n_views;
+    size_t max_px; /* the largest training view */
 } refine_state;
 
 static void state_free(refine_state *r)
@@ -72,6 +74,7 @@ static int state_open(refine_state *r, const cs_mesh *m, const cs_scene *scene, 
         maxpx = px > maxpx ? px : maxpx;
     }
     if (!r->n_views) return cs_fail("the refinement needs training views");
+    r->max_px = (size_t)maxpx;
     for (int i = r->n_views - 1; i > 0; i--) { /* Fisher-Yates from a hash of the seed */
         int j = (int)(cs_hash_u32(seed * 2654435761u + (unsigned)i) % (unsigned)(i + 1)), t = r->views[i];
         r->views[i] = r->views[j], r->views[j] = t;
@@ -102,13 +105,35 @@ static void adam_step(refine_state *r, size_t n, double lr, int step)
     }
 }
 
-int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, const cs_mesh_refine_opts *o, cs_mesh_refine_stats *st)
+/* one iteration on the host: the view's buffer, the loss and its gradient, the step */
+static int host_step(refine_state *r, const cs_mesh *m, const cs_camera *c, const cs_image *photo, double lr, int step,
+                     double *loss)
+{
+    if (cs_mesh_visibility(m, c, 0, r->tri, r->w)) return -1;
+    *loss = cs_mesh_color_loss(m, r->col, photo, r->tri, r->w, r->grad, NULL);
+    adam_step(r, 3 * m->nv, lr, step);
+    return 0;
+}
+
+/* the same on the device (the gradient's mean taken in the step) */
+static int device_step(cs_mesh_dev *d, const cs_camera *c, const cs_image *photo, double lr, int step, double *loss)
+{
+    double sum, cnt;
+    if (cs_mesh_dev_visibility(d, c) || cs_mesh_dev_color_grad(d, photo, &sum, &cnt)) return -1;
+    *loss = cnt > 0 ? sum / (3 * cnt) : 0;
+    return cs_mesh_dev_color_adam(d, cnt > 0 ? 1.0 / (3 * cnt) : 0.0, lr, step);
+}
+
+int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs_mesh_refine_opts *o, int progress,
+                          cs_mesh_refine_stats *st)
 {
     memset(st, 0, sizeof *st);
     double t0 = cs_now(), first = 0, last = 0;
     int tenth = o->iterations / 10 > 0 ? o->iterations / 10 : 1, nf = 0, nl = 0;
     refine_state r;
-    int rc = state_open(&r, m, scene, o->seed);
+    cs_mesh_dev d;
+    int rc = state_open(&r, m, scene, o->seed), on_device = 0;
+    if (!rc && cl) rc = cs_mesh_dev_open(&d, cl, m, r.max_px), on_device = !rc;
     for (int it = 0; !rc && it < o->iterations; it++) {
         int k = it % r.n_views;
         const cs_camera *c = &scene->cams[r.views[k]];
@@ -116,13 +141,17 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, const cs_mesh_refin
             rc = cs_fail_prefix("refinement, view %s", c->name);
             break;
         }
-        rc = cs_mesh_visibility(m, c, 0, r.tri, r.w);
-        if (rc) break;
-        double loss = cs_mesh_color_loss(m, r.col, &r.photos[k], r.tri, r.w, r.grad, NULL);
-        adam_step(&r, 3 * m->nv, o->lr, it + 1);
+        double loss = 0;
+        rc = on_device ? device_step(&d, c, &r.photos[k], o->lr, it + 1, &loss)
+                       : host_step(&r, m, c, &r.photos[k], o->lr, it + 1, &loss);
         if (it < tenth) first += loss, nf++;
         if (it >= o->iterations - tenth) last += loss, nl++;
+        if (!rc && progress && (it + 1) % tenth == 0)
+            printf("mesh: refined over %d of %d views, L1 %.5f, %.1f s\n", it + 1, o->iterations, loss, cs_now() - t0),
+                fflush(stdout);
     }
+    if (!rc && on_device) rc = cs_mesh_dev_read_colors(&d, r.col, NULL);
+    if (on_device) cs_mesh_dev_close(&d);
     if (!rc)
         for (size_t i = 0; i < 3 * m->nv; i++) m->rgb[i] = (uint8_t)(r.col[i] * 255.f + 0.5f);
     st->l1_first = nf ? first / nf : 0, st->l1_last = nl ? last / nl : 0;

@@ -3,11 +3,12 @@
  * (mesh_raster.h). The geometry is fixed in this stage, so each pixel's triangle and weights
  * are exact and the drawing is linear in the colours: L = mean over covered pixels and
  * channels of |w0 c_0 + w1 c_1 + w2 c_2 - photo|, dL/dc_k = w_k sign(residual) / count. Runs
- * on the host (this is also the reference for a device version); views are drawn one an
- * iteration in a fixed shuffled order, photos decoded once and kept. */
+ * on the device (cl/mesh_raster.cl) or on the host, its reference; views are drawn one an
+ * iteration in a fixed shuffled order, photos decoded once and kept on the host. */
 #ifndef CS_MESH_REFINE_H
 #define CS_MESH_REFINE_H
 
+#include "cl_runtime.h"
 #include "dataset.h"
 #include "image.h"
 #include "mesh.h"
@@ -31,7 +32,10 @@ typedef struct {
 double cs_mesh_color_loss(const cs_mesh *m, const float *col, const cs_image *photo, const int32_t *tri, const float *w,
                           float *grad, double *count);
 
-/* Fits M's vertex colours to SCENE's training views (O); -1 with a message. */
-int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, const cs_mesh_refine_opts *o, cs_mesh_refine_stats *st);
+/* Fits M's vertex colours to SCENE's training views (O): on CL's device (mesh_device.h), or
+ * with CL NULL on the host (the reference the tests compare the device with). A progress line
+ * each tenth of the iterations when PROGRESS. -1 with a message. */
+int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs_mesh_refine_opts *o, int progress,
+                          cs_mesh_refine_stats *st);
 
 #endif

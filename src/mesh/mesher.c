@@ -240,7 +240,7 @@ static int fuse_and_extract(cs_cl *cl, cs_viewer *w, const cs_scene *scene, int 
     return 0;
 }
 
-static int finish_mesh(cs_soup_vertex *soup, const cs_scene *scene, const cs_mesh_opts *o, cs_mesh_stats *st)
+static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, const cs_mesh_opts *o, cs_mesh_stats *st)
 {
     cs_mesh m;
     double t0 = cs_now();
@@ -268,7 +268,7 @@ static int finish_mesh(cs_soup_vertex *soup, const cs_scene *scene, const cs_mes
     if (!rc && o->refine > 0) {
         printf("mesh: fitting the vertex colours of %zu triangles to the training photos over %d views...\n", m.nt,
                o->refine), fflush(stdout);
-        rc = cs_mesh_refine_colors(&m, scene, &ro, &st->refine);
+        rc = cs_mesh_refine_colors(&m, scene, cl, &ro, 1, &st->refine);
     }
     double t2 = cs_now();
     if (!rc) rc = cs_mesh_is_glb(o->out_path) ? cs_mesh_write_glb(o->out_path, &m) : cs_mesh_write_ply(o->out_path, &m);
@@ -301,7 +301,7 @@ int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const 
                  : 0;
     st->peak_device = cl->mem.window_peak;
     cs_viewer_close(&w, cl);
-    if (!rc) rc = finish_mesh(soup, scene, o, st);
+    if (!rc) rc = finish_mesh(cl, soup, scene, o, st);
     free(soup);
     return rc;
 }

@@ -53,7 +53,7 @@ enum { CS_WG_PROJECT, CS_WG_PROJECT_BWD, CS_WG_BIN, CS_WG_ADAM, CS_WG_COUNT, CS_
     X(density, "rows.cl densify.cl mcmc.cl")                                                            \
     X(histo, "histo.cl")                                                                                \
     X(lpips, "lpips.cl")                                                                                \
-    X(mesh, "mesh.cl")
+    X(mesh, "mesh.cl mesh_raster.cl")
 #define CS_PROGRAM_ID(name, files) CS_PROG_##name,
 enum { CS_PROGRAM_LIST(CS_PROGRAM_ID) CS_PROG_COUNT };
 #undef CS_PROGRAM_ID
@@ -126,7 +126,13 @@ extern const char *const cs_program_files[CS_PROG_COUNT];
     X(lpips_distance, CS_WG_FIXED, lpips)                                                               \
     X(tsdf_fuse, CS_WG_FIXED, mesh)                                                                     \
     X(mc_count, CS_WG_FIXED, mesh)                                                                      \
-    X(mc_emit, CS_WG_FIXED, mesh)
+    X(mc_emit, CS_WG_FIXED, mesh)                                                                       \
+    X(mesh_project, CS_WG_FIXED, mesh)                                                                  \
+    X(mesh_depth, CS_WG_FIXED, mesh)                                                                    \
+    X(mesh_first, CS_WG_FIXED, mesh)                                                                    \
+    X(mesh_weights, CS_WG_FIXED, mesh)                                                                  \
+    X(mesh_color_grad, CS_WG_FIXED, mesh)                                                               \
+    X(mesh_color_adam, CS_WG_FIXED, mesh)
 extern const char *const cs_wg_names[CS_WG_COUNT];
 #define CS_WG_DEFAULT 256
 

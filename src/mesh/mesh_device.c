@@ -1,0 +1,131 @@
+/* mesh_device: launchers of cl/mesh_raster.cl (mesh_device.h). */
+#include "mesh_device.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render.h"
+#include "util.h"
+
+#define MESH_DEV_WG 64
+
+static size_t groups_of(size_t n)
+{
+    return (n + MESH_DEV_WG - 1) / MESH_DEV_WG;
+}
+
+int cs_mesh_dev_open(cs_mesh_dev *d, cs_cl *cl, const cs_mesh *m, size_t max_px)
+{
+    memset(d, 0, sizeof *d);
+    d->cl = cl, d->nv = m->nv, d->nt = m->nt, d->max_px = max_px ? max_px : 1;
+    if (m->nv > 0x7fffffff / 3 || m->nt > 0x7fffffff || d->max_px > 0x7fffffff / 3)
+        return cs_fail("a mesh of %zu vertices and %zu triangles at %zu pixels: more than the kernels index", m->nv,
+                       m->nt, d->max_px);
+    cs_kernel_opts ko;
+    memset(&ko, 0, sizeof ko);
+    ko.programs = CS_PROGS(mesh);
+    size_t nv3 = 3 * (m->nv ? m->nv : 1);
+    float *col = malloc(sizeof(float) * nv3);
+    d->parts_host = malloc(sizeof(cl_float2) * groups_of(d->max_px));
+    if (!col || !d->parts_host) {
+        free(col);
+        return cs_fail("out of host memory (a mesh of %zu vertices)", m->nv);
+    }
+    for (size_t i = 0; i < 3 * m->nv; i++) col[i] = m->rgb[i] / 255.f;
+    int rc = cs_kernels_build(cl, &ko, &d->k);
+    struct {
+        cs_buf *b;
+        size_t bytes;
+        const char *what;
+    } bufs[] = {
+        {&d->pos, 4 * nv3, "mesh vertices"},        {&d->tris, 12 * (m->nt ? m->nt : 1), "mesh triangles"},
+        {&d->uvz, 16 * (nv3 / 3), "projected vertices"}, {&d->depth, 4 * d->max_px, "mesh depth buffer"},
+        {&d->tri, 4 * d->max_px, "visibility buffer"}, {&d->wts, 12 * d->max_px, "visibility weights"},
+        {&d->gt, 4 * d->max_px, "refinement photo"},  {&d->col, 4 * nv3, "vertex colours"},
+        {&d->grad, 4 * nv3, "vertex colour gradients"}, {&d->m1, 4 * nv3, "colour Adam m"},
+        {&d->m2, 4 * nv3, "colour Adam v"},          {&d->parts, 8 * groups_of(d->max_px), "loss partial sums"},
+    };
+    for (size_t i = 0; !rc && i < sizeof bufs / sizeof bufs[0]; i++)
+        rc = cs_buf_alloc(cl, bufs[i].b, CS_MEM_OTHER, bufs[i].bytes, bufs[i].what);
+    if (!rc && m->nv) rc = cs_buf_write(cl, &d->pos, 0, 12 * m->nv, m->pos) || cs_buf_write(cl, &d->col, 0, 12 * m->nv, col);
+    if (!rc && m->nt) rc = cs_buf_write(cl, &d->tris, 0, 12 * m->nt, m->tri);
+    free(col);
+    if (rc) cs_mesh_dev_close(d);
+    return rc ? -1 : 0;
+}
+
+int cs_mesh_dev_visibility(cs_mesh_dev *d, const cs_camera *c)
+{
+    size_t px = (size_t)c->width * c->height, l = MESH_DEV_WG;
+    if (px > d->max_px) return cs_fail("a view of %zu pixels; the mesh's buffers hold %zu", px, d->max_px);
+    cs_view v;
+    cs_view_from_camera(c, &v);
+    d->W = c->width, d->H = c->height;
+    cl_uint inf = 0x7f800000u;
+    cl_int none = 0x7fffffff, nv = (cl_int)d->nv, nt = (cl_int)d->nt;
+    size_t gv = d->nv, gt = d->nt, gp = px;
+    return cs_buf_fill(d->cl, &d->depth, 0, 4 * px, &inf, 4) || cs_buf_fill(d->cl, &d->tri, 0, 4 * px, &none, 4) ||
+                   cs_cl_run(d->cl, d->k.mesh_project, -1, 1, &gv, &l, CS_ARG(nv), CS_ARG(d->pos.mem), CS_ARG(v.cam),
+                             CS_ARG(v.intr), CS_ARG(d->uvz.mem)) ||
+                   cs_cl_run(d->cl, d->k.mesh_depth, -1, 1, &gt, &l, CS_ARG(nt), CS_ARG(d->tris.mem), CS_ARG(d->uvz.mem),
+                             CS_ARG(d->W), CS_ARG(d->H), CS_ARG(d->depth.mem)) ||
+                   cs_cl_run(d->cl, d->k.mesh_first, -1, 1, &gt, &l, CS_ARG(nt), CS_ARG(d->tris.mem), CS_ARG(d->uvz.mem),
+                             CS_ARG(d->W), CS_ARG(d->H), CS_ARG(d->depth.mem), CS_ARG(d->tri.mem)) ||
+                   cs_cl_run(d->cl, d->k.mesh_weights, -1, 1, &gp, &l, CS_ARG(d->W), CS_ARG(d->H), CS_ARG(d->tris.mem),
+                             CS_ARG(d->uvz.mem), CS_ARG(d->tri.mem), CS_ARG(d->wts.mem))
+               ? -1
+               : 0;
+}
+
+int cs_mesh_dev_read_visibility(cs_mesh_dev *d, int32_t *tri, float *w)
+{
+    size_t px = (size_t)d->W * d->H;
+    return cs_buf_read(d->cl, &d->tri, 0, 4 * px, tri) || cs_buf_read(d->cl, &d->wts, 0, 12 * px, w) ? -1 : 0;
+}
+
+int cs_mesh_dev_color_grad(cs_mesh_dev *d, const cs_image *photo, double *sum, double *count)
+{
+    size_t px = (size_t)d->W * d->H, l = MESH_DEV_WG, ng = groups_of(px), gp = ng * MESH_DEV_WG;
+    if (photo->width != d->W || photo->height != d->H || (photo->channels != 3 && photo->channels != 4))
+        return cs_fail("a %dx%d photo of %d channels for a %dx%d view", photo->width, photo->height, photo->channels,
+                       d->W, d->H);
+    cl_int n = (cl_int)px, ch = photo->channels;
+    if (cs_buf_write(d->cl, &d->gt, 0, px * (size_t)ch, photo->px) ||
+        cs_cl_run(d->cl, d->k.mesh_color_grad, -1, 1, &gp, &l, CS_ARG(n), CS_ARG(d->tris.mem), CS_ARG(d->tri.mem),
+                  CS_ARG(d->wts.mem), CS_ARG(d->col.mem), CS_ARG(d->gt.mem), CS_ARG(ch), CS_ARG(d->grad.mem),
+                  CS_ARG(d->parts.mem), CS_LOCAL(sizeof(cl_float2) * MESH_DEV_WG)) ||
+        cs_buf_read(d->cl, &d->parts, 0, sizeof(cl_float2) * ng, d->parts_host))
+        return -1;
+    double s = 0, c = 0;
+    for (size_t g = 0; g < ng; g++) s += d->parts_host[g].s[0], c += d->parts_host[g].s[1];
+    *sum = s, *count = c;
+    return 0;
+}
+
+int cs_mesh_dev_color_adam(cs_mesh_dev *d, double scale, double lr, int step)
+{
+    size_t g = 3 * d->nv, l = MESH_DEV_WG;
+    cl_int n = (cl_int)g;
+    cl_float fs = (cl_float)scale, flr = (cl_float)lr, c1 = (cl_float)(1 - pow(0.9, step)),
+             c2 = (cl_float)(1 - pow(0.999, step));
+    return cs_cl_run(d->cl, d->k.mesh_color_adam, -1, 1, &g, &l, CS_ARG(n), CS_ARG(d->col.mem), CS_ARG(d->grad.mem),
+                     CS_ARG(d->m1.mem), CS_ARG(d->m2.mem), CS_ARG(fs), CS_ARG(flr), CS_ARG(c1), CS_ARG(c2));
+}
+
+int cs_mesh_dev_read_colors(cs_mesh_dev *d, float *col, float *grad)
+{
+    size_t b = 12 * d->nv;
+    if (!b) return 0;
+    return (col && cs_buf_read(d->cl, &d->col, 0, b, col)) || (grad && cs_buf_read(d->cl, &d->grad, 0, b, grad)) ? -1 : 0;
+}
+
+void cs_mesh_dev_close(cs_mesh_dev *d)
+{
+    cs_buf *bufs[] = {&d->pos, &d->tris, &d->uvz, &d->depth, &d->tri, &d->wts,
+                      &d->gt,  &d->col,  &d->grad, &d->m1,   &d->m2,  &d->parts};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cs_buf_free(d->cl, bufs[i]);
+    cs_kernels_release(&d->k);
+    free(d->parts_host);
+    d->parts_host = NULL;
+}
