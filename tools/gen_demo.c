@@ -18,8 +18,11 @@
  * --focal F  the focal length in pixels (default: a 0.75 rad horizontal field of view)
  * --tiles K  K copies of the scene in a row along x, 3 units apart, 60 cameras around each (a
  *     scene larger than one block or one memory budget, for block training)
+ * --sky  a sky instead of the black background: a colour that depends only on the ray's
+ *     direction (blue overhead, pale at the horizon, brown below), as an infinitely far
+ *     background looks (for the mesh's background shell)
  * usage: gen_demo OUT_DIR [WIDTH HEIGHT] [--format F] [--lens SPEC] [--focal F] [--distractor]
- *        [--tiles K] */
+ *        [--tiles K] [--sky] */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -64,6 +67,7 @@ static void hit_ball(v3 o, v3 d, v3 c, double r, v3 albedo, hit *h)
    larger than one block or one memory budget); each view orbits one copy */
 #define TILE_STEP 3.0
 static int tiles = 1;
+static int sky; /* --sky */
 static double tile_x(int k) { return TILE_STEP * (k - 0.5 * (tiles - 1)); }
 
 static void trace_one(v3 o, v3 d, const v3 *ball, hit *h);
@@ -164,6 +168,13 @@ static void trace_one(v3 o, v3 d, const v3 *ball, hit *h)
     }
 }
 
+/* --sky: the colour of direction D (unit) */
+static v3 sky_colour(v3 d)
+{
+    if (d.z < 0) return add(mul((v3){0.35, 0.27, 0.2}, 1 + d.z), mul((v3){0.15, 0.12, 0.1}, -d.z));
+    return add(mul((v3){0.8, 0.85, 0.9}, 1 - d.z), mul((v3){0.2, 0.4, 0.85}, d.z));
+}
+
 /* The colour seen along D from O; *P: the surface point (NAN without one), *DIS: the distractor. */
 static v3 shade(v3 o, v3 d, const v3 *ball, v3 *pt, int *dis)
 {
@@ -171,7 +182,7 @@ static v3 shade(v3 o, v3 d, const v3 *ball, v3 *pt, int *dis)
     trace(o, d, ball, &h);
     *dis = h.distractor;
     *pt = (v3){NAN, NAN, NAN};
-    if (!isfinite(h.t)) return (v3){0, 0, 0};
+    if (!isfinite(h.t)) return sky ? sky_colour(d) : (v3){0, 0, 0};
     *pt = add(o, mul(d, h.t));
     v3 p = add(o, mul(d, h.t)), sun = norm3((v3){0.5, 0.3, 0.8});
     if (dot3(h.n, d) > 0) h.n = mul(h.n, -1);
@@ -524,6 +535,8 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--tiles") && i + 1 < argc) {
             tiles = atoi(argv[++i]);
             if (tiles < 1 || tiles > MAX_TILES) return cs_fail("--tiles %s: 1 to %d copies", argv[i], MAX_TILES);
+        } else if (!strcmp(a, "--sky")) {
+            sky = 1;
         } else if (!strcmp(a, "--distractor")) {
             o->distractor = 1;
         } else if (a[0] == '-') {
@@ -551,7 +564,7 @@ int main(int argc, char **argv)
     options o;
     if (parse_args(argc, argv, &o)) {
         fprintf(stderr, "gen_demo: %s\nusage: gen_demo OUT_DIR [WIDTH HEIGHT] [--format blender|nerfstudio|colmap] "
-                        "[--lens MODEL:K1,K2,...] [--focal F] [--distractor] [--tiles K]\n", cs_last_error());
+                        "[--lens MODEL:K1,K2,...] [--focal F] [--distractor] [--tiles K] [--sky]\n", cs_last_error());
         return 2;
     }
     if (o.format == FMT_BLENDER ? write_blender(&o) : write_reconstruction(&o)) {

@@ -50,6 +50,7 @@ typedef struct {
     int gaussians;                /* partition --gaussians N (0: none) */
     int finetune;                 /* merge --finetune N (0: none) */
     int refine;                   /* mesh --refine N (0: none) */
+    int shell;                    /* mesh --shell L (-1: the default) */
     double margin, min_share;     /* partition --margin, --min-share (negative: the defaults) */
     double headroom;              /* partition --headroom (0: the default) */
     const char *argv0;

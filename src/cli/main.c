@@ -256,6 +256,7 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     o->voxel = a->voxel, o->resolution = a->grid, o->max_triangles = a->max_triangles;
     o->max_depth = a->max_depth, o->trunc_voxels = a->trunc, o->volume_mb = a->volume_mb;
     o->psnr = a->psnr, o->renders = a->renders, o->keep_components = a->keep_components, o->refine = a->refine;
+    o->shell = a->shell;
     if (a->voxel > 0 && a->grid > 0) return USAGE_ERROR("mesh: --voxel and --grid both set the voxel size; give one");
     size_t on = strlen(out);
     if (!cs_mesh_is_glb(out) && !(on >= 4 && !strcasecmp(out + on - 4, ".ply")))

@@ -10,6 +10,7 @@
 #include "cl_mem.h"
 #include "mesh.h"
 #include "mesh_gltf.h"
+#include "mesh_shell.h"
 #include "tsdf.h"
 #include "util.h"
 #include "viewer.h"
@@ -240,14 +241,63 @@ static int fuse_and_extract(cs_cl *cl, cs_viewer *w, const cs_scene *scene, int 
     return 0;
 }
 
+/* the background shell's level: --shell, or with --refine on a capture that is not a Blender
+   scene (those are objects on a known background) the default, at most an eighth of the
+   triangle budget */
+static int shell_level(const cs_scene *scene, const cs_mesh_opts *o)
+{
+    if (o->shell >= 0) return o->shell;
+    if (o->refine <= 0 || scene->kind == CS_SCENE_BLENDER) return 0;
+    int level = CS_MESH_SHELL_DEFAULT;
+    while (level > 2 && o->max_triangles > 0 && (long)cs_mesh_shell_triangles(level) * 8 > o->max_triangles) level--;
+    return level;
+}
+
+/* the shell around the training cameras' centroid, twice the depth limit plus their spread
+   away: behind every surface the fusion kept */
+static int add_shell(cs_mesh *m, const cs_scene *scene, int level, cs_mesh_stats *st)
+{
+    double c[3] = {0, 0, 0}, spread = 0, p[3];
+    int n = 0;
+    for (int i = 0; i < scene->n_cams; i++)
+        if (!scene->cams[i].is_test) {
+            cs_camera_center(&scene->cams[i], p);
+            for (int k = 0; k < 3; k++) c[k] += p[k];
+            n++;
+        }
+    for (int k = 0; k < 3; k++) c[k] /= n > 0 ? n : 1;
+    for (int i = 0; i < scene->n_cams; i++)
+        if (!scene->cams[i].is_test) {
+            cs_camera_center(&scene->cams[i], p);
+            spread = fmax(spread, sqrt((p[0] - c[0]) * (p[0] - c[0]) + (p[1] - c[1]) * (p[1] - c[1]) + (p[2] - c[2]) * (p[2] - c[2])));
+        }
+    double radius = 2 * (st->max_depth + spread);
+    size_t before = m->nt;
+    if (cs_mesh_add_shell(m, c, radius, level)) return -1;
+    st->shell_tris = m->nt - before, st->shell_radius = (float)radius;
+    printf("mesh: background shell of %zu triangles (level %d) at radius %.4g around the cameras\n", st->shell_tris,
+           level, radius), fflush(stdout);
+    return 0;
+}
+
 static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, const cs_mesh_opts *o, cs_mesh_stats *st)
 {
+    long budget = o->max_triangles; /* for the scene, the shell taken off */
     cs_mesh m;
     double t0 = cs_now();
     if (!st->soup_tris)
         return cs_fail("no surface was found, so no mesh is written (voxel %g over bounds of %g x %g x %g: a voxel that "
                        "large, or a depth limit that short, leaves nothing; try the defaults)",
                        st->voxel, st->bounds[3] - st->bounds[0], st->bounds[4] - st->bounds[1], st->bounds[5] - st->bounds[2]);
+    int level = shell_level(scene, o);
+    if (level > 0 && o->refine <= 0)
+        return cs_fail("--shell %d needs --refine N: the shell's colours come from fitting it to the photos", level);
+    if (level > 0 && o->max_triangles > 0) { /* the budget holds the shell too */
+        if (o->max_triangles <= (long)cs_mesh_shell_triangles(level))
+            return cs_fail("--shell %d makes %zu triangles, --max-triangles %ld leaves none for the scene: a lower level",
+                           level, cs_mesh_shell_triangles(level), o->max_triangles);
+        budget = o->max_triangles - (long)cs_mesh_shell_triangles(level);
+    }
     bool big = st->soup_tris >= 1000000; /* minutes of host work at tens of millions: said first */
     if (big) printf("mesh: welding %zu triangles...\n", st->soup_tris), fflush(stdout);
     if (cs_mesh_weld(soup, st->soup_tris, &m)) return -1;
@@ -255,15 +305,16 @@ static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, c
     int rc = o->keep_components > 0 ? cs_mesh_keep_largest(&m, (size_t)o->keep_components, &st->components) : 0;
     st->dropped_tris = st->welded_tris - m.nt;
     double t1 = cs_now();
-    if (big && o->max_triangles > 0 && m.nt > (size_t)o->max_triangles)
+    if (big && budget > 0 && m.nt > (size_t)budget)
         printf("mesh: simplifying %zu triangles to at most %ld (meshoptimizer: about 1 s a million on the H100 machine's host)...\n",
-               m.nt, o->max_triangles), fflush(stdout);
-    if (!rc && o->max_triangles > 0) rc = cs_mesh_simplify(&m, (size_t)o->max_triangles, &st->simplify_error);
+               m.nt, budget), fflush(stdout);
+    if (!rc && budget > 0) rc = cs_mesh_simplify(&m, (size_t)budget, &st->simplify_error);
     /* simplification can split a piece: the pieces are counted again */
     size_t simplified = m.nt, again;
-    if (!rc && o->keep_components > 0 && o->max_triangles > 0)
+    if (!rc && o->keep_components > 0 && budget > 0)
         rc = cs_mesh_keep_largest(&m, (size_t)o->keep_components, &again);
     st->dropped_simplified = simplified - m.nt;
+    if (!rc && level > 0) rc = add_shell(&m, scene, level, st);
     cs_mesh_refine_opts ro = {o->refine, 0.01, 1};
     if (!rc && o->refine > 0) {
         printf("mesh: fitting the vertex colours of %zu triangles to the training photos over %d views...\n", m.nt,

@@ -27,6 +27,7 @@ typedef struct {
     double trunc_voxels;   /* truncation in voxels */
     double volume_mb;      /* the largest slab of the volume, MiB; 0: half of what the memory budget leaves */
     long keep_components;  /* keep the N largest connected components (0: all) */
+    int shell;             /* the background shell's level (mesh_shell.h; 0: none, -1: the default) */
     int refine;            /* fit the vertex colours to the training photos over this many views (0: not; mesh_refine.h) */
     int psnr;              /* compare the written mesh with the test photos (mesh_eval.h) */
     const char *renders;   /* and write its drawings there (NULL: not) */
@@ -39,6 +40,8 @@ typedef struct {
 #define CS_STR_(x) #x
 #define CS_STR(x) CS_STR_(x)
 #define CS_MESH_DEFAULT_TRUNC 4.0
+/* the background shell with --refine on a capture (20 * 4^6 = 81,920 triangles) */
+#define CS_MESH_SHELL_DEFAULT 6
 
 typedef struct {
     int nx, ny, nz, slabs, views, passes; /* passes: triangle emission passes, all slabs */
@@ -50,6 +53,8 @@ typedef struct {
     size_t peak_device;  /* accounted bytes at the peak (model, renderer, slab, triangles) */
     float simplify_error;
     double secs_fuse, secs_extract, secs_weld, secs_simplify, secs_write;
+    size_t shell_tris;   /* the background shell's triangles (in triangles too) */
+    float shell_radius;
     cs_mesh_refine_stats refine; /* with opts.refine */
     cs_mesh_eval_result eval; /* with opts.psnr */
 } cs_mesh_stats;
