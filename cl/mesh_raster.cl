@@ -7,8 +7,9 @@
  * ones the first. With no 64-bit atomics that takes two passes over the triangles, each
  * work-item one triangle: the nearest depth a pixel sees (atomic_min on the float's bits,
  * which order as the floats do for positive values), then the first triangle at that depth.
- * The drawing is linear in the vertex colours: mesh_color_grad gives the L1 loss's partial
- * sums and its gradient, mesh_color_adam steps the colours. */
+ * The drawing is linear in the vertex colours: mesh_draw makes the image the training loss
+ * (L1 + D-SSIM, cl/ssim.cl) compares with the photo, mesh_color_scatter takes the loss's image
+ * gradient to the colours, mesh_color_adam steps them. */
 #pragma OPENCL FP_CONTRACT OFF
 
 #define MESH_NEAR 1e-4f
@@ -125,38 +126,36 @@ __kernel void mesh_weights(int W, int H, __global const uint *tris, __global con
     wts[3 * i] = w.x, wts[3 * i + 1] = w.y, wts[3 * i + 2] = w.z;
 }
 
-/* The L1 loss of the drawing with colours COL (nv x 3, 0-1) against the photo GT (channels CH:
- * RGB, or RGB + a weight), summed over covered pixels, and its gradient (not yet divided by
- * the count) added into GRAD. PARTS: per work-group (loss, weight) sums, for the mean. Groups
- * of a power of two work-items. */
-__kernel void mesh_color_grad(int n, __global const uint *tris, __global const int *tri, __global const float *wts,
-                              __global const float *col, __global const uchar *gt, int ch, __global float *grad,
-                              __global float2 *parts, __local float2 *red)
+/* per pixel: the drawing IMG (3, H, W) with the vertex colours COL (nv x 3, 0-1), BG where no
+   triangle is; what the training loss (cl/ssim.cl) then compares with the photo */
+__kernel void mesh_draw(int n, __global const uint *tris, __global const int *tri, __global const float *wts,
+                        __global const float *col, float4 bg, __global float *img)
 {
-    int i = get_global_id(0), l = get_local_id(0);
-    float2 acc = (float2)(0.f);
-    int t = i < n ? tri[i] : -1;
-    float wt = t < 0 ? 0.f : ch == 4 ? gt[4 * (size_t)i + 3] / 255.f : 1.f;
-    if (wt > 0.f) {
-        uint v[3] = {tris[3 * t], tris[3 * t + 1], tris[3 * t + 2]};
-        float w[3] = {wts[3 * i], wts[3 * i + 1], wts[3 * i + 2]};
-        for (int c = 0; c < 3; c++) {
-            float x = w[0] * col[3 * v[0] + c] + w[1] * col[3 * v[1] + c] + w[2] * col[3 * v[2] + c];
-            float r = x - gt[(size_t)ch * i + c] / 255.f;
-            acc.x += wt * fabs(r);
-            float d = wt * (r > 0.f ? 1.f : r < 0.f ? -1.f : 0.f);
-            if (d != 0.f)
-                for (int k = 0; k < 3; k++) atomic_add_global_f(grad + 3 * v[k] + c, d * w[k]);
-        }
-        acc.y = wt;
+    int i = get_global_id(0);
+    if (i >= n) return;
+    int t = tri[i];
+    float3 c = bg.xyz;
+    if (t >= 0) {
+        uint v0 = tris[3 * t], v1 = tris[3 * t + 1], v2 = tris[3 * t + 2];
+        float w0 = wts[3 * i], w1 = wts[3 * i + 1], w2 = wts[3 * i + 2];
+        c = w0 * vload3(v0, col) + w1 * vload3(v1, col) + w2 * vload3(v2, col);
     }
-    red[l] = acc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = get_local_size(0) / 2; s > 0; s >>= 1) {
-        if (l < s) red[l] += red[l + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
+    img[i] = c.x, img[n + i] = c.y, img[2 * n + i] = c.z;
+}
+
+/* per pixel: the loss's gradient V_IMG (3, H, W) at a drawn pixel, through its corners' weights,
+   added into the colours' gradient GRAD (nv x 3) */
+__kernel void mesh_color_scatter(int n, __global const uint *tris, __global const int *tri, __global const float *wts,
+                                 __global const float *v_img, __global float *grad)
+{
+    int i = get_global_id(0);
+    if (i >= n || tri[i] < 0) return;
+    int t = tri[i];
+    for (int c = 0; c < 3; c++) {
+        float g = v_img[(size_t)c * n + i];
+        if (g == 0.f) continue;
+        for (int k = 0; k < 3; k++) atomic_add_global_f(grad + 3 * tris[3 * t + k] + c, g * wts[3 * i + k]);
     }
-    if (l == 0) parts[get_group_id(0)] = red[0];
 }
 
 /* Adam on the colours (graphdeco's betas, eps 1e-15) with the gradient GRAD * SCALE, kept in

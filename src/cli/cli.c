@@ -75,6 +75,8 @@ static const opt_desc OPTS[] = {
      "the volume's largest slab (default: half of what memory.vram_budget_mb leaves)"},
     {"--refine", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
      "fit the written mesh's vertex colours to the training photos over N views (after --max-triangles)"},
+    {"--refine-dssim", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "W",
+     "the refinement's loss: (1 - W) L1 + W D-SSIM over the drawn image, as training's (default 0.2)"},
     {"--shell", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "L",
      "a background sphere of 20 x 4^L triangles far around the scene, coloured by --refine (default with --refine: 6 "
      "for COLMAP and nerfstudio captures, at most an eighth of --max-triangles; 0 for Blender scenes; 0: none)"},
@@ -159,7 +161,7 @@ static const struct {
     [CS_CMD_EXPORT] = {"export", "clsplat export (-m OUT | --ply FILE) --format spz|splat|compressed-ply|ply [-o FILE] [--bake]",
                        "write a trained scene in a web viewer's format (.spz, .splat, compressed PLY) or a baked PLY"},
     [CS_CMD_MESH] = {"mesh", "clsplat mesh -m OUT [-o mesh.ply] [--voxel SIZE | --grid N] [--max-triangles N] "
-                             "[--depth median|mean] [--max-depth D] [--keep-components N] [--refine N] [--shell L] [--psnr] [--renders DIR]",
+                             "[--depth median|mean] [--max-depth D] [--keep-components N] [--refine N] [--refine-dssim W] [--shell L] [--psnr] [--renders DIR]",
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
     [CS_CMD_VIEW] = {"view", "clsplat view -m OUT [--port PORT] [--host ADDR]",
                      "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
@@ -239,6 +241,18 @@ static int parse_int(const char *opt, const char *text, int min, int *out)
     if (errno || end == text || *end || v < min || v > 2147483647L)
         return cs_fail("%s: '%s' is not a whole number >= %d", opt, text, min);
     *out = (int)v;
+    return 0;
+}
+
+/* a number in [0, 1] */
+static int parse_unit(const char *opt, const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !(v >= 0 && v <= 1))
+        return cs_fail("%s: '%s' is not a number from 0 to 1", opt, text);
+    *out = v;
     return 0;
 }
 
@@ -340,6 +354,7 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--keep-components")) return parse_int(flag, v, 1, &a->keep_components);
     else if (!strcmp(n, "--refine")) return parse_int(flag, v, 1, &a->refine);
     else if (!strcmp(n, "--shell")) return parse_int(flag, v, 0, &a->shell);
+    else if (!strcmp(n, "--refine-dssim")) return parse_unit(flag, v, &a->refine_dssim);
     else if (!strcmp(n, "--psnr")) a->psnr = true;
     else if (!strcmp(n, "--blocks")) return parse_int(flag, v, 1, &a->blocks);
     else if (!strcmp(n, "--finetune")) return parse_int(flag, v, 1, &a->finetune);
@@ -356,6 +371,7 @@ int cs_cli_parse(int argc, char **argv, cs_args *a)
     memset(a, 0, sizeof *a);
     a->iters = 20;
     a->shell = -1;
+    a->refine_dssim = 0.2;
     a->task = -1;
     a->margin = a->min_share = -1;
     a->argv0 = argc > 0 ? argv[0] : "clsplat";

@@ -51,6 +51,7 @@ typedef struct {
     int finetune;                 /* merge --finetune N (0: none) */
     int refine;                   /* mesh --refine N (0: none) */
     int shell;                    /* mesh --shell L (-1: the default) */
+    double refine_dssim;          /* mesh --refine-dssim W */
     double margin, min_share;     /* partition --margin, --min-share (negative: the defaults) */
     double headroom;              /* partition --headroom (0: the default) */
     const char *argv0;

@@ -256,7 +256,7 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     o->voxel = a->voxel, o->resolution = a->grid, o->max_triangles = a->max_triangles;
     o->max_depth = a->max_depth, o->trunc_voxels = a->trunc, o->volume_mb = a->volume_mb;
     o->psnr = a->psnr, o->renders = a->renders, o->keep_components = a->keep_components, o->refine = a->refine;
-    o->shell = a->shell;
+    o->shell = a->shell, o->refine_dssim = a->refine_dssim;
     if (a->voxel > 0 && a->grid > 0) return USAGE_ERROR("mesh: --voxel and --grid both set the voxel size; give one");
     size_t on = strlen(out);
     if (!cs_mesh_is_glb(out) && !(on >= 4 && !strcasecmp(out + on - 4, ".ply")))
@@ -280,7 +280,7 @@ static void mesh_report(const cs_mesh_opts *o, const cs_mesh_stats *st, double s
         printf("mesh: kept the %ld largest of %zu connected pieces: %zu triangles left out (and %zu of pieces the "
                "simplification split off)\n", o->keep_components, st->components, st->dropped_tris, st->dropped_simplified);
     if (o->refine > 0)
-        printf("mesh: vertex colours fitted to the photos over %d views of %d: L1 %.4f -> %.4f (first and last tenth), "
+        printf("mesh: vertex colours fitted to the photos over %d views of %d: loss %.4f -> %.4f (first and last tenth), "
                "%.1f s\n", o->refine, st->refine.views, st->refine.l1_first, st->refine.l1_last, st->refine.seconds);
     printf("mesh: fuse %.2f s, extract %.2f s, weld %.2f s, simplify %.2f s (error %.2g), write %.2f s; total %.2f s; "
            "peak device memory %.1f MiB (accounted)\n",

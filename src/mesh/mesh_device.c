@@ -10,30 +10,26 @@
 
 #define MESH_DEV_WG 64
 
-static size_t groups_of(size_t n)
-{
-    return (n + MESH_DEV_WG - 1) / MESH_DEV_WG;
-}
-
-int cs_mesh_dev_open(cs_mesh_dev *d, cs_cl *cl, const cs_mesh *m, size_t max_px)
+int cs_mesh_dev_open(cs_mesh_dev *d, cs_cl *cl, const cs_mesh *m, size_t max_px, const float bg[3])
 {
     memset(d, 0, sizeof *d);
     d->cl = cl, d->nv = m->nv, d->nt = m->nt, d->max_px = max_px ? max_px : 1;
+    d->bg = (cl_float4){{bg[0], bg[1], bg[2], 0.f}};
     if (m->nv > 0x7fffffff / 3 || m->nt > 0x7fffffff || d->max_px > 0x7fffffff / 3)
         return cs_fail("a mesh of %zu vertices and %zu triangles at %zu pixels: more than the kernels index", m->nv,
                        m->nt, d->max_px);
     cs_kernel_opts ko;
     memset(&ko, 0, sizeof ko);
-    ko.programs = CS_PROGS(mesh);
+    ko.programs = CS_PROGS(mesh) | CS_PROGS(loss);
     size_t nv3 = 3 * (m->nv ? m->nv : 1);
     float *col = malloc(sizeof(float) * nv3);
-    d->parts_host = malloc(sizeof(cl_float2) * groups_of(d->max_px));
-    if (!col || !d->parts_host) {
+    if (!col) {
         free(col);
         return cs_fail("out of host memory (a mesh of %zu vertices)", m->nv);
     }
     for (size_t i = 0; i < 3 * m->nv; i++) col[i] = m->rgb[i] / 255.f;
     int rc = cs_kernels_build(cl, &ko, &d->k);
+    cs_loss_init(&d->loss, cl, &d->k);
     struct {
         cs_buf *b;
         size_t bytes;
@@ -42,9 +38,10 @@ int cs_mesh_dev_open(cs_mesh_dev *d, cs_cl *cl, const cs_mesh *m, size_t max_px)
         {&d->pos, 4 * nv3, "mesh vertices"},        {&d->tris, 12 * (m->nt ? m->nt : 1), "mesh triangles"},
         {&d->uvz, 16 * (nv3 / 3), "projected vertices"}, {&d->depth, 4 * d->max_px, "mesh depth buffer"},
         {&d->tri, 4 * d->max_px, "visibility buffer"}, {&d->wts, 12 * d->max_px, "visibility weights"},
-        {&d->gt, 4 * d->max_px, "refinement photo"},  {&d->col, 4 * nv3, "vertex colours"},
+        {&d->gt, 4 * d->max_px, "refinement photo"},  {&d->img, 12 * d->max_px, "mesh drawing"},
+        {&d->col, 4 * nv3, "vertex colours"},
         {&d->grad, 4 * nv3, "vertex colour gradients"}, {&d->m1, 4 * nv3, "colour Adam m"},
-        {&d->m2, 4 * nv3, "colour Adam v"},          {&d->parts, 8 * groups_of(d->max_px), "loss partial sums"},
+        {&d->m2, 4 * nv3, "colour Adam v"},
     };
     for (size_t i = 0; !rc && i < sizeof bufs / sizeof bufs[0]; i++)
         rc = cs_buf_alloc(cl, bufs[i].b, CS_MEM_OTHER, bufs[i].bytes, bufs[i].what);
@@ -84,22 +81,27 @@ int cs_mesh_dev_read_visibility(cs_mesh_dev *d, int32_t *tri, float *w)
     return cs_buf_read(d->cl, &d->tri, 0, 4 * px, tri) || cs_buf_read(d->cl, &d->wts, 0, 12 * px, w) ? -1 : 0;
 }
 
-int cs_mesh_dev_color_grad(cs_mesh_dev *d, const cs_image *photo, double *sum, double *count)
+int cs_mesh_dev_color_grad(cs_mesh_dev *d, const cs_image *photo, float lambda, double *loss, double *l1)
 {
-    size_t px = (size_t)d->W * d->H, l = MESH_DEV_WG, ng = groups_of(px), gp = ng * MESH_DEV_WG;
+    size_t px = (size_t)d->W * d->H, l = MESH_DEV_WG, gp = px;
     if (photo->width != d->W || photo->height != d->H || (photo->channels != 3 && photo->channels != 4))
         return cs_fail("a %dx%d photo of %d channels for a %dx%d view", photo->width, photo->height, photo->channels,
                        d->W, d->H);
-    cl_int n = (cl_int)px, ch = photo->channels;
-    if (cs_buf_write(d->cl, &d->gt, 0, px * (size_t)ch, photo->px) ||
-        cs_cl_run(d->cl, d->k.mesh_color_grad, -1, 1, &gp, &l, CS_ARG(n), CS_ARG(d->tris.mem), CS_ARG(d->tri.mem),
-                  CS_ARG(d->wts.mem), CS_ARG(d->col.mem), CS_ARG(d->gt.mem), CS_ARG(ch), CS_ARG(d->grad.mem),
-                  CS_ARG(d->parts.mem), CS_LOCAL(sizeof(cl_float2) * MESH_DEV_WG)) ||
-        cs_buf_read(d->cl, &d->parts, 0, sizeof(cl_float2) * ng, d->parts_host))
+    cl_int n = (cl_int)px;
+    d->loss.gt_channels = photo->channels;
+    if (cs_buf_write(d->cl, &d->gt, 0, px * (size_t)photo->channels, photo->px) ||
+        cs_cl_run(d->cl, d->k.mesh_draw, -1, 1, &gp, &l, CS_ARG(n), CS_ARG(d->tris.mem), CS_ARG(d->tri.mem),
+                  CS_ARG(d->wts.mem), CS_ARG(d->col.mem), CS_ARG(d->bg), CS_ARG(d->img.mem)) ||
+        cs_loss_forward_backward(&d->loss, &d->img, &d->gt, 0, d->W, d->H, lambda, 0) ||
+        cs_cl_run(d->cl, d->k.mesh_color_scatter, -1, 1, &gp, &l, CS_ARG(n), CS_ARG(d->tris.mem), CS_ARG(d->tri.mem),
+                  CS_ARG(d->wts.mem), CS_ARG(d->loss.v_img.mem), CS_ARG(d->grad.mem)))
         return -1;
-    double s = 0, c = 0;
-    for (size_t g = 0; g < ng; g++) s += d->parts_host[g].s[0], c += d->parts_host[g].s[1];
-    *sum = s, *count = c;
+    if (!loss && !l1) return 0;
+    cs_metrics mt;
+    double value;
+    if (cs_loss_read(&d->loss, 0, d->W, d->H, lambda, &mt, &value)) return -1;
+    if (loss) *loss = value;
+    if (l1) *l1 = mt.l1;
     return 0;
 }
 
@@ -123,9 +125,8 @@ int cs_mesh_dev_read_colors(cs_mesh_dev *d, float *col, float *grad)
 void cs_mesh_dev_close(cs_mesh_dev *d)
 {
     cs_buf *bufs[] = {&d->pos, &d->tris, &d->uvz, &d->depth, &d->tri, &d->wts,
-                      &d->gt,  &d->col,  &d->grad, &d->m1,   &d->m2,  &d->parts};
+                      &d->gt,  &d->img,  &d->col,  &d->grad, &d->m1,  &d->m2};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cs_buf_free(d->cl, bufs[i]);
+    cs_loss_free(&d->loss);
     cs_kernels_release(&d->k);
-    free(d->parts_host);
-    d->parts_host = NULL;
 }

@@ -115,13 +115,14 @@ static int host_step(refine_state *r, const cs_mesh *m, const cs_camera *c, cons
     return 0;
 }
 
-/* the same on the device (the gradient's mean taken in the step) */
-static int device_step(cs_mesh_dev *d, const cs_camera *c, const cs_image *photo, double lr, int step, double *loss)
+/* on the device, with the training loss ((1 - DSSIM) L1 + DSSIM D-SSIM over the drawn image) */
+static int device_step(cs_mesh_dev *d, const cs_camera *c, const cs_image *photo, const cs_mesh_refine_opts *o, int step,
+                       double *loss)
 {
-    double sum, cnt;
-    if (cs_mesh_dev_visibility(d, c) || cs_mesh_dev_color_grad(d, photo, &sum, &cnt)) return -1;
-    *loss = cnt > 0 ? sum / (3 * cnt) : 0;
-    return cs_mesh_dev_color_adam(d, cnt > 0 ? 1.0 / (3 * cnt) : 0.0, lr, step);
+    return cs_mesh_dev_visibility(d, c) || cs_mesh_dev_color_grad(d, photo, (float)o->dssim, loss, NULL) ||
+                   cs_mesh_dev_color_adam(d, 1.0, o->lr, step)
+               ? -1
+               : 0;
 }
 
 int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs_mesh_refine_opts *o, int progress,
@@ -133,7 +134,7 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs
     refine_state r;
     cs_mesh_dev d;
     int rc = state_open(&r, m, scene, o->seed), on_device = 0;
-    if (!rc && cl) rc = cs_mesh_dev_open(&d, cl, m, r.max_px), on_device = !rc;
+    if (!rc && cl) rc = cs_mesh_dev_open(&d, cl, m, r.max_px, scene->background), on_device = !rc;
     for (int it = 0; !rc && it < o->iterations; it++) {
         int k = it % r.n_views;
         const cs_camera *c = &scene->cams[r.views[k]];
@@ -142,12 +143,12 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs
             break;
         }
         double loss = 0;
-        rc = on_device ? device_step(&d, c, &r.photos[k], o->lr, it + 1, &loss)
+        rc = on_device ? device_step(&d, c, &r.photos[k], o, it + 1, &loss)
                        : host_step(&r, m, c, &r.photos[k], o->lr, it + 1, &loss);
         if (it < tenth) first += loss, nf++;
         if (it >= o->iterations - tenth) last += loss, nl++;
         if (!rc && progress && (it + 1) % tenth == 0)
-            printf("mesh: refined over %d of %d views, L1 %.5f, %.1f s\n", it + 1, o->iterations, loss, cs_now() - t0),
+            printf("mesh: refined over %d of %d views, loss %.5f, %.1f s\n", it + 1, o->iterations, loss, cs_now() - t0),
                 fflush(stdout);
     }
     if (!rc && on_device) rc = cs_mesh_dev_read_colors(&d, r.col, NULL);

@@ -16,11 +16,13 @@
 typedef struct {
     int iterations; /* views drawn (one an iteration) */
     double lr;      /* Adam's step on colours in [0, 1] */
+    double dssim;   /* on the device: the loss is (1 - this) L1 + this D-SSIM over the drawn image, as
+                       training's (the host, the reference, takes L1 over the drawn pixels) */
     unsigned seed;  /* the view order */
 } cs_mesh_refine_opts;
 
 typedef struct {
-    double l1_first, l1_last; /* mean L1 (0-1 colours) of the first and of the last tenth of the iterations */
+    double l1_first, l1_last; /* mean loss of the first and of the last tenth of the iterations */
     int views;
     double seconds;
 } cs_mesh_refine_stats;

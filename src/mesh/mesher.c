@@ -315,7 +315,7 @@ static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, c
         rc = cs_mesh_keep_largest(&m, (size_t)o->keep_components, &again);
     st->dropped_simplified = simplified - m.nt;
     if (!rc && level > 0) rc = add_shell(&m, scene, level, st);
-    cs_mesh_refine_opts ro = {o->refine, 0.01, 1};
+    cs_mesh_refine_opts ro = {o->refine, 0.01, o->refine_dssim, 1};
     if (!rc && o->refine > 0) {
         printf("mesh: fitting the vertex colours of %zu triangles to the training photos over %d views...\n", m.nt,
                o->refine), fflush(stdout);

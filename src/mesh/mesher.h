@@ -27,6 +27,7 @@ typedef struct {
     double trunc_voxels;   /* truncation in voxels */
     double volume_mb;      /* the largest slab of the volume, MiB; 0: half of what the memory budget leaves */
     long keep_components;  /* keep the N largest connected components (0: all) */
+    double refine_dssim;   /* the refinement's D-SSIM weight (mesh_refine.h) */
     int shell;             /* the background shell's level (mesh_shell.h; 0: none, -1: the default) */
     int refine;            /* fit the vertex colours to the training photos over this many views (0: not; mesh_refine.h) */
     int psnr;              /* compare the written mesh with the test photos (mesh_eval.h) */

@@ -131,7 +131,8 @@ extern const char *const cs_program_files[CS_PROG_COUNT];
     X(mesh_depth, CS_WG_FIXED, mesh)                                                                    \
     X(mesh_first, CS_WG_FIXED, mesh)                                                                    \
     X(mesh_weights, CS_WG_FIXED, mesh)                                                                  \
-    X(mesh_color_grad, CS_WG_FIXED, mesh)                                                               \
+    X(mesh_draw, CS_WG_FIXED, mesh)                                                                     \
+    X(mesh_color_scatter, CS_WG_FIXED, mesh)                                                            \
     X(mesh_color_adam, CS_WG_FIXED, mesh)
 extern const char *const cs_wg_names[CS_WG_COUNT];
 #define CS_WG_DEFAULT 256

@@ -57,7 +57,7 @@ void cs_loss_free(cs_loss *l)
     cs_buf_free(l->cl, &l->sums);
 }
 
-static int run_forward(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, int W, int H, int clamp01,
+static int run_forward(cs_loss *l, const cs_buf *img, const cs_buf *gt, unsigned gt_off, int W, int H, int clamp01,
                        int want_grad, float dL_dssim, int slot)
 {
     cs_cl *cl = l->cl;
@@ -75,22 +75,22 @@ static int run_forward(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, 
     unsigned ng = (unsigned)groups, us = (unsigned)slot;
     int ch = l->gt_channels;
     size_t one = 256;
-    return cs_cl_run(cl, k->ssim_blur_h, CS_STAGE_LOSS, 3, g, lc, CS_ARG(r->img.mem), CS_ARG(gt->mem), CS_ARG(gt_off),
+    return cs_cl_run(cl, k->ssim_blur_h, CS_STAGE_LOSS, 3, g, lc, CS_ARG(img->mem), CS_ARG(gt->mem), CS_ARG(gt_off),
                      CS_ARG(ch), CS_ARG(W), CS_ARG(H), CS_ARG(clamp01), CS_ARG(l->h5.mem)) ||
-           cs_cl_run(cl, k->ssim_fwd_v, CS_STAGE_LOSS, 3, g, lc, CS_ARG(l->h5.mem), CS_ARG(r->img.mem),
+           cs_cl_run(cl, k->ssim_fwd_v, CS_STAGE_LOSS, 3, g, lc, CS_ARG(l->h5.mem), CS_ARG(img->mem),
                      CS_ARG(gt->mem), CS_ARG(gt_off), CS_ARG(ch), CS_ARG(W), CS_ARG(H), CS_ARG(clamp01), CS_ARG(want_grad),
                      CS_ARG(dL_dssim), CS_ARG(dm), CS_ARG(l->partials.mem)) ||
            cs_cl_run(cl, k->reduce_partials, CS_STAGE_LOSS, 1, &one, &one, CS_ARG(l->partials.mem), CS_ARG(ng),
                      CS_ARG(l->sums.mem), CS_ARG(us));
 }
 
-int cs_loss_forward_backward(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, int W, int H, float lambda,
+int cs_loss_forward_backward(cs_loss *l, const cs_buf *img, const cs_buf *gt, unsigned gt_off, int W, int H, float lambda,
                              int slot)
 {
     cs_cl *cl = l->cl;
     size_t n3 = (size_t)3 * W * H;
     float dL_dssim = -lambda / (float)n3, dL_dl1 = (1.f - lambda) / (float)n3;
-    if (run_forward(l, r, gt, gt_off, W, H, 0, 1, dL_dssim, slot)) return -1;
+    if (run_forward(l, img, gt, gt_off, W, H, 0, 1, dL_dssim, slot)) return -1;
     if (l->v_img.bytes < n3 * 4) {
         cs_buf_free(cl, &l->v_img);
         if (cs_buf_alloc(cl, &l->v_img, CS_MEM_SCRATCH, n3 * 4, "image gradient")) return -1;
@@ -99,14 +99,14 @@ int cs_loss_forward_backward(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt
     /* h5 is free again: reuse its first 3 planes for the horizontal backward pass */
     return cs_cl_run(cl, l->k->ssim_bwd_h, CS_STAGE_LOSS, 3, g, lc, CS_ARG(l->dmap3.mem), CS_ARG(W), CS_ARG(H),
                      CS_ARG(l->h5.mem)) ||
-           cs_cl_run(cl, l->k->ssim_bwd_v, CS_STAGE_LOSS, 3, g, lc, CS_ARG(l->h5.mem), CS_ARG(r->img.mem),
+           cs_cl_run(cl, l->k->ssim_bwd_v, CS_STAGE_LOSS, 3, g, lc, CS_ARG(l->h5.mem), CS_ARG(img->mem),
                      CS_ARG(gt->mem), CS_ARG(gt_off), CS_ARG(l->gt_channels), CS_ARG(W), CS_ARG(H), CS_ARG(dL_dl1),
                      CS_ARG(l->v_img.mem));
 }
 
-int cs_loss_metrics(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, int W, int H, int slot)
+int cs_loss_metrics(cs_loss *l, const cs_buf *img, const cs_buf *gt, unsigned gt_off, int W, int H, int slot)
 {
-    return run_forward(l, r, gt, gt_off, W, H, 1, 0, 0.f, slot);
+    return run_forward(l, img, gt, gt_off, W, H, 1, 0, 0.f, slot);
 }
 
 int cs_loss_read(cs_loss *l, int slot, int W, int H, float lambda, cs_metrics *m, double *loss)

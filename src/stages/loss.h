@@ -23,16 +23,16 @@ typedef struct {
 void cs_loss_init(cs_loss *l, cs_cl *cl, const cs_kernels *k);
 /* Frees all scratch, the sums too. */
 void cs_loss_free(cs_loss *l);
-/* Enqueues the loss of r->img against GT (8-bit, l->gt_channels a pixel, at byte offset GT_OFF
+/* Enqueues the loss of IMG ((3, H, W) floats: a render) against GT (8-bit, l->gt_channels a pixel, at byte offset GT_OFF
  * in GT) and its gradient into l->v_img (does not block). With a weight channel, the loss is
  * still a mean over all pixels, a masked pixel counting 0 (so an image's gradient does not grow
  * as more of it is masked), while the metrics below are means over the unmasked pixels. The
  * image's sums go to slot SLOT of the sums buffer (read with cs_loss_read). */
-int cs_loss_forward_backward(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, int W, int H, float lambda,
+int cs_loss_forward_backward(cs_loss *l, const cs_buf *img, const cs_buf *gt, unsigned gt_off, int W, int H, float lambda,
                              int slot);
 /* Enqueues the metrics only (render clamped to [0, 1] as graphdeco's evaluation does), into
  * SLOT; does not block. */
-int cs_loss_metrics(cs_loss *l, cs_renderer *r, cs_buf *gt, unsigned gt_off, int W, int H, int slot);
+int cs_loss_metrics(cs_loss *l, const cs_buf *img, const cs_buf *gt, unsigned gt_off, int W, int H, int slot);
 /* Reads slot SLOT (blocks until the sums are computed): L1, MSE, SSIM means over the image
  * (over its pixels' weights with a weight channel) and the loss value for LAMBDA. */
 int cs_loss_read(cs_loss *l, int slot, int W, int H, float lambda, cs_metrics *m, double *loss);

@@ -14,7 +14,7 @@ int cs_train_pass(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v, int
 {
     for (;;) {
         if (cs_render_forward(r, m, v, active_degree, bg) ||
-            cs_loss_forward_backward(l, r, gt, gt_off, v->width, v->height, lambda, 0) ||
+            cs_loss_forward_backward(l, &r->img, gt, gt_off, v->width, v->height, lambda, 0) ||
             cs_render_backward(r, m, v, active_degree, bg, &l->v_img))
             return -1;
         int over = cs_render_confirm(r);
