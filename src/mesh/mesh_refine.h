@@ -1,10 +1,11 @@
 /* mesh_refine: the appearance stage of #38's refinement under a triangle budget: a mesh's
  * vertex colours fitted to the training photos by Adam through the visibility buffer
  * (mesh_raster.h). The geometry is fixed in this stage, so each pixel's triangle and weights
- * are exact and the drawing is linear in the colours: L = mean over covered pixels and
- * channels of |w0 c_0 + w1 c_1 + w2 c_2 - photo|, dL/dc_k = w_k sign(residual) / count. Runs
- * on the device (cl/mesh_raster.cl) or on the host, its reference; views are drawn one an
- * iteration in a fixed shuffled order, photos decoded once and kept on the host. */
+ * are exact and the drawing is linear in the colours. On the device (mesh_device.h) the loss is
+ * training's, (1 - W) L1 + W D-SSIM over the drawn image; on the host, the reference, it is
+ * L = mean over covered pixels and channels of |w0 c_0 + w1 c_1 + w2 c_2 - photo|, dL/dc_k =
+ * w_k sign(residual) / count (the device's at W 0, up to the mean's count). Views are drawn one
+ * an iteration in a fixed shuffled order, photos decoded once and kept on the host. */
 #ifndef CS_MESH_REFINE_H
 #define CS_MESH_REFINE_H
 
