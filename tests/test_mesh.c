@@ -844,6 +844,8 @@ int test_mesh_cli(void)
     CHECK(cli_run("", log, "mesh -m %s --voxel -1", out) == 2, "--voxel -1 accepted");
     CHECK(cli_run("", log, "mesh -m %s --voxel 0.1 --grid 30", out) == 2, "--voxel with --grid accepted");
     CHECK(cli_run("", log, "mesh") == 2, "mesh without -m accepted");
+    CHECK(cli_run("", log, "mesh -m %s --shell 12 --refine 10", out) == 2, "--shell 12 accepted");
+    CHECK(cli_run("", log, "mesh -m %s --shell 3", out) == 2, "--shell without --refine accepted");
     CHECK(cli_run("", log, "mesh -m %s -o %s/mesh.obj", out, dir) == 2, "-o mesh.obj accepted");
     CHECK(cli_run("", log, "render -m %s --orbit 3 --depth-maps", out) == 2, "render --orbit --depth-maps accepted");
     CHECK(cli_run("", log, "mesh -m %s/nothing", dir) == 1, "a missing model accepted");
@@ -857,6 +859,7 @@ int test_mesh_cli(void)
         {"--trunc 1e9", "--trunc 1e+09: a truncation that wide"},
         {"--volume-mb 0.05", "--volume-mb 0.05: the thinnest slab"},
         {"--voxel 10", "no surface was found, so no mesh is written"},
+        {"--shell 6 --refine 10 --max-triangles 1000", "--max-triangles 1000 leaves none for the scene"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK(cli_run("", log, "mesh -m %s %s -o %s/bad.ply", out, bad[i].args, dir) == 1, "mesh %s: not refused",

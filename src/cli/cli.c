@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mesh_shell.h"
 #include "util.h"
 
 #define C(x) (1u << (x))
@@ -353,7 +354,12 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--max-triangles")) return parse_int(flag, v, 1, &a->max_triangles);
     else if (!strcmp(n, "--keep-components")) return parse_int(flag, v, 1, &a->keep_components);
     else if (!strcmp(n, "--refine")) return parse_int(flag, v, 1, &a->refine);
-    else if (!strcmp(n, "--shell")) return parse_int(flag, v, 0, &a->shell);
+    else if (!strcmp(n, "--shell")) {
+        if (parse_int(flag, v, 0, &a->shell)) return -1;
+        return a->shell > CS_MESH_SHELL_MAX_LEVEL ? cs_fail("%s %s: a level from 0 to %d (20 x 4^L triangles)", flag, v,
+                                                            CS_MESH_SHELL_MAX_LEVEL)
+                                                  : 0;
+    }
     else if (!strcmp(n, "--refine-dssim")) return parse_unit(flag, v, &a->refine_dssim);
     else if (!strcmp(n, "--psnr")) a->psnr = true;
     else if (!strcmp(n, "--blocks")) return parse_int(flag, v, 1, &a->blocks);

@@ -258,6 +258,8 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     o->psnr = a->psnr, o->renders = a->renders, o->keep_components = a->keep_components, o->refine = a->refine;
     o->shell = a->shell, o->refine_dssim = a->refine_dssim;
     if (a->voxel > 0 && a->grid > 0) return USAGE_ERROR("mesh: --voxel and --grid both set the voxel size; give one");
+    if (a->shell > 0 && a->refine <= 0)
+        return USAGE_ERROR("mesh: --shell %d needs --refine N: the shell's colours come from fitting it to the photos", a->shell);
     size_t on = strlen(out);
     if (!cs_mesh_is_glb(out) && !(on >= 4 && !strcasecmp(out + on - 4, ".ply")))
         return USAGE_ERROR("mesh: -o %s: the file's name ends in .ply (PLY) or .glb (binary glTF)", out);
