@@ -80,24 +80,10 @@ static inline int tri_pixel(const tri_setup *s, int x, int y, float3 *w, float *
     return *z > 0.f;
 }
 
-/* pass 1: the nearest depth at each pixel (DEPTH starts at +inf's bits) */
-__kernel void mesh_depth(int nt, __global const uint *tris, __global const float4 *uvz, int W, int H,
-                         __global uint *depth)
-{
-    int t = get_global_id(0);
-    tri_setup s;
-    if (t >= nt || !tri_begin(uvz, tris, t, W, H, &s)) return;
-    for (int y = s.y0; y <= s.y1; y++)
-        for (int x = s.x0; x <= s.x1; x++) {
-            float3 w;
-            float z;
-            if (tri_pixel(&s, x, y, &w, &z)) atomic_min(depth + (size_t)y * W + x, as_uint(z));
-        }
-}
-
-/* pass 2: the first triangle at that depth (TRI starts at MESH_NO_TRI) */
-__kernel void mesh_first(int nt, __global const uint *tris, __global const float4 *uvz, int W, int H,
-                         __global const uint *depth, __global int *tri)
+/* the passes over the triangles: PASS 0 the nearest depth at each pixel (DEPTH starts at +inf's
+   bits), PASS 1 the first triangle at that depth (TRI starts at MESH_NO_TRI) */
+__kernel void mesh_cover(int nt, __global const uint *tris, __global const float4 *uvz, int W, int H, int pass,
+                         __global uint *depth, __global int *tri)
 {
     int t = get_global_id(0);
     tri_setup s;
@@ -107,11 +93,13 @@ __kernel void mesh_first(int nt, __global const uint *tris, __global const float
             float3 w;
             float z;
             size_t i = (size_t)y * W + x;
-            if (tri_pixel(&s, x, y, &w, &z) && as_uint(z) == depth[i]) atomic_min(tri + i, t);
+            if (!tri_pixel(&s, x, y, &w, &z)) continue;
+            if (pass == 0) atomic_min(depth + i, as_uint(z));
+            else if (as_uint(z) == depth[i]) atomic_min(tri + i, t);
         }
 }
 
-/* pass 3, per pixel: the winner's weights; TRI becomes -1 where nothing is drawn */
+/* then per pixel: the winner's weights; TRI becomes -1 where nothing is drawn */
 __kernel void mesh_weights(int W, int H, __global const uint *tris, __global const float4 *uvz, __global int *tri,
                            __global float *wts)
 {

@@ -126,7 +126,7 @@ static int add_weight(const cs_scene *s, const cs_camera *cam, cs_image *img)
     return r;
 }
 
-double cs_scene_far_depth(const cs_scene *s)
+double cs_scene_camera_spread(const cs_scene *s, double centre[3])
 {
     double c[3] = {0, 0, 0}, far = 0;
     int n = 0;
@@ -142,7 +142,14 @@ double cs_scene_far_depth(const cs_scene *s)
                 far = fmax(far, sqrt(pow(p[0] - c[0] / n, 2) + pow(p[1] - c[1] / n, 2) + pow(p[2] - c[2] / n, 2)));
             }
         }
-    return n ? 2 * far : -1;
+    for (int k = 0; centre && k < 3; k++) centre[k] = n ? c[k] / n : 0;
+    return n ? far : -1;
+}
+
+double cs_scene_far_depth(const cs_scene *s)
+{
+    double spread = cs_scene_camera_spread(s, NULL);
+    return spread < 0 ? -1 : 2 * spread;
 }
 
 int cs_scene_read_image(const cs_scene *s, const cs_camera *cam, cs_image *out)

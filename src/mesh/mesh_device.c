@@ -24,7 +24,6 @@ int cs_mesh_dev_open(cs_mesh_dev *d, cs_cl *cl, const cs_mesh *m, size_t max_px,
     size_t nv3 = 3 * (m->nv ? m->nv : 1);
     float *col = malloc(sizeof(float) * nv3);
     if (!col) {
-        free(col);
         return cs_fail("out of host memory (a mesh of %zu vertices)", m->nv);
     }
     for (size_t i = 0; i < 3 * m->nv; i++) col[i] = m->rgb[i] / 255.f;
@@ -52,6 +51,15 @@ int cs_mesh_dev_open(cs_mesh_dev *d, cs_cl *cl, const cs_mesh *m, size_t max_px,
     return rc ? -1 : 0;
 }
 
+/* pass PASS of mesh_cover over the triangles (0: nearest depths, 1: the first triangle at them) */
+static int cover(cs_mesh_dev *d, cl_int pass)
+{
+    size_t gt = d->nt, l = MESH_DEV_WG;
+    cl_int nt = (cl_int)d->nt;
+    return cs_cl_run(d->cl, d->k.mesh_cover, -1, 1, &gt, &l, CS_ARG(nt), CS_ARG(d->tris.mem), CS_ARG(d->uvz.mem),
+                     CS_ARG(d->W), CS_ARG(d->H), CS_ARG(pass), CS_ARG(d->depth.mem), CS_ARG(d->tri.mem));
+}
+
 int cs_mesh_dev_visibility(cs_mesh_dev *d, const cs_camera *c)
 {
     size_t px = (size_t)c->width * c->height, l = MESH_DEV_WG;
@@ -60,15 +68,12 @@ int cs_mesh_dev_visibility(cs_mesh_dev *d, const cs_camera *c)
     cs_view_from_camera(c, &v);
     d->W = c->width, d->H = c->height;
     cl_uint inf = 0x7f800000u;
-    cl_int none = 0x7fffffff, nv = (cl_int)d->nv, nt = (cl_int)d->nt;
-    size_t gv = d->nv, gt = d->nt, gp = px;
+    cl_int none = 0x7fffffff, nv = (cl_int)d->nv;
+    size_t gv = d->nv, gp = px;
     return cs_buf_fill(d->cl, &d->depth, 0, 4 * px, &inf, 4) || cs_buf_fill(d->cl, &d->tri, 0, 4 * px, &none, 4) ||
                    cs_cl_run(d->cl, d->k.mesh_project, -1, 1, &gv, &l, CS_ARG(nv), CS_ARG(d->pos.mem), CS_ARG(v.cam),
                              CS_ARG(v.intr), CS_ARG(d->uvz.mem)) ||
-                   cs_cl_run(d->cl, d->k.mesh_depth, -1, 1, &gt, &l, CS_ARG(nt), CS_ARG(d->tris.mem), CS_ARG(d->uvz.mem),
-                             CS_ARG(d->W), CS_ARG(d->H), CS_ARG(d->depth.mem)) ||
-                   cs_cl_run(d->cl, d->k.mesh_first, -1, 1, &gt, &l, CS_ARG(nt), CS_ARG(d->tris.mem), CS_ARG(d->uvz.mem),
-                             CS_ARG(d->W), CS_ARG(d->H), CS_ARG(d->depth.mem), CS_ARG(d->tri.mem)) ||
+                   cover(d, 0) || cover(d, 1) ||
                    cs_cl_run(d->cl, d->k.mesh_weights, -1, 1, &gp, &l, CS_ARG(d->W), CS_ARG(d->H), CS_ARG(d->tris.mem),
                              CS_ARG(d->uvz.mem), CS_ARG(d->tri.mem), CS_ARG(d->wts.mem))
                ? -1

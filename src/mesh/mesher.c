@@ -257,20 +257,7 @@ static int shell_level(const cs_scene *scene, const cs_mesh_opts *o)
    away: behind every surface the fusion kept */
 static int add_shell(cs_mesh *m, const cs_scene *scene, int level, cs_mesh_stats *st)
 {
-    double c[3] = {0, 0, 0}, spread = 0, p[3];
-    int n = 0;
-    for (int i = 0; i < scene->n_cams; i++)
-        if (!scene->cams[i].is_test) {
-            cs_camera_center(&scene->cams[i], p);
-            for (int k = 0; k < 3; k++) c[k] += p[k];
-            n++;
-        }
-    for (int k = 0; k < 3; k++) c[k] /= n > 0 ? n : 1;
-    for (int i = 0; i < scene->n_cams; i++)
-        if (!scene->cams[i].is_test) {
-            cs_camera_center(&scene->cams[i], p);
-            spread = fmax(spread, sqrt((p[0] - c[0]) * (p[0] - c[0]) + (p[1] - c[1]) * (p[1] - c[1]) + (p[2] - c[2]) * (p[2] - c[2])));
-        }
+    double c[3], spread = fmax(0, cs_scene_camera_spread(scene, c));
     double radius = 2 * (st->max_depth + spread);
     size_t before = m->nt;
     if (cs_mesh_add_shell(m, c, radius, level)) return -1;

@@ -128,8 +128,7 @@ extern const char *const cs_program_files[CS_PROG_COUNT];
     X(mc_count, CS_WG_FIXED, mesh)                                                                      \
     X(mc_emit, CS_WG_FIXED, mesh)                                                                       \
     X(mesh_project, CS_WG_FIXED, mesh)                                                                  \
-    X(mesh_depth, CS_WG_FIXED, mesh)                                                                    \
-    X(mesh_first, CS_WG_FIXED, mesh)                                                                    \
+    X(mesh_cover, CS_WG_FIXED, mesh)                                                                    \
     X(mesh_weights, CS_WG_FIXED, mesh)                                                                  \
     X(mesh_draw, CS_WG_FIXED, mesh)                                                                     \
     X(mesh_color_scatter, CS_WG_FIXED, mesh)                                                            \
