@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mesher.h"
 #include "mesh_shell.h"
 #include "util.h"
 
@@ -78,6 +79,15 @@ static const opt_desc OPTS[] = {
      "fit the written mesh's vertex colours to the training photos over N views (after --max-triangles)"},
     {"--refine-dssim", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "W",
      "the refinement's loss: (1 - W) L1 + W D-SSIM over the drawn image, as training's (default 0.2)"},
+    {"--refine-geometry", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
+     "after --refine's colours, fit the vertex positions and colours together over N more views (anti-aliased "
+     "silhouettes, Laplacian and normal-consistency regularisers; default twice --refine's N; 0: colours only)"},
+    {"--refine-step", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "S",
+     "the geometry stage's Adam step in mean edge lengths, decayed to a tenth (default " CS_STR(CS_MESH_GEOM_LR) ")"},
+    {"--refine-laplacian", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "W",
+     "weight of the Laplacian regulariser (default " CS_STR(CS_MESH_GEOM_LAPLACIAN) "; 0: none)"},
+    {"--refine-normal", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "W",
+     "weight of the normal-consistency regulariser (default " CS_STR(CS_MESH_GEOM_NORMAL) "; 0: none)"},
     {"--shell", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "L",
      "a background sphere of 20 x 4^L triangles far around the scene, coloured by --refine (default with --refine: 6 "
      "for COLMAP and nerfstudio captures, at most an eighth of --max-triangles; 0 for Blender scenes; 0: none)"},
@@ -162,7 +172,7 @@ static const struct {
     [CS_CMD_EXPORT] = {"export", "clsplat export (-m OUT | --ply FILE) --format spz|splat|compressed-ply|ply [-o FILE] [--bake]",
                        "write a trained scene in a web viewer's format (.spz, .splat, compressed PLY) or a baked PLY"},
     [CS_CMD_MESH] = {"mesh", "clsplat mesh -m OUT [-o mesh.ply] [--voxel SIZE | --grid N] [--max-triangles N] "
-                             "[--depth median|mean] [--max-depth D] [--keep-components N] [--refine N] [--refine-dssim W] [--shell L] [--psnr] [--renders DIR]",
+                             "[--depth median|mean] [--max-depth D] [--keep-components N] [--refine N] [--refine-dssim W] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--shell L] [--psnr] [--renders DIR]",
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
     [CS_CMD_VIEW] = {"view", "clsplat view -m OUT [--port PORT] [--host ADDR]",
                      "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
@@ -253,6 +263,18 @@ static int parse_unit(const char *opt, const char *text, double *out)
     double v = strtod(text, &end);
     if (errno || end == text || *end || !(v >= 0 && v <= 1))
         return cs_fail("%s: '%s' is not a number from 0 to 1", opt, text);
+    *out = v;
+    return 0;
+}
+
+/* a number >= 0 */
+static int parse_nonneg(const char *opt, const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !(v >= 0) || !isfinite(v))
+        return cs_fail("%s: '%s' is not a number >= 0", opt, text);
     *out = v;
     return 0;
 }
@@ -361,6 +383,10 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
                                                   : 0;
     }
     else if (!strcmp(n, "--refine-dssim")) return parse_unit(flag, v, &a->refine_dssim);
+    else if (!strcmp(n, "--refine-geometry")) return parse_int(flag, v, 0, &a->refine_geometry);
+    else if (!strcmp(n, "--refine-step")) return parse_pos(flag, v, &a->refine_step);
+    else if (!strcmp(n, "--refine-laplacian")) return parse_nonneg(flag, v, &a->refine_laplacian);
+    else if (!strcmp(n, "--refine-normal")) return parse_nonneg(flag, v, &a->refine_normal);
     else if (!strcmp(n, "--psnr")) a->psnr = true;
     else if (!strcmp(n, "--blocks")) return parse_int(flag, v, 1, &a->blocks);
     else if (!strcmp(n, "--finetune")) return parse_int(flag, v, 1, &a->finetune);
@@ -378,6 +404,8 @@ int cs_cli_parse(int argc, char **argv, cs_args *a)
     a->iters = 20;
     a->shell = -1;
     a->refine_dssim = 0.2;
+    a->refine_geometry = -1;
+    a->refine_step = CS_MESH_GEOM_LR, a->refine_laplacian = CS_MESH_GEOM_LAPLACIAN, a->refine_normal = CS_MESH_GEOM_NORMAL;
     a->task = -1;
     a->margin = a->min_share = -1;
     a->argv0 = argc > 0 ? argv[0] : "clsplat";

@@ -52,6 +52,8 @@ typedef struct {
     int refine;                   /* mesh --refine N (0: none) */
     int shell;                    /* mesh --shell L (-1: the default) */
     double refine_dssim;          /* mesh --refine-dssim W */
+    int refine_geometry;          /* mesh --refine-geometry N (0: none, -1: twice --refine's) */
+    double refine_step, refine_laplacian, refine_normal; /* mesh --refine-step, --refine-laplacian, --refine-normal */
     double margin, min_share;     /* partition --margin, --min-share (negative: the defaults) */
     double headroom;              /* partition --headroom (0: the default) */
     const char *argv0;

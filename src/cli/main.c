@@ -257,7 +257,13 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     o->max_depth = a->max_depth, o->trunc_voxels = a->trunc, o->volume_mb = a->volume_mb;
     o->psnr = a->psnr, o->renders = a->renders, o->keep_components = a->keep_components, o->refine = a->refine;
     o->shell = a->shell, o->refine_dssim = a->refine_dssim;
+    if (a->refine > 100000000 || a->refine_geometry > 100000000)
+        return USAGE_ERROR("mesh: --refine and --refine-geometry count views: at most 100000000");
+    o->refine_geometry = a->refine_geometry >= 0 ? a->refine_geometry : a->refine > 0 ? 2 * a->refine : 0;
+    o->geom = (cs_mesh_geom_opts){a->refine_step, a->refine_laplacian, a->refine_normal};
     if (a->voxel > 0 && a->grid > 0) return USAGE_ERROR("mesh: --voxel and --grid both set the voxel size; give one");
+    if (a->refine_geometry > 0 && a->refine <= 0)
+        return USAGE_ERROR("mesh: --refine-geometry %d needs --refine N: the colours are fitted first", a->refine_geometry);
     if (a->shell > 0 && a->refine <= 0)
         return USAGE_ERROR("mesh: --shell %d needs --refine N: the shell's colours come from fitting it to the photos", a->shell);
     size_t on = strlen(out);
@@ -282,8 +288,10 @@ static void mesh_report(const cs_mesh_opts *o, const cs_mesh_stats *st, double s
         printf("mesh: kept the %ld largest of %zu connected pieces: %zu triangles left out (and %zu of pieces the "
                "simplification split off)\n", o->keep_components, st->components, st->dropped_tris, st->dropped_simplified);
     if (o->refine > 0)
-        printf("mesh: vertex colours fitted to the photos over %d views of %d: loss %.4f -> %.4f (first and last tenth), "
-               "%.1f s\n", o->refine, st->refine.views, st->refine.l1_first, st->refine.l1_last, st->refine.seconds);
+        printf("mesh: vertex colours fitted to the photos over %d views of %d%s: loss %.4f -> %.4f (first and last "
+               "tenth), %.1f s\n", o->refine + o->refine_geometry, st->refine.views,
+               o->refine_geometry > 0 ? ", positions over the last of them" : "", st->refine.l1_first,
+               st->refine.l1_last, st->refine.seconds);
     printf("mesh: fuse %.2f s, extract %.2f s, weld %.2f s, simplify %.2f s (error %.2g), write %.2f s; total %.2f s; "
            "peak device memory %.1f MiB (accounted)\n",
            st->secs_fuse, st->secs_extract, st->secs_weld, st->secs_simplify, st->simplify_error, st->secs_write, secs,

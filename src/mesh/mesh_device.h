@@ -21,6 +21,12 @@ typedef struct {
     int W, H;      /* the view last drawn */
     cl_float4 bg;  /* where no triangle is drawn */
     cs_buf pos, tris, uvz, depth, tri, wts, gt, img, col, grad, m1, m2;
+    /* the geometry stage's (mesh_geom.h), when it is open: the topology, the anti-aliased drawing
+       and its gradient, per vertex (du, dv, dz, -) and (dx, dy, dz, seen), the Laplacian's sums,
+       Adam's moments of the positions */
+    cs_buf nbr, edges, inv_deg, img_aa, v_pre, gv, gp, acc, pm1, pm2;
+    size_t ne, nmove;
+    double edge_len; /* the mean edge length, the positions' scale */
 } cs_mesh_dev;
 
 /* Uploads M (positions, triangles, its colours as 0-1 floats) for views of at most MAX_PX

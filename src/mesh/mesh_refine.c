@@ -125,17 +125,28 @@ static int device_step(cs_mesh_dev *d, const cs_camera *c, const cs_image *photo
                : 0;
 }
 
+/* a progress line after iteration IT + 1 of TOTAL, the colour stage's first COLOURS */
+static void progress_line(int it, int total, int colours, double loss, double t0)
+{
+    printf("mesh: refined over %d of %d views (%s), loss %.5f, %.1f s\n", it + 1, total,
+           it < colours ? "colours" : "colours and positions", loss, cs_now() - t0);
+    fflush(stdout);
+}
+
 int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs_mesh_refine_opts *o, int progress,
                           cs_mesh_refine_stats *st)
 {
     memset(st, 0, sizeof *st);
+    if (o->geometry > 0 && !cl) return cs_fail("the geometry stage of the refinement runs on a device only");
     double t0 = cs_now(), first = 0, last = 0;
-    int tenth = o->iterations / 10 > 0 ? o->iterations / 10 : 1, nf = 0, nl = 0;
+    int total = o->iterations + (o->geometry > 0 ? o->geometry : 0);
+    int tenth = total / 10 > 0 ? total / 10 : 1, nf = 0, nl = 0;
     refine_state r;
     cs_mesh_dev d;
     int rc = state_open(&r, m, scene, o->seed), on_device = 0;
     if (!rc && cl) rc = cs_mesh_dev_open(&d, cl, m, r.max_px, scene->background), on_device = !rc;
-    for (int it = 0; !rc && it < o->iterations; it++) {
+    if (!rc && on_device && o->geometry > 0) rc = cs_mesh_dev_geom_open(&d, m, o->nmove);
+    for (int it = 0; !rc && it < total; it++) {
         int k = it % r.n_views;
         const cs_camera *c = &scene->cams[r.views[k]];
         if (!r.photos[k].px && cs_scene_read_image(scene, c, &r.photos[k])) {
@@ -143,15 +154,25 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs
             break;
         }
         double loss = 0;
-        rc = on_device ? device_step(&d, c, &r.photos[k], o, it + 1, &loss)
-                       : host_step(&r, m, c, &r.photos[k], o->lr, it + 1, &loss);
+        if (it < o->iterations)
+            rc = on_device ? device_step(&d, c, &r.photos[k], o, it + 1, &loss)
+                           : host_step(&r, m, c, &r.photos[k], o->lr, it + 1, &loss);
+        else { /* positions and colours; the positions' step decays to a tenth */
+            cs_mesh_geom_opts g = o->geom;
+            int gs = it - o->iterations;
+            g.lr *= pow(0.1, (double)gs / o->geometry);
+            rc = cs_mesh_dev_visibility(&d, c) ||
+                         cs_mesh_dev_geom_step(&d, c, &r.photos[k], (float)o->dssim, &g, gs + 1, &loss) ||
+                         cs_mesh_dev_color_adam(&d, 1.0, o->lr, it + 1)
+                     ? -1
+                     : 0;
+        }
         if (it < tenth) first += loss, nf++;
-        if (it >= o->iterations - tenth) last += loss, nl++;
-        if (!rc && progress && (it + 1) % tenth == 0)
-            printf("mesh: refined over %d of %d views, loss %.5f, %.1f s\n", it + 1, o->iterations, loss, cs_now() - t0),
-                fflush(stdout);
+        if (it >= total - tenth) last += loss, nl++;
+        if (!rc && progress && (it + 1) % tenth == 0) progress_line(it, total, o->iterations, loss, t0);
     }
     if (!rc && on_device) rc = cs_mesh_dev_read_colors(&d, r.col, NULL);
+    if (!rc && on_device && o->geometry > 0) rc = cs_mesh_dev_read_positions(&d, m->pos);
     if (on_device) cs_mesh_dev_close(&d);
     if (!rc)
         for (size_t i = 0; i < 3 * m->nv; i++) m->rgb[i] = (uint8_t)(r.col[i] * 255.f + 0.5f);

@@ -13,6 +13,7 @@
 #include "dataset.h"
 #include "image.h"
 #include "mesh.h"
+#include "mesh_geom.h"
 
 typedef struct {
     int iterations; /* views drawn (one an iteration) */
@@ -20,6 +21,10 @@ typedef struct {
     double dssim;   /* on the device: the loss is (1 - this) L1 + this D-SSIM over the drawn image, as
                        training's (the host, the reference, takes L1 over the drawn pixels) */
     unsigned seed;  /* the view order */
+    int geometry;   /* views of the geometry stage after the colours' (device only; 0: none): the
+                       positions of the vertices below NMOVE and the colours fitted together */
+    size_t nmove;
+    cs_mesh_geom_opts geom; /* its step (decayed to a tenth over the stage) and regularisers */
 } cs_mesh_refine_opts;
 
 typedef struct {
@@ -35,9 +40,10 @@ typedef struct {
 double cs_mesh_color_loss(const cs_mesh *m, const float *col, const cs_image *photo, const int32_t *tri, const float *w,
                           float *grad, double *count);
 
-/* Fits M's vertex colours to SCENE's training views (O): on CL's device (mesh_device.h), or
- * with CL NULL on the host (the reference the tests compare the device with). A progress line
- * each tenth of the iterations when PROGRESS. -1 with a message. */
+/* Fits M's vertex colours to SCENE's training views (O), then with O->geometry its positions
+ * too: on CL's device (mesh_device.h, mesh_geom.h), or with CL NULL on the host (the colours'
+ * reference the tests compare the device with; no geometry stage). A progress line each tenth
+ * of the iterations when PROGRESS. -1 with a message. */
 int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs_mesh_refine_opts *o, int progress,
                           cs_mesh_refine_stats *st);
 

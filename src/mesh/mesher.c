@@ -301,11 +301,12 @@ static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, c
     if (!rc && o->keep_components > 0 && budget > 0)
         rc = cs_mesh_keep_largest(&m, (size_t)o->keep_components, &again);
     st->dropped_simplified = simplified - m.nt;
+    size_t own = m.nv; /* the scene's vertices: the shell's stay where they are */
     if (!rc && level > 0) rc = add_shell(&m, scene, level, st);
-    cs_mesh_refine_opts ro = {o->refine, 0.01, o->refine_dssim, 1};
+    cs_mesh_refine_opts ro = {o->refine, 0.01, o->refine_dssim, 1, o->refine_geometry, own, o->geom};
     if (!rc && o->refine > 0) {
-        printf("mesh: fitting the vertex colours of %zu triangles to the training photos over %d views...\n", m.nt,
-               o->refine), fflush(stdout);
+        printf("mesh: fitting the vertex colours of %zu triangles to the training photos over %d views%s...\n", m.nt,
+               o->refine, o->refine_geometry > 0 ? ", then their positions too over more" : ""), fflush(stdout);
         rc = cs_mesh_refine_colors(&m, scene, cl, &ro, 1, &st->refine);
     }
     double t2 = cs_now();

@@ -30,6 +30,8 @@ typedef struct {
     double refine_dssim;   /* the refinement's D-SSIM weight (mesh_refine.h) */
     int shell;             /* the background shell's level (mesh_shell.h; 0: none, -1: the default) */
     int refine;            /* fit the vertex colours to the training photos over this many views (0: not; mesh_refine.h) */
+    int refine_geometry;   /* then the positions and colours over this many more (0: not) */
+    cs_mesh_geom_opts geom; /* that stage's step and regularisers */
     int psnr;              /* compare the written mesh with the test photos (mesh_eval.h) */
     const char *renders;   /* and write its drawings there (NULL: not) */
 } cs_mesh_opts;
@@ -43,6 +45,10 @@ typedef struct {
 #define CS_MESH_DEFAULT_TRUNC 4.0
 /* the background shell with --refine on a capture (20 * 4^6 = 81,920 triangles) */
 #define CS_MESH_SHELL_DEFAULT 6
+/* the geometry stage's defaults (mesh_geom.h) */
+#define CS_MESH_GEOM_LR 0.05
+#define CS_MESH_GEOM_LAPLACIAN 0.1
+#define CS_MESH_GEOM_NORMAL 0.1
 
 typedef struct {
     int nx, ny, nz, slabs, views, passes; /* passes: triangle emission passes, all slabs */
