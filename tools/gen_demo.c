@@ -21,8 +21,11 @@
  * --sky  a sky instead of the black background: a colour that depends only on the ray's
  *     direction (blue overhead, pale at the horizon, brown below), as an infinitely far
  *     background looks (for the mesh's background shell)
+ * --alpha  (Blender format) RGBA photos as NeRF-synthetic's: alpha the share of a pixel's
+ *     samples that hit a surface, colour theirs (loaded over a white background, the disc's
+ *     near-white squares are the light surfaces #38 asks to keep)
  * usage: gen_demo OUT_DIR [WIDTH HEIGHT] [--format F] [--lens SPEC] [--focal F] [--distractor]
- *        [--tiles K] [--sky] */
+ *        [--tiles K] [--sky] [--alpha] */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -202,6 +205,7 @@ typedef struct {
     int format;     /* FMT_* */
     cs_lens lens;   /* the photographs' lens (intrinsics from the size; SIMPLE_PINHOLE: none) */
     int distractor; /* --distractor */
+    int alpha;      /* --alpha */
 } options;
 
 typedef struct {
@@ -248,7 +252,7 @@ static void render_view(const options *o, int i, cs_image *img, unsigned char *m
     for (int y = 0; y < o->H; y++)
         for (int x = 0; x < o->W; x++) {
             v3 acc = {0, 0, 0}, pt = {NAN, NAN, NAN};
-            int dis = 0;
+            int dis = 0, hits = 0;
             for (int sy = 0; sy < 2; sy++)
                 for (int sx = 0; sx < 2; sx++) {
                     double u = (x + 0.25 + 0.5 * sx - o->lens.cx) / o->lens.fx;
@@ -257,6 +261,7 @@ static void render_view(const options *o, int i, cs_image *img, unsigned char *m
                     v3 d = norm3(add(vw.fwd, add(mul(vw.right, u), mul(vw.down, v)))), p;
                     int hd;
                     acc = add(acc, shade(vw.eye, d, b, &p, &hd));
+                    hits += isfinite(p.x);
                     if (o->distractor && !b) { /* where it would have been */
                         hit hb;
                         trace(vw.eye, d, &ball, &hb);
@@ -265,12 +270,14 @@ static void render_view(const options *o, int i, cs_image *img, unsigned char *m
                     dis |= hd;
                     if (sx + sy == 0) pt = p;
                 }
-            double c3[3] = {acc.x / 4, acc.y / 4, acc.z / 4};
-            unsigned char *px = img->px + ((size_t)y * o->W + x) * 3;
+            double share = img->channels == 4 ? (hits ? hits : 1) : 4; /* with alpha: the hits' colour */
+            double c3[3] = {acc.x / share, acc.y / share, acc.z / share};
+            unsigned char *px = img->px + ((size_t)y * o->W + x) * (size_t)img->channels;
             for (int k = 0; k < 3; k++) {
                 double g = pow(fmin(fmax(c3[k], 0), 1), 1 / 2.2) * 255 + 0.5;
                 px[k] = (unsigned char)(g > 255 ? 255 : g);
             }
+            if (img->channels == 4) px[3] = (unsigned char)(hits * 255 / 4);
             if (mask) mask[(size_t)y * o->W + x] = dis ? 0 : 255;
             if (pts && x % 6 == 3 && y % 6 == 3 && !dis && isfinite(pt.x) && pts->n < MAX_POINTS * tiles) {
                 pts->xyz[pts->n][0] = (float)pt.x, pts->xyz[pts->n][1] = (float)pt.y, pts->xyz[pts->n][2] = (float)pt.z;
@@ -470,7 +477,8 @@ static int write_blender(const options *o)
     text js[2] = {{0}, {0}};
     for (int s = 0; s < 2; s++) put(&js[s], "{\n  \"camera_angle_x\": %.10f,\n  \"frames\": [", FOVX);
     int count[2] = {0, 0}, r = 0;
-    cs_image img = {o->W, o->H, 3, malloc((size_t)o->W * o->H * 3)};
+    int ch = o->alpha ? 4 : 3;
+    cs_image img = {o->W, o->H, ch, malloc((size_t)o->W * o->H * ch)};
     if (!img.px) r = cs_fail("out of memory");
     for (int i = 0; !r && i < VIEWS * tiles; i++) {
         int s = held_out(o, i), idx = count[s]++;
@@ -537,6 +545,8 @@ static int parse_args(int argc, char **argv, options *o)
             if (tiles < 1 || tiles > MAX_TILES) return cs_fail("--tiles %s: 1 to %d copies", argv[i], MAX_TILES);
         } else if (!strcmp(a, "--sky")) {
             sky = 1;
+        } else if (!strcmp(a, "--alpha")) {
+            o->alpha = 1;
         } else if (!strcmp(a, "--distractor")) {
             o->distractor = 1;
         } else if (a[0] == '-') {
@@ -550,6 +560,7 @@ static int parse_args(int argc, char **argv, options *o)
         }
     }
     if (!o->out) return cs_fail("no output folder");
+    if (o->alpha && (o->format != FMT_BLENDER || sky)) return cs_fail("--alpha is for the Blender format, without --sky");
     if (o->W < 8 || o->H < 8 || o->W > 4096 || o->H > 4096) return cs_fail("bad size %dx%d", o->W, o->H);
     if (tiles > 1 && o->distractor) return cs_fail("--tiles and --distractor do not go together");
     if (o->format == FMT_BLENDER && (o->lens.model != CS_LENS_SIMPLE_PINHOLE || o->distractor))
@@ -564,7 +575,7 @@ int main(int argc, char **argv)
     options o;
     if (parse_args(argc, argv, &o)) {
         fprintf(stderr, "gen_demo: %s\nusage: gen_demo OUT_DIR [WIDTH HEIGHT] [--format blender|nerfstudio|colmap] "
-                        "[--lens MODEL:K1,K2,...] [--focal F] [--distractor] [--tiles K] [--sky]\n", cs_last_error());
+                        "[--lens MODEL:K1,K2,...] [--focal F] [--distractor] [--tiles K] [--sky] [--alpha]\n", cs_last_error());
         return 2;
     }
     if (o.format == FMT_BLENDER ? write_blender(&o) : write_reconstruction(&o)) {

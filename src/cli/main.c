@@ -284,6 +284,9 @@ static void mesh_report(const cs_mesh_opts *o, const cs_mesh_stats *st, double s
            "%zu vertices, %.1f MiB, %zu open edges, %zu non-manifold\n",
            st->soup_tris, st->passes, st->passes == 1 ? "" : "es", st->welded_tris, st->welded_vertices, st->triangles,
            st->vertices, st->file_bytes / 1048576.0, st->boundary_edges, st->nonmanifold_edges);
+    if (st->alpha_filled > 0)
+        printf("mesh: %ld pixels of the views fused at their expected depth: the photos' alpha says object, the model "
+               "is too see-through there for a median depth\n", st->alpha_filled);
     if (o->keep_components > 0)
         printf("mesh: kept the %ld largest of %zu connected pieces: %zu triangles left out (and %zu of pieces the "
                "simplification split off)\n", o->keep_components, st->components, st->dropped_tris, st->dropped_simplified);
@@ -300,6 +303,10 @@ static void mesh_report(const cs_mesh_opts *o, const cs_mesh_stats *st, double s
         printf("mesh: drawn at %d %s views: PSNR %.2f dB (lowest %.2f), %.1f%% of the pixels covered, in %.2f s%s%s\n",
                st->eval.views, st->eval.split, st->eval.psnr, st->eval.psnr_min, 100 * st->eval.coverage,
                st->eval.secs, o->renders ? "; drawings in " : "", o->renders ? o->renders : "");
+    if (o->psnr && st->eval.object_missed >= 0)
+        printf("mesh: against the photos' alpha (object: alpha >= 0.5, %.1f%% of the pixels): %.2f%% of the object's "
+               "pixels undrawn (holes, thin silhouettes), %.2f%% of the others drawn\n", 100 * st->eval.object_share,
+               100 * st->eval.object_missed, 100 * st->eval.background_drawn);
     printf("mesh written to %s\n", o->out_path);
 }
 

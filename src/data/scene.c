@@ -126,6 +126,31 @@ static int add_weight(const cs_scene *s, const cs_camera *cam, cs_image *img)
     return r;
 }
 
+int cs_scene_read_alpha(const cs_scene *s, const cs_camera *cam, uint8_t **alpha)
+{
+    (void)s;
+    *alpha = NULL;
+    cs_image img, small;
+    if (cs_image_load(cam->path, &img)) return -1;
+    int rc = cs_image_orient(&img, cam->orientation) ? cs_fail_prefix("%s", cam->path) : 0;
+    if (!rc && (img.channels != 4 || cam->map >= 0)) {
+        cs_image_free(&img);
+        return 0;
+    }
+    if (!rc && (img.width != cam->photo_width || img.height != cam->photo_height)) {
+        rc = cs_image_resize_area(&img, cam->photo_width, cam->photo_height, &small);
+        cs_image_free(&img);
+        if (rc) return -1;
+        img = small;
+    }
+    size_t n = (size_t)img.width * img.height;
+    *alpha = rc ? NULL : malloc(n ? n : 1);
+    if (!rc && !*alpha) rc = cs_fail("out of host memory (the alpha of %s)", cam->name);
+    for (size_t p = 0; !rc && p < n; p++) (*alpha)[p] = img.px[4 * p + 3];
+    cs_image_free(&img);
+    return rc;
+}
+
 double cs_scene_camera_spread(const cs_scene *s, double centre[3])
 {
     double c[3] = {0, 0, 0}, far = 0;

@@ -19,6 +19,7 @@ typedef struct {
     const int *views;
     int n, next, failed;
     double *psnr, *covered;
+    long *px; /* per view: object pixels, those undrawn, other pixels, those drawn */
     char err[4096];
     pthread_mutex_t mu;
 } job;
@@ -38,16 +39,35 @@ static double psnr_of(const cs_image *d, const cs_image *g)
     return cs_psnr(mse);
 }
 
+/* the drawn pixels DRAWN of camera C against its photo's alpha, when it has one: PX += object
+   pixels, those undrawn, the other pixels, those drawn */
+static int alpha_counts(const cs_scene *scene, const cs_camera *c, const uint8_t *drawn, long px[4])
+{
+    uint8_t *a;
+    if (cs_scene_read_alpha(scene, c, &a)) return -1;
+    size_t n = (size_t)c->width * c->height;
+    for (size_t p = 0; a && p < n; p++) {
+        int obj = a[p] >= 128;
+        px[obj ? 0 : 2]++, px[obj ? 1 : 3] += obj ? !drawn[p] : drawn[p];
+    }
+    free(a);
+    return 0;
+}
+
 /* view I of J: drawn, compared with its photo, written */
 static int one_view(job *j, int i)
 {
     const cs_camera *c = &j->scene->cams[j->views[i]];
     cs_image d = {0}, g = {0};
-    int rc = cs_mesh_rasterize(j->m, c, j->scene->background, &d, &j->covered[i]) || cs_scene_read_image(j->scene, c, &g)
+    uint8_t *drawn = malloc((size_t)c->width * c->height);
+    int rc = !drawn || cs_mesh_rasterize(j->m, c, j->scene->background, &d, &j->covered[i], drawn) ||
+                     cs_scene_read_image(j->scene, c, &g)
                  ? -1
                  : 0;
     if (!rc && (g.width != d.width || g.height != d.height))
         rc = cs_fail("the photo is %dx%d, the view %dx%d", g.width, g.height, d.width, d.height);
+    if (!rc) rc = alpha_counts(j->scene, c, drawn, j->px + 4 * i);
+    free(drawn);
     if (!rc) j->psnr[i] = psnr_of(&d, &g);
     if (!rc && j->renders) {
         char stem[256], p[1400];
@@ -115,8 +135,9 @@ int cs_mesh_eval(const cs_mesh *m, const cs_scene *scene, const char *renders, c
     int *views = malloc(sizeof(int) * (scene->n_cams ? scene->n_cams : 1));
     j.psnr = calloc(scene->n_cams ? scene->n_cams : 1, sizeof(double));
     j.covered = calloc(scene->n_cams ? scene->n_cams : 1, sizeof(double));
-    if (!views || !j.psnr || !j.covered) {
-        free(views), free(j.psnr), free(j.covered);
+    j.px = calloc(4 * (size_t)(scene->n_cams ? scene->n_cams : 1), sizeof(long));
+    if (!views || !j.psnr || !j.covered || !j.px) {
+        free(views), free(j.psnr), free(j.covered), free(j.px);
         return cs_fail("out of host memory");
     }
     j.views = views;
@@ -128,8 +149,14 @@ int cs_mesh_eval(const cs_mesh *m, const cs_scene *scene, const char *renders, c
         r->views = j.n, r->psnr_min = INFINITY;
         for (int i = 0; i < j.n; i++)
             r->psnr += j.psnr[i] / j.n, r->coverage += j.covered[i] / j.n, r->psnr_min = fmin(r->psnr_min, j.psnr[i]);
+        long t[4] = {0, 0, 0, 0};
+        for (int i = 0; i < j.n; i++)
+            for (int k = 0; k < 4; k++) t[k] += j.px[4 * i + k];
+        int alpha = t[0] > 0 && t[2] > 0; /* photos without alpha are all object */
+        r->object_missed = alpha ? (double)t[1] / t[0] : -1, r->background_drawn = alpha ? (double)t[3] / t[2] : -1;
+        r->object_share = alpha ? (double)t[0] / (t[0] + t[2]) : -1;
     }
-    free(views), free(j.psnr), free(j.covered);
+    free(views), free(j.psnr), free(j.covered), free(j.px);
     r->secs = cs_now() - t0;
     return rc;
 }

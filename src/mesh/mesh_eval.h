@@ -12,12 +12,17 @@ typedef struct {
     const char *split;   /* "test", or "train" when the scene has no test views */
     double psnr, psnr_min; /* mean and lowest over the views, dB */
     double coverage;     /* fraction of the pixels a triangle covers, over the views */
+    /* on scenes whose photos have alpha (Blender): the share of the object's pixels (alpha >= 0.5)
+       the mesh leaves undrawn (holes, thin silhouettes) and of the others it draws; the
+       object's share of the pixels. -1 without alpha */
+    double object_missed, background_drawn, object_share;
     double secs;
 } cs_mesh_eval_result;
 
 /* Compares M with SCENE's test views (every 8th training view when there are none); with
  * RENDERS, each view's drawing is written there as <stem>.png (atomically). PSNR is over the
- * RGB channels at the training resolution, weighted by the mask where the scene has one. */
+ * RGB channels at the training resolution, weighted by the mask where the scene has one; on a
+ * Blender scene the drawn pixels are also compared with the photos' alpha. */
 int cs_mesh_eval(const cs_mesh *m, const cs_scene *scene, const char *renders, cs_mesh_eval_result *r);
 
 #endif

@@ -123,7 +123,8 @@ int cs_mesh_visibility(const cs_mesh *m, const cs_camera *c, int threads, int32_
     return 0;
 }
 
-int cs_mesh_rasterize(const cs_mesh *m, const cs_camera *c, const float bg[3], cs_image *out, double *covered)
+int cs_mesh_rasterize(const cs_mesh *m, const cs_camera *c, const float bg[3], cs_image *out, double *covered,
+                      uint8_t *drawn)
 {
     size_t n = (size_t)c->width * c->height;
     int32_t *tri = malloc(sizeof(int32_t) * (n ? n : 1));
@@ -140,22 +141,23 @@ int cs_mesh_rasterize(const cs_mesh *m, const cs_camera *c, const float bg[3], c
         out->px = NULL;
         return -1;
     }
-    size_t drawn = 0;
+    size_t count = 0;
     for (size_t i = 0; i < n; i++) {
         float rgb[3] = {bg[0] * 255.f, bg[1] * 255.f, bg[2] * 255.f};
+        if (drawn) drawn[i] = tri[i] >= 0;
         if (tri[i] >= 0) {
             const uint32_t *v = m->tri + 3 * (size_t)tri[i];
             for (int ch = 0; ch < 3; ch++)
                 rgb[ch] = w[3 * i] * m->rgb[3 * v[0] + ch] + w[3 * i + 1] * m->rgb[3 * v[1] + ch] +
                           w[3 * i + 2] * m->rgb[3 * v[2] + ch];
-            drawn++;
+            count++;
         }
         for (int ch = 0; ch < 3; ch++) {
             float f = rgb[ch] + 0.5f;
             out->px[3 * i + ch] = (uint8_t)(f < 0.f ? 0.f : f > 255.f ? 255.f : f);
         }
     }
-    if (covered) *covered = n ? (double)drawn / n : 0;
+    if (covered) *covered = n ? (double)count / n : 0;
     free(tri), free(w);
     return 0;
 }

@@ -20,9 +20,10 @@
  * threads on bands of rows (0: the cores, at most 16), the same buffer for any count. */
 int cs_mesh_visibility(const cs_mesh *m, const cs_camera *c, int threads, int32_t *tri, float *w);
 /* Renders M as camera C sees it at C's training resolution into OUT (new 8-bit RGB), pixels
- * no triangle covers in BG (0-1); COVERED (or NULL): the fraction of pixels a triangle covers.
- * Takes 12 bytes a vertex and 16 a pixel of scratch; -1 with a message when host memory runs
- * out. */
-int cs_mesh_rasterize(const cs_mesh *m, const cs_camera *c, const float bg[3], cs_image *out, double *covered);
+ * no triangle covers in BG (0-1); COVERED (or NULL): the fraction of pixels a triangle covers;
+ * DRAWN (or NULL, W x H): 1 where a triangle covers the pixel, else 0. Takes 12 bytes a vertex
+ * and 16 a pixel of scratch; -1 with a message when host memory runs out. */
+int cs_mesh_rasterize(const cs_mesh *m, const cs_camera *c, const float bg[3], cs_image *out, double *covered,
+                      uint8_t *drawn);
 
 #endif

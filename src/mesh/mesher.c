@@ -50,9 +50,34 @@ double cs_mesh_default_depth(const cs_scene *scene, const cs_splats *s)
     return r;
 }
 
+/* whether SCENE's photos carry alpha (a Blender scene's first training photo has it) */
+static int photos_have_alpha(const cs_scene *scene)
+{
+    if (scene->kind != CS_SCENE_BLENDER) return 0;
+    for (int i = 0; i < scene->n_cams; i++) {
+        if (scene->cams[i].is_test) continue;
+        uint8_t *a = NULL;
+        int rc = cs_scene_read_alpha(scene, &scene->cams[i], &a), has = !rc && a;
+        free(a);
+        return has;
+    }
+    return 0;
+}
+
+/* the opacity (as a logit) over which Gaussians set the bounds: 0.5, or 0.1 when the photos
+   carry alpha. On a white background training leaves a light surface's Gaussians see-through,
+   and over 0.5 the bounds cut it away (#38: the demo's disc with --alpha, 38.7% of the object's
+   pixels undrawn); elsewhere 0.1 takes in what lies under surfaces (the demo's accuracy 0.048 ->
+   0.078-0.107) */
+static float bounds_logit(const cs_scene *scene)
+{
+    return photos_have_alpha(scene) ? -2.1972246f : 0.f;
+}
+
 /* max_depth (given, or cs_mesh_default_depth, or without one twice the training cameras'
-   largest distance from their centroid) and the bounds: the centres of Gaussians over 0.5 opacity, 0.5 - 99.5
-   percentiles per axis, cut to the cameras' box grown by max_depth */
+   largest distance from their centroid) and the bounds: the centres of Gaussians over
+   bounds_logit's opacity, 0.5 - 99.5 percentiles per axis, cut to the cameras' box grown by
+   max_depth */
 static int mesh_bounds(const cs_scene *scene, const cs_splats *s, const cs_mesh_opts *o, cs_mesh_stats *st)
 {
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
@@ -71,15 +96,15 @@ static int mesh_bounds(const cs_scene *scene, const cs_splats *s, const cs_mesh_
     if (seen > 0) far = seen;
     st->max_depth = (float)(o->max_depth > 0 ? o->max_depth : far);
     if (!(st->max_depth > 0)) return cs_fail("the cameras do not span a scene (one position): give --max-depth");
-    float *v = malloc(sizeof(float) * (s->n ? s->n : 1));
+    float *v = malloc(sizeof(float) * (s->n ? s->n : 1)), lg = bounds_logit(scene);
     if (!v) return cs_fail("out of host memory");
     for (int k = 0; k < 3; k++) {
         int m = 0;
         for (int i = 0; i < s->n; i++)
-            if (s->logit_opacity[i] > 0.f && isfinite(s->means[3 * i + k])) v[m++] = s->means[3 * i + k];
+            if (s->logit_opacity[i] > lg && isfinite(s->means[3 * i + k])) v[m++] = s->means[3 * i + k];
         if (m < 10) {
             free(v);
-            return cs_fail("the model has %d Gaussians over 0.5 opacity: nothing to mesh", m);
+            return cs_fail("the model has %d Gaussians over %.1f opacity: nothing to mesh", m, 1 / (1 + exp(-lg)));
         }
         qsort(v, m, sizeof *v, cmp_float);
         st->bounds[k] = fmaxf(v[(size_t)(m * 0.005)], (float)(lo[k] - st->max_depth));
@@ -192,9 +217,33 @@ static int first_view(cs_viewer *w, const cs_scene *scene, int degree)
     return 0;
 }
 
+/* A Blender scene's photos carry alpha: where it says object (>= 0.5) but the model is too
+   transparent there for a median depth (a light surface on a white background, whose Gaussians
+   training left see-through), the expected depth is fused instead, so the surface is kept and
+   not left a hole. *FILLED: pixels so filled. */
+static int alpha_fill(cs_renderer *r, const cs_scene *scene, const cs_camera *c, int plane, long *filled)
+{
+    uint8_t *a;
+    if (plane != 1 || scene->kind != CS_SCENE_BLENDER || cs_scene_read_alpha(scene, c, &a)) return plane == 1 &&
+        scene->kind == CS_SCENE_BLENDER ? -1 : 0;
+    if (!a) return 0;
+    size_t n = (size_t)c->width * c->height;
+    float *d = malloc(sizeof(float) * 2 * (n ? n : 1));
+    int rc = !d ? cs_fail("out of host memory (a %dx%d depth map)", c->width, c->height)
+                : cs_render_read_depth(r, c->width, c->height, d);
+    long k = 0;
+    for (size_t p = 0; !rc && p < n; p++)
+        if (a[p] >= 128 && !(d[n + p] > 0.f) && d[p] > 0.f) d[n + p] = d[p], k++;
+    if (!rc && k) rc = cs_buf_write(r->cl, &r->depth_img, 0, sizeof(float) * 2 * n, d);
+    *filled += k;
+    free(a), free(d);
+    return rc;
+}
+
 /* fuses every training view into slab T (SLAB of SLABS); the renderer of W makes each view's
    depths. A line every 10 s says how far it is (minutes on a CPU). */
-static int fuse_views(cs_viewer *w, const cs_scene *scene, int degree, cs_tsdf *t, int slab, int slabs, int *views)
+static int fuse_views(cs_viewer *w, const cs_scene *scene, int degree, cs_tsdf *t, int slab, int slabs, int *views,
+                      long *filled)
 {
     int total = cs_scene_count(scene, 0);
     double t0 = cs_now(), said = t0;
@@ -203,7 +252,9 @@ static int fuse_views(cs_viewer *w, const cs_scene *scene, int degree, cs_tsdf *
         if (scene->cams[i].is_test) continue;
         cs_view v;
         cs_view_from_camera(&scene->cams[i], &v);
-        if (cs_render_forward_sync(&w->r, &w->m, &v, degree, scene->background) || cs_tsdf_fuse(t, &w->r, &v)) return -1;
+        if (cs_render_forward_sync(&w->r, &w->m, &v, degree, scene->background) ||
+            alpha_fill(&w->r, scene, &scene->cams[i], t->g.plane, filled) || cs_tsdf_fuse(t, &w->r, &v))
+            return -1;
         (*views)++;
         if (cs_now() - said > 10) {
             said = cs_now();
@@ -224,7 +275,7 @@ static int fuse_and_extract(cs_cl *cl, cs_viewer *w, const cs_scene *scene, int 
         int layers = g->nz - z0 < L ? g->nz - z0 : L;
         cs_tsdf t;
         double t0 = cs_now();
-        if (cs_tsdf_begin(&t, cl, &w->k, g, z0, layers) || fuse_views(w, scene, degree, &t, st->slabs + 1, slabs, &st->views) ||
+        if (cs_tsdf_begin(&t, cl, &w->k, g, z0, layers) || fuse_views(w, scene, degree, &t, st->slabs + 1, slabs, &st->views, &st->alpha_filled) ||
             cs_cl_finish(cl)) {
             cs_tsdf_free(&t);
             return -1;

@@ -62,6 +62,7 @@ typedef struct {
     double secs_fuse, secs_extract, secs_weld, secs_simplify, secs_write;
     size_t shell_tris;   /* the background shell's triangles (in triangles too) */
     float shell_radius;
+    long alpha_filled;   /* pixels fused at their expected depth where the photo's alpha said object */
     cs_mesh_refine_stats refine; /* with opts.refine */
     cs_mesh_eval_result eval; /* with opts.psnr */
 } cs_mesh_stats;
