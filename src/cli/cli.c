@@ -76,7 +76,8 @@ static const opt_desc OPTS[] = {
     {"--volume-mb", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "MB",
      "the volume's largest slab (default: half of what memory.vram_budget_mb leaves)"},
     {"--refine", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
-     "fit the written mesh's vertex colours to the training photos over N views (after --max-triangles)"},
+     "fit the written mesh's vertex colours to the training photos over N views (after --max-triangles), then its "
+     "positions too (--refine-geometry)"},
     {"--refine-dssim", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "W",
      "the refinement's loss: (1 - W) L1 + W D-SSIM over the drawn image, as training's (default 0.2)"},
     {"--refine-geometry", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
