@@ -58,6 +58,17 @@ static int aa_pair(int i, int j, int W, __global const uint *tris, __global cons
     return 1;
 }
 
+/* the blends of pixel I with its right and its lower neighbour (0, 1 or 2, into B) */
+static int aa_pairs(int i, int W, int H, __global const uint *tris, __global const int *nbr, __global const float4 *uvz,
+                    __global const int *tri, __global const uint *depth, aa_blend b[2])
+{
+    int nb = 0;
+    for (int d = 0; d < 2; d++)
+        if ((d ? i / W + 1 < H : i % W + 1 < W) && aa_pair(i, d ? i + W : i + 1, W, tris, nbr, uvz, tri, depth, &b[nb]))
+            nb++;
+    return nb;
+}
+
 /* per pixel, its pairs with the right and the lower neighbour: OUT (a copy of IN, (3, H, W))
    gets the blends */
 __kernel void mesh_aa_fwd(int W, int H, __global const uint *tris, __global const int *nbr, __global const float4 *uvz,
@@ -66,13 +77,12 @@ __kernel void mesh_aa_fwd(int W, int H, __global const uint *tris, __global cons
 {
     int i = get_global_id(0), n = W * H;
     if (i >= n) return;
-    for (int d = 0; d < 2; d++) {
-        int j = d ? i + W : i + 1;
-        aa_blend b;
-        if ((d ? i / W + 1 >= H : i % W + 1 >= W) || !aa_pair(i, j, W, tris, nbr, uvz, tri, depth, &b)) continue;
+    aa_blend bl[2];
+    int nb = aa_pairs(i, W, H, tris, nbr, uvz, tri, depth, bl);
+    for (int q = 0; q < nb; q++)
         for (int c = 0; c < 3; c++)
-            atomic_add_global_f(out + (size_t)c * n + b.m, b.a * (in[(size_t)c * n + b.s] - in[(size_t)c * n + b.m]));
-    }
+            atomic_add_global_f(out + (size_t)c * n + bl[q].m,
+                                bl[q].a * (in[(size_t)c * n + bl[q].s] - in[(size_t)c * n + bl[q].m]));
 }
 
 /* the gradient of s = e(F) / (e(F) - e(O)), e the edge function of (A, B), at (A, B) */
@@ -97,10 +107,10 @@ __kernel void mesh_aa_bwd(int W, int H, __global const uint *tris, __global cons
 {
     int i = get_global_id(0), n = W * H;
     if (i >= n) return;
-    for (int d = 0; d < 2; d++) {
-        int j = d ? i + W : i + 1;
-        aa_blend b;
-        if ((d ? i / W + 1 >= H : i % W + 1 >= W) || !aa_pair(i, j, W, tris, nbr, uvz, tri, depth, &b)) continue;
+    aa_blend bl[2];
+    int nb = aa_pairs(i, W, H, tris, nbr, uvz, tri, depth, bl);
+    for (int q = 0; q < nb; q++) {
+        aa_blend b = bl[q];
         float da = 0.f;
         for (int c = 0; c < 3; c++) {
             float vm = v_out[(size_t)c * n + b.m];

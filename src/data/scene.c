@@ -126,9 +126,8 @@ static int add_weight(const cs_scene *s, const cs_camera *cam, cs_image *img)
     return r;
 }
 
-int cs_scene_read_alpha(const cs_scene *s, const cs_camera *cam, uint8_t **alpha)
+int cs_scene_read_alpha(const cs_camera *cam, uint8_t **alpha)
 {
-    (void)s;
     *alpha = NULL;
     cs_image img, small;
     if (cs_image_load(cam->path, &img)) return -1;

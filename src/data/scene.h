@@ -18,7 +18,7 @@ int cs_scene_load(const cs_data_cfg *data, cs_scene *out);
 int cs_scene_read_image(const cs_scene *s, const cs_camera *cam, cs_image *out);
 /* A camera's photo's alpha at the training resolution (*ALPHA: W x H, new; NULL when the photo
  * has no alpha channel, or is undistorted: only straight photos of objects carry one). */
-int cs_scene_read_alpha(const cs_scene *s, const cs_camera *cam, uint8_t **alpha);
+int cs_scene_read_alpha(const cs_camera *cam, uint8_t **alpha);
 /* The training cameras' largest distance from their centroid (CENTRE, when not NULL); -1 without
    training cameras. */
 double cs_scene_camera_spread(const cs_scene *s, double centre[3]);

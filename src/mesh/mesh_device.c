@@ -86,20 +86,36 @@ int cs_mesh_dev_read_visibility(cs_mesh_dev *d, int32_t *tri, float *w)
     return cs_buf_read(d->cl, &d->tri, 0, 4 * px, tri) || cs_buf_read(d->cl, &d->wts, 0, 12 * px, w) ? -1 : 0;
 }
 
-int cs_mesh_dev_color_grad(cs_mesh_dev *d, const cs_image *photo, float lambda, double *loss, double *l1)
+int cs_mesh_dev_set_photo(cs_mesh_dev *d, const cs_image *photo)
 {
-    size_t px = (size_t)d->W * d->H, l = MESH_DEV_WG, gp = px;
     if (photo->width != d->W || photo->height != d->H || (photo->channels != 3 && photo->channels != 4))
         return cs_fail("a %dx%d photo of %d channels for a %dx%d view", photo->width, photo->height, photo->channels,
                        d->W, d->H);
-    cl_int n = (cl_int)px;
     d->loss.gt_channels = photo->channels;
-    if (cs_buf_write(d->cl, &d->gt, 0, px * (size_t)photo->channels, photo->px) ||
-        cs_cl_run(d->cl, d->k.mesh_draw, -1, 1, &gp, &l, CS_ARG(n), CS_ARG(d->tris.mem), CS_ARG(d->tri.mem),
-                  CS_ARG(d->wts.mem), CS_ARG(d->col.mem), CS_ARG(d->bg), CS_ARG(d->img.mem)) ||
+    return cs_buf_write(d->cl, &d->gt, 0, (size_t)d->W * d->H * (size_t)photo->channels, photo->px);
+}
+
+int cs_mesh_dev_draw(cs_mesh_dev *d)
+{
+    size_t gp = (size_t)d->W * d->H, l = MESH_DEV_WG;
+    cl_int n = (cl_int)gp;
+    return cs_cl_run(d->cl, d->k.mesh_draw, -1, 1, &gp, &l, CS_ARG(n), CS_ARG(d->tris.mem), CS_ARG(d->tri.mem),
+                     CS_ARG(d->wts.mem), CS_ARG(d->col.mem), CS_ARG(d->bg), CS_ARG(d->img.mem));
+}
+
+int cs_mesh_dev_scatter(cs_mesh_dev *d, const cs_buf *v)
+{
+    size_t gp = (size_t)d->W * d->H, l = MESH_DEV_WG;
+    cl_int n = (cl_int)gp;
+    return cs_cl_run(d->cl, d->k.mesh_color_scatter, -1, 1, &gp, &l, CS_ARG(n), CS_ARG(d->tris.mem), CS_ARG(d->tri.mem),
+                     CS_ARG(d->wts.mem), CS_ARG(v->mem), CS_ARG(d->grad.mem));
+}
+
+int cs_mesh_dev_color_grad(cs_mesh_dev *d, const cs_image *photo, float lambda, double *loss, double *l1)
+{
+    if (cs_mesh_dev_set_photo(d, photo) || cs_mesh_dev_draw(d) ||
         cs_loss_forward_backward(&d->loss, &d->img, &d->gt, 0, d->W, d->H, lambda, 0) ||
-        cs_cl_run(d->cl, d->k.mesh_color_scatter, -1, 1, &gp, &l, CS_ARG(n), CS_ARG(d->tris.mem), CS_ARG(d->tri.mem),
-                  CS_ARG(d->wts.mem), CS_ARG(d->loss.v_img.mem), CS_ARG(d->grad.mem)))
+        cs_mesh_dev_scatter(d, &d->loss.v_img))
         return -1;
     if (!loss && !l1) return 0;
     cs_metrics mt;

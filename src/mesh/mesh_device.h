@@ -41,6 +41,13 @@ int cs_mesh_dev_read_visibility(cs_mesh_dev *d, int32_t *tri, float *w);
  * gradient added into the device's colour gradient, its value and L1 into *LOSS and *L1 (NULL:
  * not read, nothing blocks). */
 int cs_mesh_dev_color_grad(cs_mesh_dev *d, const cs_image *photo, float lambda, double *loss, double *l1);
+/* Its pieces, which the geometry stage (mesh_geom.h) shares: PHOTO (the last view's size, RGB or
+ * RGB + a weight) uploaded as the loss's ground truth; the drawing of the last visibility
+ * buffer with the colours into d->img; the image gradient V (3, H, W) taken to the colours'
+ * gradient through the same weights (all enqueued). */
+int cs_mesh_dev_set_photo(cs_mesh_dev *d, const cs_image *photo);
+int cs_mesh_dev_draw(cs_mesh_dev *d);
+int cs_mesh_dev_scatter(cs_mesh_dev *d, const cs_buf *v);
 /* Adam step STEP (from 1) on the colours with the gradient times SCALE; clears the gradient. */
 int cs_mesh_dev_color_adam(cs_mesh_dev *d, double scale, double lr, int step);
 /* The colours (nv x 3, 0-1) and the gradient (nv x 3) out, either may be NULL. */

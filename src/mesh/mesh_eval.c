@@ -41,10 +41,10 @@ static double psnr_of(const cs_image *d, const cs_image *g)
 
 /* the drawn pixels DRAWN of camera C against its photo's alpha, when it has one: PX += object
    pixels, those undrawn, the other pixels, those drawn */
-static int alpha_counts(const cs_scene *scene, const cs_camera *c, const uint8_t *drawn, long px[4])
+static int alpha_counts(const cs_camera *c, const uint8_t *drawn, long px[4])
 {
     uint8_t *a;
-    if (cs_scene_read_alpha(scene, c, &a)) return -1;
+    if (cs_scene_read_alpha(c, &a)) return -1;
     size_t n = (size_t)c->width * c->height;
     for (size_t p = 0; a && p < n; p++) {
         int obj = a[p] >= 128;
@@ -66,7 +66,7 @@ static int one_view(job *j, int i)
                  : 0;
     if (!rc && (g.width != d.width || g.height != d.height))
         rc = cs_fail("the photo is %dx%d, the view %dx%d", g.width, g.height, d.width, d.height);
-    if (!rc) rc = alpha_counts(j->scene, c, drawn, j->px + 4 * i);
+    if (!rc) rc = alpha_counts(c, drawn, j->px + 4 * i);
     free(drawn);
     if (!rc) j->psnr[i] = psnr_of(&d, &g);
     if (!rc && j->renders) {

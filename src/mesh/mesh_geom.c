@@ -118,10 +118,7 @@ static int copy_buf(cs_mesh_dev *d, const cs_buf *from, cs_buf *to, size_t bytes
 int cs_mesh_dev_draw_aa(cs_mesh_dev *d)
 {
     size_t px = (size_t)d->W * d->H, l = GEOM_WG;
-    cl_int n = (cl_int)px;
-    return cs_cl_run(d->cl, d->k.mesh_draw, -1, 1, &px, &l, CS_ARG(n), CS_ARG(d->tris.mem), CS_ARG(d->tri.mem),
-                     CS_ARG(d->wts.mem), CS_ARG(d->col.mem), CS_ARG(d->bg), CS_ARG(d->img.mem)) ||
-                   copy_buf(d, &d->img, &d->img_aa, 12 * px) ||
+    return cs_mesh_dev_draw(d) || copy_buf(d, &d->img, &d->img_aa, 12 * px) ||
                    cs_cl_run(d->cl, d->k.mesh_aa_fwd, -1, 1, &px, &l, CS_ARG(d->W), CS_ARG(d->H), CS_ARG(d->tris.mem),
                              CS_ARG(d->nbr.mem), CS_ARG(d->uvz.mem), CS_ARG(d->tri.mem), CS_ARG(d->depth.mem),
                              CS_ARG(d->img.mem), CS_ARG(d->img_aa.mem))
@@ -175,21 +172,15 @@ int cs_mesh_dev_regularize(cs_mesh_dev *d, float kl, float kn)
 int cs_mesh_dev_geom_step(cs_mesh_dev *d, const cs_camera *c, const cs_image *photo, float lambda,
                           const cs_mesh_geom_opts *o, int step, double *loss)
 {
-    size_t px = (size_t)d->W * d->H, l = GEOM_WG, gp = px, gv = d->nv;
-    if (photo->width != d->W || photo->height != d->H || (photo->channels != 3 && photo->channels != 4))
-        return cs_fail("a %dx%d photo of %d channels for a %dx%d view", photo->width, photo->height, photo->channels,
-                       d->W, d->H);
-    cl_int n = (cl_int)px, nv = (cl_int)d->nv;
-    d->loss.gt_channels = photo->channels;
+    size_t l = GEOM_WG, gv = d->nv;
+    cl_int nv = (cl_int)d->nv;
     double e2 = d->edge_len * d->edge_len;
     float kl = (float)(o->laplacian / ((double)(d->nmove ? d->nmove : 1) * (e2 > 0 ? e2 : 1)));
     float kn = (float)(o->normal / (double)(d->ne ? d->ne : 1));
     cl_float lr = (cl_float)(o->lr * d->edge_len), c1 = (cl_float)(1 - pow(0.9, step)), c2 = (cl_float)(1 - pow(0.999, step));
-    if (cs_buf_write(d->cl, &d->gt, 0, px * (size_t)photo->channels, photo->px) || cs_mesh_dev_draw_aa(d) ||
+    if (cs_mesh_dev_set_photo(d, photo) || cs_mesh_dev_draw_aa(d) ||
         cs_loss_forward_backward(&d->loss, &d->img_aa, &d->gt, 0, d->W, d->H, lambda, 0) ||
-        cs_mesh_dev_aa_backward(d, &d->loss.v_img) ||
-        cs_cl_run(d->cl, d->k.mesh_color_scatter, -1, 1, &gp, &l, CS_ARG(n), CS_ARG(d->tris.mem), CS_ARG(d->tri.mem),
-                  CS_ARG(d->wts.mem), CS_ARG(d->v_pre.mem), CS_ARG(d->grad.mem)) ||
+        cs_mesh_dev_aa_backward(d, &d->loss.v_img) || cs_mesh_dev_scatter(d, &d->v_pre) ||
         cs_mesh_dev_project_backward(d, c) || cs_mesh_dev_regularize(d, kl, kn) ||
         cs_cl_run(d->cl, d->k.mesh_pos_adam, -1, 1, &gv, &l, CS_ARG(nv), CS_ARG(d->pos.mem), CS_ARG(d->gp.mem),
                   CS_ARG(d->pm1.mem), CS_ARG(d->pm2.mem), CS_ARG(lr), CS_ARG(c1), CS_ARG(c2)))

@@ -57,7 +57,7 @@ static int photos_have_alpha(const cs_scene *scene)
     for (int i = 0; i < scene->n_cams; i++) {
         if (scene->cams[i].is_test) continue;
         uint8_t *a = NULL;
-        int rc = cs_scene_read_alpha(scene, &scene->cams[i], &a), has = !rc && a;
+        int rc = cs_scene_read_alpha(&scene->cams[i], &a), has = !rc && a;
         free(a);
         return has;
     }
@@ -223,9 +223,9 @@ static int first_view(cs_viewer *w, const cs_scene *scene, int degree)
    not left a hole. *FILLED: pixels so filled. */
 static int alpha_fill(cs_renderer *r, const cs_scene *scene, const cs_camera *c, int plane, long *filled)
 {
-    uint8_t *a;
-    if (plane != 1 || scene->kind != CS_SCENE_BLENDER || cs_scene_read_alpha(scene, c, &a)) return plane == 1 &&
-        scene->kind == CS_SCENE_BLENDER ? -1 : 0;
+    uint8_t *a = NULL;
+    if (plane != 1 || scene->kind != CS_SCENE_BLENDER) return 0;
+    if (cs_scene_read_alpha(c, &a)) return -1;
     if (!a) return 0;
     size_t n = (size_t)c->width * c->height;
     float *d = malloc(sizeof(float) * 2 * (n ? n : 1));
