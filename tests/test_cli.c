@@ -200,6 +200,9 @@ int test_cli_runs(void)
     snprintf(p, sizeof p, "%s/point_cloud/iteration_10/point_cloud.ply", out);
     CHECK(cli_run("", log, "bench -s %s --ply %s --view 999 --iters 1", data, p) == 1 &&
               contains(log, "--view 999: the dataset has views 0 to"), "bench --view out of range");
+    /* a real bench run: its kernel options once held an uninitialised program set */
+    CHECK(cli_run("", log, "bench -s %s --ply %s --iters 2", data, p) == 0 && contains(log, "rasterize bwd") &&
+              contains(log, "sum of stages"), "bench on the trained PLY, see %s", log);
     return 0;
 }
 

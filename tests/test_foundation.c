@@ -69,9 +69,17 @@ int test_config(void)
     CHECK(cs_config_set(&c, "data.eval=maybe") == -1 && strstr(cs_last_error(), "true or false"), "bool: %s", cs_last_error());
     write_text(p, "{\"optim\": {\"iterations\": }");
     CHECK(cs_config_load_file(&c, p) == -1 && strstr(cs_last_error(), "line 1"), "syntax: %s", cs_last_error());
-    /* dump -> load -> dump is stable */
+    /* the kernel options of a configuration leave nothing to the caller's stack (bench and
+       tune once built a garbage set of programs) */
     cs_config_defaults(&c);
     cs_config_set(&c, "memory.sh_dtype=fp16");
+    cs_kernel_opts ko;
+    memset(&ko, 0xa5, sizeof ko);
+    cs_kernel_opts_of(&c, &ko);
+    CHECK(ko.programs == 0 && ko.tile == 0 && ko.pixels == 0 && ko.layout.sh_degree == 3 && ko.layout.sh_half == 1 &&
+              ko.layout.opt_half == 0 && ko.layout.filter_3d == 0 && ko.deterministic == 0,
+          "kernel options of the defaults: programs %#x tile %d", ko.programs, ko.tile);
+    /* dump -> load -> dump is stable */
     char *d1 = cs_config_dump(&c);
     cs_config c2;
     cs_config_defaults(&c2);

@@ -128,6 +128,7 @@ int cs_bench(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_sp
         return cs_fail("--view %d: the dataset has views 0 to %d", view, scene->n_cams - 1);
     cs_kernel_opts ko;
     cs_kernel_opts_of(cfg, &ko);
+    ko.programs = CS_PROGS_TRAIN; /* a training iteration's, no mesh or LPIPS */
     ko.layout.sh_degree = s->sh_degree; /* the PLY's */
     ko.layout.filter_3d = s->filter_3d != NULL;
     cs_kernels k;

@@ -595,6 +595,7 @@ static int cmd_tune(const cs_args *a)
     if (open_device(a, &cfg, &cl, 0)) return -1;
     cs_kernel_opts ko;
     cs_kernel_opts_of(&cfg, &ko);
+    ko.programs = CS_PROGS_TRAIN; /* what the tuning times */
     cs_kernels k;
     cs_tuning t;
     int rc = cs_kernels_build_tuned(&cl, &ko, CS_TUNE_FORCE, &k, &t);

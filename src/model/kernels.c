@@ -61,6 +61,7 @@ void cs_kernel_opts_string(const cs_kernel_opts *o, int key_only, char *out, siz
 
 void cs_kernel_opts_of(const cs_config *cfg, cs_kernel_opts *o)
 {
+    memset(o, 0, sizeof *o); /* programs 0: all, unless the caller narrows it */
     o->layout.sh_degree = cfg->model.sh_degree;
     o->layout.sh_half = cfg->memory.sh_dtype == CS_DTYPE_FP16;
     o->layout.filter_3d = cfg->model.filter_3d;
