@@ -99,6 +99,27 @@ __kernel void bin_tile_ranges(uint cap, uint tiles, __global const uint *count, 
     if (i == m - 1 || keys[i + 1] != tile) ranges[2 * tile + 1] = i + 1;
 }
 
+/* Backward work units (load balance, #35): the backward replays a tile's pairs in units of
+ * CHUNK pairs (a multiple of BATCH), one work-group each, so a crowded tile is spread over
+ * several groups instead of running alone at the end. units[t] = tile t's unit count for
+ * t < tiles and units[tiles] = 0: their exclusive scan is each tile's first unit and, last,
+ * the total. The forward leaves a checkpoint a unit (rasterize_fwd.cl). */
+__kernel void bin_tile_units(uint tiles, uint chunk, __global const uint *ranges, __global uint *units)
+{
+    uint t = get_global_id(0);
+    if (t > tiles) return;
+    uint len = t < tiles ? ranges[2 * t + 1] - ranges[2 * t] : 0u;
+    units[t] = len ? (len - 1u) / chunk + 1u : 0u;
+}
+
+/* unit_tile[u] = the tile of unit u, from the scanned unit offsets */
+__kernel void bin_unit_tiles(uint tiles, __global const uint *unit_off, __global uint *unit_tile)
+{
+    uint t = get_global_id(0);
+    if (t >= tiles) return;
+    for (uint u = unit_off[t]; u < unit_off[t + 1]; u++) unit_tile[u] = t;
+}
+
 /* Deterministic mode: sum each Gaussian's per-pair gradients in a fixed order. */
 __kernel void bin_reduce_pairs(int n, uint cap, __global const uint *order, __global const uint *offsets,
                                __global const uint *tiles_touched,

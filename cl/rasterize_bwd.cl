@@ -14,7 +14,12 @@
  * serialises 256 work-items on one address. Every lane runs every iteration so the warp stays
  * converged. Assumes 32-lane warps and groups of a multiple of 32 work-items.
  * A work-item covering several pixels (PIX_PER_ITEM > 1, common.h) replays each of them and
- * adds their gradients in registers before the accumulation. */
+ * adds their gradients in registers before the accumulation.
+ * Load balance: a work-group replays one unit of a tile (bin_tile_units: CHUNK pairs of its
+ * list), so a crowded tile's pairs are replayed by several groups at once. A unit starts each
+ * pixel from the forward's checkpoint of the next unit (its transmittance) and the colour
+ * behind it folded from the later units' own colours (rasterize_fwd.cl), the same recursion
+ * the replay itself runs, so no difference of large sums is taken. */
 #if ATOMIC_PATH == 2 && !DETERMINISTIC && TILE_ITEMS % 32 == 0
 #define DIRECT_GLOBAL 1
 inline float shfl_xor(float v, int mask)
@@ -158,18 +163,37 @@ inline void acc_batch_end(__local float *l_acc, int lid, int cnt, __local const 
 }
 #endif
 
-/* DETERMINISTIC: the rows of the pairs behind the tile's last contributor hold no gradient
-   (the reduction sums every pair row) */
-inline void acc_finish(int lid, int total, uint2 range, __global const uint *sorted_pairs, __global float *v_out)
+/* DETERMINISTIC: the rows of the unit's pairs [from, to) behind the tile's last contributor
+   hold no gradient (the reduction sums every pair row) */
+inline void acc_finish(int lid, uint from, uint to, uint2 range, __global const uint *sorted_pairs, __global float *v_out)
 {
 #if DETERMINISTIC
-    for (uint q = (uint)total + (uint)lid; q < range.y - range.x; q += TILE_ITEMS) {
+    for (uint q = from + (uint)lid; q < to; q += TILE_ITEMS) {
         __global float *dst = v_out + (size_t)sorted_pairs[range.x + q] * CS_V2D_W;
         for (int k = 0; k < CS_V2D_W; k++) dst[k] = 0.f;
     }
 #else
-    (void)lid, (void)total, (void)range, (void)sorted_pairs, (void)v_out;
+    (void)lid, (void)from, (void)to, (void)range, (void)sorted_pairs, (void)v_out;
 #endif
+}
+
+/* A pixel's replay state at the end of unit K of CHUNK pairs (pairs [a, b) of its tile, the
+   pixel's contributors those before LAST): its transmittance there and the colour of what lies
+   behind, folded from the forward's checkpoints of the units after K up to the one holding its
+   last contributor. A pixel whose contributors end in this unit starts from its final T. */
+inline void unit_start(__global const float4 *ck, uint chunk, uint k, uint b, uint last, float T_final, float *T,
+                       float3 *accum)
+{
+    *accum = (float3)(0.f);
+    *T = T_final;
+    if (last <= b) return;
+    uint jmax = (last - 1u) / chunk;
+    for (uint j = jmax; j > k; j--) {
+        float4 c = ck[(size_t)j * (TILE * TILE)];
+        float Tend = j == jmax ? T_final : ck[(size_t)(j + 1u) * (TILE * TILE)].w;
+        *accum = c.xyz + (Tend / c.w) * *accum;
+    }
+    *T = ck[(size_t)(k + 1u) * (TILE * TILE)].w;
 }
 
 /* The gradient of staged Gaussian J (offset d from the pixel, conic and opacity co, colour
@@ -219,6 +243,11 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
                             __global const float *final_T,   /* (H, W) */
                             __global const uint *n_contrib,  /* (H, W) */
                             __global const float *v_img,     /* (3, H, W) */
+                            int tiles,
+                            __global const uint *unit_off,   /* (tiles + 1) first unit of a tile, then the total */
+                            __global const uint *unit_tile,  /* (units) the tile of a unit */
+                            __global const float4 *ckpt,     /* (units, TILE * TILE) rasterize_fwd.cl */
+                            uint chunk,                      /* pairs a unit, a multiple of BATCH */
                             /* outputs */
                             __global float *v_out)           /* (N, CS_V2D_W) accumulated, or (M, CS_V2D_W) per pair */
 {
@@ -228,10 +257,13 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
     __local uint l_pair[BATCH];
     __local uint l_last;
     ACC_LOCAL
+    uint u = get_group_id(0);
+    if (u >= unit_off[tiles]) return; /* the launch covers the most units the pairs allow */
     int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TILE + lx;
-    int tx = get_group_id(0), ty = get_group_id(1);
+    uint tile = unit_tile[u], k = u - unit_off[tile];
+    int tx = (int)tile % tiles_x, ty = (int)tile / tiles_x;
     int px = tx * TILE + lx;
-    uint2 range = (uint2)(ranges[2 * (ty * tiles_x + tx)], ranges[2 * (ty * tiles_x + tx) + 1]);
+    uint2 range = (uint2)(ranges[2 * tile], ranges[2 * tile + 1]);
     size_t hw = (size_t)W * H;
     /* this work-item's pixels: the replay state of each */
     float2 pf[PIX_PER_ITEM];
@@ -244,12 +276,10 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
         size_t pix = (size_t)py * W + px;
         pf[q] = (float2)((float)px, (float)py);
         T_final[q] = inside ? final_T[pix] : 0.f;
-        T[q] = T_final[q];
         last[q] = inside ? n_contrib[pix] : 0u;
         item_last = max(item_last, last[q]);
         dpix[q] = inside ? (float3)(v_img[pix], v_img[hw + pix], v_img[2 * hw + pix]) : (float3)(0.f);
         bg_dot[q] = dot(bg.xyz, dpix[q]);
-        accum[q] = (float3)(0.f);
         last_color[q] = (float3)(0.f);
         last_alpha[q] = 0.f;
     }
@@ -258,15 +288,21 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
     barrier(CLK_LOCAL_MEM_FENCE);
     if (item_last) atomic_max(&l_last, item_last);
     barrier(CLK_LOCAL_MEM_FENCE);
-    int total = (int)min(range.y - range.x, l_last);
-    int rounds = (total + BATCH - 1) / BATCH;
-    uint contributor = (uint)total;
-    int todo = total;
+    uint len = range.y - range.x, total = min(len, l_last);
+    uint a = k * chunk, b = min(a + chunk, total); /* this unit's pairs to replay: [a, b) */
+    acc_finish(lid, max(a, total), min(a + chunk, len), range, sorted_pairs, v_out);
+    if (a >= total) return;
+    __global const float4 *ck = ckpt + (size_t)unit_off[tile] * (TILE * TILE) + (size_t)ly * TILE + lx;
+    for (int q = 0; q < PIX_PER_ITEM; q++)
+        unit_start(ck + (size_t)q * TILE_ROWS * TILE, chunk, k, b, last[q], T_final[q], &T[q], &accum[q]);
+    int n = (int)(b - a), rounds = (n + BATCH - 1) / BATCH;
+    uint contributor = b;
+    int todo = n;
     for (int r = 0; r < rounds; r++, todo -= BATCH) {
         /* stage the batch, back to front */
         int progress = r * BATCH + lid;
-        if (progress < total) {
-            uint p = sorted_pairs[range.x + (uint)(total - progress) - 1u];
+        if (progress < n) {
+            uint p = sorted_pairs[range.x + b - (uint)progress - 1u];
             uint g = PAIR_GAUSSIAN(pair_gid, p);
             l_pair[lid] = p;
             acc_stage(ACC, lid, g);
@@ -292,7 +328,6 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
         barrier(CLK_LOCAL_MEM_FENCE);
         acc_batch_end(ACC, lid, cnt, l_pair, pair_gid, v_out);
     }
-    acc_finish(lid, total, range, sorted_pairs, v_out);
 }
 
 /* capability check for the float-atomics path: every work-item adds 1 to out[0] */

@@ -8,7 +8,23 @@
  * rasterize_fwd_depth blends the same way and also writes each pixel's depths (#23): the
  * expected depth (sum of w z over sum of w, w = alpha T) and the median depth (the depth of the
  * Gaussian at which T falls below 0.5; 0 where it never does). Both kernels inline one body with
- * WITH_DEPTH a constant, so the plain forward carries no depth work. */
+ * WITH_DEPTH a constant, so the plain forward carries no depth work.
+ * Checkpoints for the backward's units (bin_tile_units): in a tile of more than one unit, each
+ * pixel leaves, for each unit of CHUNK pairs it reached, the transmittance at the unit's start
+ * (w) and the colour the unit alone blends from a transmittance of 1 (xyz), at
+ * ckpt[(unit_off[tile] + unit) * TILE * TILE + pixel of the tile]. The backward starts a unit
+ * from the next unit's transmittance and folds the later units' colours into what lies
+ * behind (rasterize_bwd.cl). The colour is summed a unit at a time (the unit's sum divided by
+ * its starting T is its own colour), so the blending loop does no more work than without. */
+
+/* one unit's checkpoint of this work-item's pixels from T at the unit's start and the colour
+   the unit blended (its own colour times that T) */
+static inline void save_ckpt(__global float4 *ckpt, uint slot, int lx, int ly, const float Tu[PIX_PER_ITEM],
+                             const float3 Cu[PIX_PER_ITEM])
+{
+    for (int q = 0; q < PIX_PER_ITEM; q++)
+        ckpt[(size_t)slot * (TILE * TILE) + (size_t)(ly + q * TILE_ROWS) * TILE + lx] = (float4)(Cu[q] / Tu[q], Tu[q]);
+}
 
 static inline void blend_tile(__global const uint *ranges,    /* (tiles, 2): start, end */
                             __global const uint *sorted_pairs,  /* (M) Gaussian or pair index */
@@ -24,6 +40,9 @@ static inline void blend_tile(__global const uint *ranges,    /* (tiles, 2): sta
                             const int WITH_DEPTH,                /* a constant: the two kernels below */
                             __global const float *depth,        /* (N) camera z, when WITH_DEPTH */
                             __global float *out_depth,          /* (2, H, W) expected, median */
+                            __global const uint *unit_off,      /* (tiles + 1) first backward unit of a tile */
+                            __global float4 *ckpt,              /* (units, TILE * TILE) checkpoints */
+                            uint chunk,                         /* pairs a unit, a multiple of BATCH */
                             __local float2 *l_xy, __local float4 *l_co, __local float *l_rgb, __local float *l_z,
                             __local int *l_done_p)
 {
@@ -31,15 +50,21 @@ static inline void blend_tile(__global const uint *ranges,    /* (tiles, 2): sta
     int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TILE + lx;
     int tx = get_group_id(0), ty = get_group_id(1);
     int px = tx * TILE + lx;
-    uint2 range = (uint2)(ranges[2 * (ty * tiles_x + tx)], ranges[2 * (ty * tiles_x + tx) + 1]);
+    int tile = ty * tiles_x + tx;
+    uint2 range = (uint2)(ranges[2 * tile], ranges[2 * tile + 1]);
     int todo = (int)(range.y - range.x);
     int rounds = (todo + BATCH - 1) / BATCH;
+    /* checkpoints: only tiles of several units; batches a unit */
+    uint unit0 = unit_off[tile];
+    int ck = unit_off[tile + 1] - unit0 > 1u, per_unit = (int)(chunk / BATCH), unit = 0;
     /* this work-item's pixels: T, colour, last contributor, done; `live` counts those not done */
     float2 pf[PIX_PER_ITEM];
     float T[PIX_PER_ITEM];
     float3 C[PIX_PER_ITEM];
     uint last[PIX_PER_ITEM];
     float Dsum[PIX_PER_ITEM], Dmed[PIX_PER_ITEM]; /* WITH_DEPTH: sum of w z, median depth */
+    float Tu[PIX_PER_ITEM];   /* T at the start of the unit (C holds the unit's colour) */
+    float3 Cp[PIX_PER_ITEM];  /* the colour of the units before */
     int done[PIX_PER_ITEM];
     int live = 0;
     for (int q = 0; q < PIX_PER_ITEM; q++) {
@@ -52,8 +77,15 @@ static inline void blend_tile(__global const uint *ranges,    /* (tiles, 2): sta
         last[q] = 0;
         Dsum[q] = 0.f;
         Dmed[q] = 0.f;
+        Tu[q] = 1.f;
+        Cp[q] = (float3)(0.f);
     }
     for (int r = 0; r < rounds; r++, todo -= BATCH) {
+        if (ck && r > 0 && r % per_unit == 0) {
+            save_ckpt(ckpt, unit0 + (uint)unit, lx, ly, Tu, C);
+            unit = r / per_unit;
+            for (int q = 0; q < PIX_PER_ITEM; q++) Tu[q] = T[q], Cp[q] += C[q], C[q] = (float3)(0.f);
+        }
         if (lid == 0) l_done = 0;
         barrier(CLK_LOCAL_MEM_FENCE);
         if (live) atomic_inc(&l_done);
@@ -116,6 +148,8 @@ static inline void blend_tile(__global const uint *ranges,    /* (tiles, 2): sta
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+    if (ck) save_ckpt(ckpt, unit0 + (uint)unit, lx, ly, Tu, C);
+    for (int q = 0; q < PIX_PER_ITEM; q++) C[q] += Cp[q];
     size_t hw = (size_t)W * H;
     for (int q = 0; q < PIX_PER_ITEM; q++) {
         int py = ty * TILE + ly + q * TILE_ROWS;
@@ -139,7 +173,8 @@ static inline void blend_tile(__global const uint *ranges,    /* (tiles, 2): sta
 #define RASTERIZE_FWD_ARGS                                                                                  \
     __global const uint *ranges, __global const uint *sorted_pairs, __global const uint *pair_gid,          \
         __global const float2 *xy, __global const float4 *conic_opacity, __global const float *rgb, int W,   \
-        int H, int tiles_x, float4 bg, __global float *out_img, __global float *final_T, __global uint *n_contrib
+        int H, int tiles_x, float4 bg, __global float *out_img, __global float *final_T, __global uint *n_contrib, \
+        __global const uint *unit_off, __global float4 *ckpt, uint chunk
 
 __kernel void rasterize_fwd(RASTERIZE_FWD_ARGS)
 {
@@ -148,7 +183,7 @@ __kernel void rasterize_fwd(RASTERIZE_FWD_ARGS)
     __local float l_rgb[BATCH * 3];
     __local int l_done;
     blend_tile(ranges, sorted_pairs, pair_gid, xy, conic_opacity, rgb, W, H, tiles_x, bg, out_img, final_T, n_contrib, 0,
-               0, 0, l_xy, l_co, l_rgb, 0, &l_done);
+               0, 0, unit_off, ckpt, chunk, l_xy, l_co, l_rgb, 0, &l_done);
 }
 
 __kernel void rasterize_fwd_depth(RASTERIZE_FWD_ARGS, __global const float *depth, /* (N) camera z */
@@ -160,5 +195,5 @@ __kernel void rasterize_fwd_depth(RASTERIZE_FWD_ARGS, __global const float *dept
     __local float l_z[BATCH];
     __local int l_done;
     blend_tile(ranges, sorted_pairs, pair_gid, xy, conic_opacity, rgb, W, H, tiles_x, bg, out_img, final_T, n_contrib, 1,
-               depth, out_depth, l_xy, l_co, l_rgb, l_z, &l_done);
+               depth, out_depth, unit_off, ckpt, chunk, l_xy, l_co, l_rgb, l_z, &l_done);
 }

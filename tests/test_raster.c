@@ -653,9 +653,38 @@ static int grad_check(int aa, int filter, int sh_half, int det, int atomics, con
     return fails;
 }
 
+/* The device backward of a rendered view R (its forward redone with R->chunk pairs a backward
+ * unit) into VGEO / VSH (DEG 1 rows); DET: every per-pair row poisoned by an earlier pass. The
+ * most units a tile got go to *MAX_UNITS. */
+static int backward_with_chunk(dev_ctx *d, cs_renderer *r, cs_model *m, const cs_view *v, const float bg[3],
+                               const cs_buf *v_img, int det, float *vgeo, float *vsh, unsigned *max_units, float *fwd)
+{
+    int tiles = 20;
+    size_t px = (size_t)v->width * v->height;
+    if (cs_render_forward_sync(r, m, v, 1, bg) || cs_buf_read(&d->cl, &r->img, 0, px * 12, fwd) ||
+        cs_buf_read(&d->cl, &r->final_T, 0, px * 4, fwd + 3 * px) || cs_buf_read(&d->cl, &r->n_contrib, 0, px * 4, fwd + 4 * px))
+        return -1;
+    cl_uint off[21];
+    if (cs_buf_read(&d->cl, &r->unit_off, 0, sizeof off, off)) return -1;
+    *max_units = 0;
+    for (int t = 0; t < tiles; t++) *max_units = off[t + 1] - off[t] > *max_units ? off[t + 1] - off[t] : *max_units;
+    float nanv = NAN;
+    if (det) { /* a first pass allocates the per-pair rows; then every row holds NaN */
+        if (cs_render_backward(r, m, v, 1, bg, v_img) || cs_buf_fill(&d->cl, &r->v_pair, 0, r->v_pair.bytes, &nanv, 4))
+            return -1;
+    }
+    if (cs_buf_fill(&d->cl, &m->v_geo, 0, m->v_geo.bytes, &nanv, 4) || cs_render_backward(r, m, v, 1, bg, v_img) ||
+        cs_buf_read(&d->cl, &m->v_geo, 0, sizeof(float) * m->n * CS_GEO_W, vgeo) ||
+        cs_buf_read(&d->cl, &m->v_sh, 0, sizeof(float) * m->n * 12, vsh))
+        return -1;
+    return 0;
+}
+
 /* 80x60 (5x4 tiles), 3000 Gaussians so tiles hold several batches and some tiles end in pairs
  * behind their last contributor; FD on a random subset (DET 0). DET 1: the deterministic
- * backward, with the per-pair rows poisoned by an earlier pass, against the reference only. */
+ * backward, with the per-pair rows poisoned by an earlier pass, against the reference only.
+ * The backward runs with units (rasterize_bwd.cl) of one batch, two batches, the default and
+ * one unit a tile: each against the same reference. */
 static int many_batches(int det)
 {
     uint64_t rs = test_seed() ^ 0xbeef ^ (uint64_t)det;
@@ -704,32 +733,52 @@ static int many_batches(int det)
         free(nc);
         CHECK(tails > 0, "no tile has pairs behind its last contributor");
     }
-    cs_buf v_img = {0};
-    CHECK_OK(cs_buf_alloc(&d.cl, &v_img, CS_MEM_SCRATCH, npx * 4, "v_img"));
-    CHECK_OK(cs_buf_write(&d.cl, &v_img, 0, npx * 4, wf));
-    if (det) { /* a first pass allocates the per-pair rows; then every row holds NaN */
-        float nanv = NAN;
-        CHECK_OK(cs_render_backward(&r, &m, &v, 1, bg, &v_img));
-        CHECK_OK(cs_buf_fill(&d.cl, &r.v_pair, 0, r.v_pair.bytes, &nanv, 4));
-    }
-    CHECK_OK(cs_render_backward(&r, &m, &v, 1, bg, &v_img));
-    CHECK_OK(cs_buf_read(&d.cl, &m.v_geo, 0, sizeof(float) * s.n * CS_GEO_W, vgeo));
-    CHECK_OK(cs_buf_read(&d.cl, &m.v_sh, 0, sizeof(float) * s.n * 12, vsh));
-    cs_buf_free(&d.cl, &v_img);
-    cs_renderer_free(&r);
-    cs_model_free(&d.cl, &m);
-    /* every parameter against the reference backward, a random subset against FD */
     double *rgeo = malloc(sizeof(double) * s.n * CS_GEO_W), *rsh = malloc(sizeof(double) * s.n * 12);
     unsigned char *edge = malloc((size_t)s.n);
     ref_backward(&s, &v, &o, w, rgeo, rsh, edge);
-    grad_cmp clc[5] = {{0}}, fdc = {0};
-    int goff[4] = {0, 3, 6, 10}, gw[5] = {3, 3, 4, 1, 12};
-    for (int i = 0; i < s.n; i++)
-        for (int g = 0; g < 5; g++)
-            for (int k = 0; k < gw[g]; k++)
-                if (edge[i]) clc[g].edge++;
-                else grad_cmp_add(&clc[g], g == 4 ? vsh[i * 12 + k] : vgeo[i * CS_GEO_W + goff[g] + k],
-                                  g == 4 ? rsh[i * 12 + k] : rgeo[i * CS_GEO_W + goff[g] + k], i, k);
+    cs_buf v_img = {0};
+    CHECK_OK(cs_buf_alloc(&d.cl, &v_img, CS_MEM_SCRATCH, npx * 4, "v_img"));
+    CHECK_OK(cs_buf_write(&d.cl, &v_img, 0, npx * 4, wf));
+    unsigned batch = (unsigned)(d.k.opts.tile * d.k.opts.tile / d.k.opts.pixels);
+    const unsigned chunks[4] = {batch, 2 * batch, r.chunk, 1u << 30};
+    const char *gname[5] = {"means", "log_scales", "quats", "logit_opacity", "sh"};
+    int goff[4] = {0, 3, 6, 10}, gw[5] = {3, 3, 4, 1, 12}, fails = 0;
+    grad_cmp fdc = {0};
+    size_t px = 80 * 60;
+    float *fwd = malloc(sizeof(float) * 5 * px), *fwd1 = malloc(sizeof(float) * 5 * px);
+    for (int c = 3; c >= 0; c--) {
+        unsigned units = 0;
+        r.chunk = chunks[c];
+        CHECK_OK(backward_with_chunk(&d, &r, &m, &v, bg, &v_img, det, vgeo, vsh, &units, c == 3 ? fwd1 : fwd));
+        if (c == 0) CHECK(units >= 3, "units of one batch: the fullest tile has only %u", units);
+        if (c == 3) CHECK(units == 1, "one unit a tile asked for, %u given", units);
+        /* the forward sums a tile's colour a unit at a time: the same image to rounding, the same
+           transmittance and last contributors bit for bit */
+        double dimg = 0;
+        for (size_t i = 0; i < 3 * px && c < 3; i++) dimg = fmax(dimg, fabs(fwd[i] - fwd1[i]));
+        CHECK(c == 3 || (dimg < 1e-5 && !memcmp(fwd + 3 * px, fwd1 + 3 * px, 8 * px)),
+              "units of %u pairs: the image differs by %.3g from one unit a tile's, or T / last contributors differ",
+              chunks[c], dimg);
+        /* every parameter against the reference backward */
+        grad_cmp clc[5] = {{0}};
+        for (int i = 0; i < s.n; i++)
+            for (int g = 0; g < 5; g++)
+                for (int k = 0; k < gw[g]; k++)
+                    if (edge[i]) clc[g].edge++;
+                    else grad_cmp_add(&clc[g], g == 4 ? vsh[i * 12 + k] : vgeo[i * CS_GEO_W + goff[g] + k],
+                                      g == 4 ? rsh[i * 12 + k] : rgeo[i * CS_GEO_W + goff[g] + k], i, k);
+        for (int g = 0; g < 5; g++) {
+            char tag[128];
+            snprintf(tag, sizeof tag, "d/d%s, OpenCL (units of %u pairs, at most %u a tile) vs reference backward",
+                     gname[g], chunks[c], units);
+            fails += grad_cmp_report(&clc[g], tag, 1e-4);
+        }
+    }
+    free(fwd), free(fwd1);
+    cs_buf_free(&d.cl, &v_img);
+    cs_renderer_free(&r);
+    cs_model_free(&d.cl, &m);
+    /* a random subset of the reference against FD */
     for (int t = 0; t < 400 && fdc.n < 40 && !det; t++) {
         int i = (int)(test_rand(&rs) * s.n), g = (int)(test_rand(&rs) * 5);
         int k = (int)(test_rand(&rs) * gw[g]);
@@ -739,13 +788,6 @@ static int many_batches(int det)
     free(w), free(img), free(wf), free(vgeo), free(vsh), free(rgeo), free(rsh), free(edge);
     cs_splats_free(&s);
     dev_close(&d);
-    const char *gname[5] = {"means", "log_scales", "quats", "logit_opacity", "sh"};
-    int fails = 0;
-    for (int g = 0; g < 5; g++) {
-        char tag[96];
-        snprintf(tag, sizeof tag, "d/d%s, OpenCL vs reference backward", gname[g]);
-        fails += grad_cmp_report(&clc[g], tag, 1e-4);
-    }
     if (det) return fails;
     CHECK(fdc.n >= 15, "only %d smooth parameters found", fdc.n);
     fails += grad_cmp_report(&fdc, "reference backward vs finite differences", 1e-3);

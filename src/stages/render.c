@@ -38,6 +38,19 @@ void cs_renderer_init(cs_renderer *r, cs_cl *cl, const cs_kernels *k, float kern
     r->cl = cl;
     r->k = k;
     r->kernel_size = kernel_size;
+    r->chunk = cs_render_chunk(&k->opts);
+}
+
+unsigned cs_render_chunk(const cs_kernel_opts *o)
+{
+    unsigned tile = o->tile ? (unsigned)o->tile : 16u, pixels = o->pixels ? (unsigned)o->pixels : 1u;
+    unsigned batch = tile * tile / pixels, chunk = CS_CHUNK_TILES * tile * tile;
+    const char *env = getenv("CLSPLAT_BWD_CHUNK");
+    if (env && *env) {
+        long v = strtol(env, NULL, 10);
+        chunk = v <= 0 || v > (1l << 30) ? 1u << 30 : (unsigned)v; /* 2^30: one unit a tile */
+    }
+    return (chunk + batch - 1) / batch * batch;
 }
 
 /* every pool buffer, for trim and size queries */
@@ -45,6 +58,7 @@ void cs_renderer_init(cs_renderer *r, cs_cl *cl, const cs_kernels *k, float kern
     { &(r)->xy, &(r)->conic_opacity, &(r)->rgb, &(r)->depth, &(r)->radii, &(r)->touched, &(r)->bounds, &(r)->offsets, \
       &(r)->clamped, &(r)->v_2d, &(r)->depth_keys, &(r)->order, &(r)->keys, &(r)->pair_ids, &(r)->pair_gid, \
       &(r)->v_pair, &(r)->ranges, &(r)->img, &(r)->final_T, &(r)->n_contrib, &(r)->depth_img, &(r)->total, \
+      &(r)->unit_off, &(r)->unit_tile, &(r)->ckpt, \
       &(r)->sort.tmp, &(r)->sort.hist, &(r)->sort.keys_alt, &(r)->sort.vals_alt }
 
 /* Waits for the pair-count read in flight, if any (it targets r->total_host). */
@@ -100,14 +114,31 @@ cs_render_footprint cs_renderer_footprint(const cs_kernel_opts *o)
     f.per_gaussian = CS_PROJ_BYTES + 4 + 4 + CS_V2D_W * 4;
     f.per_pair = CS_PAIR_BYTES + (o->deterministic ? CS_PAIR_BYTES_DETERMINISTIC : 0);
     f.per_pixel = 3 * 4 + 4 + 4; /* image, final transmittance, last contributor */
+    /* the backward's units: at most one a tile beyond one every chunk pairs, each with its tile
+       id and a checkpoint of the tile's pixels; each tile's first unit */
+    size_t tile = o->tile > 0 ? (size_t)o->tile : 16, chunk = cs_render_chunk(o), ck = tile * tile * 16 + 4;
+    f.per_pair += (ck + chunk - 1) / chunk;
+    f.per_tile = ck + 4;
     return f;
 }
+
 
 static int reserve(cs_renderer *r, cs_buf *b, size_t bytes, const char *what)
 {
     if (b->mem && b->bytes >= bytes) return 0;
     if (b->mem) cs_buf_free(r->cl, b);
     return cs_buf_alloc(r->cl, b, CS_MEM_SCRATCH, bytes, what);
+}
+
+/* the unit buffers for views of TILES tiles and CAP pairs */
+static int reserve_units(cs_renderer *r, size_t tiles, size_t cap)
+{
+    size_t T = (size_t)r->k->opts.tile, units = cap / r->chunk + tiles;
+    return reserve(r, &r->unit_off, (tiles + 1) * 4, "backward unit offsets") ||
+                   reserve(r, &r->unit_tile, units * 4, "backward unit tiles") ||
+                   reserve(r, &r->ckpt, units * T * T * 16, "backward unit checkpoints")
+               ? -1
+               : 0;
 }
 
 /* the pair_gid kernel argument: the pair -> Gaussian map in deterministic mode; otherwise the
@@ -160,7 +191,8 @@ int cs_renderer_pin(cs_renderer *r, size_t N, size_t pixels, size_t tiles, size_
     int det = r->k->opts.deterministic;
     if (reserve_view(r, N, pixels, tiles) || reserve(r, &r->depth_keys, N * 4, "depth keys") ||
         reserve(r, &r->order, N * 4, "depth order") || reserve(r, &r->v_2d, N * CS_V2D_W * 4, "2D gradients") ||
-        reserve_pairs(r, pairs) || (det && reserve(r, &r->v_pair, pairs * CS_V2D_W * 4, "per-pair gradients")) ||
+        reserve_pairs(r, pairs) || reserve_units(r, tiles, pairs) ||
+        (det && reserve(r, &r->v_pair, pairs * CS_V2D_W * 4, "per-pair gradients")) ||
         cs_sort_reserve(r->cl, &r->sort, (unsigned)sorted))
         return -1;
     r->pinned = 1;
@@ -204,6 +236,22 @@ static int depth_order(cs_renderer *r, int n, size_t N)
     return 0;
 }
 
+/* the backward's units from the tile ranges: each tile's first unit (a scan of their counts,
+   the total last) and each unit's tile */
+static int bin_units(cs_renderer *r, unsigned tiles)
+{
+    cs_cl *cl = r->cl;
+    const cs_kernels *k = r->k;
+    size_t l = k->wg[CS_WG_BIN], g1 = (size_t)tiles + 1, g = tiles;
+    return cs_cl_run(cl, k->bin_tile_units, CS_STAGE_SORT, 1, &g1, &l, CS_ARG(tiles), CS_ARG(r->chunk),
+                     CS_ARG(r->ranges.mem), CS_ARG(r->unit_off.mem)) ||
+                   cs_scan(cl, k, &r->sort, &r->unit_off, tiles + 1, CS_STAGE_SORT) ||
+                   cs_cl_run(cl, k->bin_unit_tiles, CS_STAGE_SORT, 1, &g, &l, CS_ARG(tiles), CS_ARG(r->unit_off.mem),
+                             CS_ARG(r->unit_tile.mem))
+               ? -1
+               : 0;
+}
+
 /* (tile | depth) pairs in the pair buffers, sorted by tile, and each tile's range of them */
 static int bin_pairs(cs_renderer *r, int n)
 {
@@ -216,21 +264,23 @@ static int bin_pairs(cs_renderer *r, int n)
         r->pair_cap = (unsigned)(want < 256 ? 256 : want > 0xfffff000u ? 0xfffff000u : want);
     }
     unsigned cap = r->pair_cap;
-    if (reserve_pairs(r, cap)) return -1;
+    unsigned tiles = (unsigned)(r->tiles_x * r->tiles_y);
+    if (reserve_pairs(r, cap) || reserve_units(r, tiles, cap)) return -1;
     cl_mem pair_gid = pair_gid_arg(r);
     cl_uint zero = 0;
-    if (cs_buf_fill(cl, &r->ranges, 0, (size_t)r->tiles_x * r->tiles_y * 8, &zero, 4)) return -1;
-    if (n == 0) return 0;
+    if (cs_buf_fill(cl, &r->ranges, 0, (size_t)tiles * 8, &zero, 4)) return -1;
     size_t l = k->wg[CS_WG_BIN], g = (size_t)n, gm = cap;
-    unsigned tiles = (unsigned)(r->tiles_x * r->tiles_y);
     int bits = bits_for(tiles + 1); /* the keys are tile ids and the filler id TILES (bin.cl) */
-    return cs_cl_run(cl, k->bin_emit_pairs, CS_STAGE_SORT, 1, &g, &l, CS_ARG(n), CS_ARG(r->order.mem),
-                     CS_ARG(r->bounds.mem), CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->touched.mem),
-                     CS_ARG(r->offsets.mem), CS_ARG(r->tiles_x), CS_ARG(r->tiles_y), CS_ARG(cap), CS_ARG(r->keys.mem),
-                     CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid)) ||
-           cs_radix_sort(cl, k, &r->sort, &r->keys, &r->pair_ids, cap, &r->total, bits, CS_STAGE_SORT) ||
-           cs_cl_run(cl, k->bin_tile_ranges, CS_STAGE_SORT, 1, &gm, &l, CS_ARG(cap), CS_ARG(tiles),
-                     CS_ARG(r->total.mem), CS_ARG(r->keys.mem), CS_ARG(r->ranges.mem));
+    if (n > 0 &&
+        (cs_cl_run(cl, k->bin_emit_pairs, CS_STAGE_SORT, 1, &g, &l, CS_ARG(n), CS_ARG(r->order.mem), CS_ARG(r->bounds.mem),
+                   CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->touched.mem), CS_ARG(r->offsets.mem),
+                   CS_ARG(r->tiles_x), CS_ARG(r->tiles_y), CS_ARG(cap), CS_ARG(r->keys.mem), CS_ARG(r->pair_ids.mem),
+                   CS_ARG(pair_gid)) ||
+         cs_radix_sort(cl, k, &r->sort, &r->keys, &r->pair_ids, cap, &r->total, bits, CS_STAGE_SORT) ||
+         cs_cl_run(cl, k->bin_tile_ranges, CS_STAGE_SORT, 1, &gm, &l, CS_ARG(cap), CS_ARG(tiles), CS_ARG(r->total.mem),
+                   CS_ARG(r->keys.mem), CS_ARG(r->ranges.mem))))
+        return -1;
+    return bin_units(r, tiles);
 }
 
 /* rasterize_fwd: front-to-back blending per tile; rasterize_fwd_depth takes two more
@@ -246,6 +296,7 @@ static int rasterize(cs_renderer *r, const cs_view *v, const float bg[3])
     const cs_arg args[] = {CS_ARG(r->ranges.mem), CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid), CS_ARG(r->xy.mem),
                            CS_ARG(r->conic_opacity.mem), CS_ARG(r->rgb.mem), CS_ARG(W), CS_ARG(H), CS_ARG(r->tiles_x),
                            CS_ARG(bgv), CS_ARG(r->img.mem), CS_ARG(r->final_T.mem), CS_ARG(r->n_contrib.mem),
+                           CS_ARG(r->unit_off.mem), CS_ARG(r->ckpt.mem), CS_ARG(r->chunk),
                            CS_ARG(r->depth.mem), CS_ARG(r->depth_img.mem)};
     int n = (int)(sizeof args / sizeof args[0]);
     return cs_cl_launch(r->cl, r->want_depth ? r->k->rasterize_fwd_depth : r->k->rasterize_fwd, CS_STAGE_RASTER_FWD, 2,
@@ -306,15 +357,18 @@ int cs_render_backward_2d(cs_renderer *r, const cs_model *m, const cs_view *v, c
         float zero = 0.f;
         if (n > 0 && cs_buf_fill(cl, &r->v_2d, 0, (size_t)n * CS_V2D_W * 4, &zero, 4)) return -1;
     }
+    /* one work-group a unit: as many as the pairs' capacity allows; those past the total return */
     size_t gt[2], lt[2];
     tile_launch(r, gt, lt);
+    int tiles = r->tiles_x * r->tiles_y;
+    gt[0] = ((size_t)r->pair_cap / r->chunk + (size_t)tiles) * lt[0], gt[1] = lt[1];
     cl_float4 bgv = {{bg[0], bg[1], bg[2], 0.f}};
     cl_mem out = det ? r->v_pair.mem : r->v_2d.mem, pair_gid = pair_gid_arg(r);
-    if (cs_cl_run(cl, k->rasterize_bwd, CS_STAGE_RASTER_BWD, 2, gt, lt, CS_ARG(r->ranges.mem),
-                  CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid), CS_ARG(r->xy.mem),
-                  CS_ARG(r->conic_opacity.mem), CS_ARG(r->rgb.mem), CS_ARG(W), CS_ARG(H), CS_ARG(r->tiles_x), CS_ARG(bgv),
-                  CS_ARG(r->final_T.mem),
-                  CS_ARG(r->n_contrib.mem), CS_ARG(v_img->mem), CS_ARG(out)))
+    if (cs_cl_run(cl, k->rasterize_bwd, CS_STAGE_RASTER_BWD, 2, gt, lt, CS_ARG(r->ranges.mem), CS_ARG(r->pair_ids.mem),
+                  CS_ARG(pair_gid), CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->rgb.mem), CS_ARG(W),
+                  CS_ARG(H), CS_ARG(r->tiles_x), CS_ARG(bgv), CS_ARG(r->final_T.mem), CS_ARG(r->n_contrib.mem),
+                  CS_ARG(v_img->mem), CS_ARG(tiles), CS_ARG(r->unit_off.mem), CS_ARG(r->unit_tile.mem),
+                  CS_ARG(r->ckpt.mem), CS_ARG(r->chunk), CS_ARG(out)))
         return -1;
     size_t l = k->wg[CS_WG_BIN], g = (size_t)n;
     return det && cs_cl_run(cl, k->bin_reduce_pairs, CS_STAGE_RASTER_BWD, 1, &g, &l, CS_ARG(n), CS_ARG(r->pair_cap),

@@ -29,6 +29,10 @@ typedef struct {
     cs_buf keys, pair_ids, pair_gid, v_pair;
     /* per tile / pixel */
     cs_buf ranges, img, final_T, n_contrib;
+    /* the backward's units (bin.cl bin_tile_units): each tile's first unit (tiles + 1), the
+       tile of each unit, and the forward's checkpoints (units * tile pixels, 16 bytes each) */
+    cs_buf unit_off, unit_tile, ckpt;
+    unsigned chunk; /* pairs a backward unit replays: a multiple of the rasterizer's batch */
     cs_buf depth_img; /* (2, H, W) expected and median depth, when want_depth */
     cs_buf total;
     cs_sort_scratch sort;
@@ -51,7 +55,7 @@ void cs_view_from_camera(const cs_camera *c, cs_view *v);
  * the pixels of cs_loss_gt_scaled's ground truth. */
 void cs_view_scale(cs_view *v, int f);
 /* An empty renderer on CL with K's kernels and the mip 2D filter variance KERNEL_SIZE; the
- * pool grows at the first view. */
+ * pool grows at the first view. Its backward units hold cs_render_chunk(K's options) pairs. */
 void cs_renderer_init(cs_renderer *r, cs_cl *cl, const cs_kernels *k, float kernel_size);
 /* Enqueues the rendering of the model's first n Gaussians (does not block); the image will be in r->img (3, H,
  * W). The pair buffers are sized before the pair count is known: cs_render_confirm must be
@@ -93,11 +97,15 @@ size_t cs_renderer_pool_bytes(const cs_renderer *r);
  * memory plan and the benchmark (the pool allocates by the same numbers). Pair buffers get a
  * CS_PAIR_MARGIN on top of the largest pair count seen. */
 typedef struct {
-    size_t per_gaussian, per_pair, per_pixel;
+    size_t per_gaussian, per_pair, per_pixel, per_tile;
 } cs_render_footprint;
 /* The footprint under the kernel options O (deterministic mode adds per-pair rows). */
 cs_render_footprint cs_renderer_footprint(const cs_kernel_opts *o);
 #define CS_PAIR_MARGIN 1.25
+/* Pairs a backward unit replays under the kernel options O: CS_CHUNK_TILES tiles' pixels, or
+ * CLSPLAT_BWD_CHUNK (a measurement knob: pairs, rounded up to the batch; 0 = one unit a tile). */
+#define CS_CHUNK_TILES 2
+unsigned cs_render_chunk(const cs_kernel_opts *o);
 /* cs_renderer_trim; the renderer may be dropped afterwards. */
 void cs_renderer_free(cs_renderer *r);
 
