@@ -659,15 +659,19 @@ static int grad_check(int aa, int filter, int sh_half, int det, int atomics, con
 static int backward_with_chunk(dev_ctx *d, cs_renderer *r, cs_model *m, const cs_view *v, const float bg[3],
                                const cs_buf *v_img, int det, float *vgeo, float *vsh, unsigned *max_units, float *fwd)
 {
-    int tiles = 20;
     size_t px = (size_t)v->width * v->height;
     if (cs_render_forward_sync(r, m, v, 1, bg) || cs_buf_read(&d->cl, &r->img, 0, px * 12, fwd) ||
         cs_buf_read(&d->cl, &r->final_T, 0, px * 4, fwd + 3 * px) || cs_buf_read(&d->cl, &r->n_contrib, 0, px * 4, fwd + 4 * px))
         return -1;
-    cl_uint off[21];
-    if (cs_buf_read(&d->cl, &r->unit_off, 0, sizeof off, off)) return -1;
+    int tiles = r->tiles_x * r->tiles_y;
+    cl_uint *off = malloc(sizeof(cl_uint) * (size_t)(tiles + 1));
+    if (!off || cs_buf_read(&d->cl, &r->unit_off, 0, sizeof(cl_uint) * (size_t)(tiles + 1), off)) {
+        free(off);
+        return -1;
+    }
     *max_units = 0;
     for (int t = 0; t < tiles; t++) *max_units = off[t + 1] - off[t] > *max_units ? off[t + 1] - off[t] : *max_units;
+    free(off);
     float nanv = NAN;
     if (det) { /* a first pass allocates the per-pair rows; then every row holds NaN */
         if (cs_render_backward(r, m, v, 1, bg, v_img) || cs_buf_fill(&d->cl, &r->v_pair, 0, r->v_pair.bytes, &nanv, 4))
@@ -791,6 +795,79 @@ static int many_batches(int det)
     if (det) return fails;
     CHECK(fdc.n >= 15, "only %d smooth parameters found", fdc.n);
     fails += grad_cmp_report(&fdc, "reference backward vs finite differences", 1e-3);
+    return fails;
+}
+
+/* The backward's units at a size oclgrind can run: 40x30 (3x2 tiles), 300 Gaussians, 8 pixels a
+ * work-item (32-item groups, so a batch is 32 pairs); units of one batch and one unit a tile,
+ * each against the reference backward, and the same forward. */
+int test_raster_bwd_units(void)
+{
+    uint64_t rs = test_seed() ^ 0x0b175;
+    dev_ctx d;
+    g_pixels = 8;
+    int e = dev_open(&d, 1, 0, 0, 0, 0, -1);
+    g_pixels = 0;
+    CHECK_OK(e);
+    cs_camera cam;
+    random_camera(&rs, 40, 30, 0, &cam);
+    cs_view v;
+    cs_view_from_camera(&cam, &v);
+    cs_splats s;
+    cs_splats_alloc(&s, 300, 1, 0);
+    for (int i = 0; i < s.n; i++) {
+        for (int k = 0; k < 3; k++) {
+            s.means[i * 3 + k] = (float)(0.35 * test_randn(&rs));
+            s.log_scales[i * 3 + k] = (float)(-2.2 + 0.3 * test_randn(&rs));
+        }
+        for (int k = 0; k < 4; k++) s.quats[i * 4 + k] = (float)test_randn(&rs);
+        s.logit_opacity[i] = (float)(-1.5 + 0.5 * test_randn(&rs));
+        for (int k = 0; k < 12; k++) s.sh[i * 12 + k] = (float)(0.3 * test_randn(&rs));
+    }
+    float bg[3] = {0.1f, 0.2f, 0.3f};
+    ref_opts o = {1, 0, 0.1, 0, 0, {bg[0], bg[1], bg[2]}, g_tile};
+    size_t px = 40 * 30, npx = 3 * px;
+    double *w = malloc(sizeof(double) * npx), *rgeo = malloc(sizeof(double) * s.n * CS_GEO_W),
+           *rsh = malloc(sizeof(double) * s.n * 12);
+    float *wf = malloc(sizeof(float) * npx), *vgeo = malloc(sizeof(float) * s.n * CS_GEO_W),
+          *vsh = malloc(sizeof(float) * s.n * 12), *fwd[2] = {malloc(sizeof(float) * 5 * px), malloc(sizeof(float) * 5 * px)};
+    unsigned char *edge = malloc((size_t)s.n);
+    for (size_t i = 0; i < npx; i++) w[i] = test_randn(&rs), wf[i] = (float)w[i];
+    ref_backward(&s, &v, &o, w, rgeo, rsh, edge);
+    cs_model m;
+    cs_renderer r;
+    CHECK_OK(render_cl(&d, &s, &v, 1, bg, 0.1f, NULL, &m, &r));
+    cs_buf v_img = {0};
+    CHECK_OK(cs_buf_alloc(&d.cl, &v_img, CS_MEM_SCRATCH, npx * 4, "v_img"));
+    CHECK_OK(cs_buf_write(&d.cl, &v_img, 0, npx * 4, wf));
+    unsigned batch = (unsigned)(d.k.opts.tile * d.k.opts.tile / d.k.opts.pixels), chunks[2] = {1u << 30, batch};
+    int goff[5] = {CS_GEO_MEAN, CS_GEO_LOG_SCALE, CS_GEO_QUAT, CS_GEO_LOGIT_OPACITY, 0}, gw[5] = {3, 3, 4, 1, 12},
+        fails = 0;
+    for (int c = 0; c < 2; c++) {
+        unsigned units = 0;
+        r.chunk = chunks[c];
+        CHECK_OK(backward_with_chunk(&d, &r, &m, &v, bg, &v_img, 0, vgeo, vsh, &units, fwd[c]));
+        CHECK(c == 0 ? units == 1 : units >= 3, "units of %u pairs: at most %u a tile", chunks[c], units);
+        grad_cmp clc = {0};
+        for (int i = 0; i < s.n; i++)
+            for (int g = 0; g < 5; g++)
+                for (int k = 0; k < gw[g]; k++)
+                    if (edge[i]) clc.edge++;
+                    else grad_cmp_add(&clc, g == 4 ? vsh[i * 12 + k] : vgeo[i * CS_GEO_W + goff[g] + k],
+                                      g == 4 ? rsh[i * 12 + k] : rgeo[i * CS_GEO_W + goff[g] + k], i, k);
+        char tag[128];
+        snprintf(tag, sizeof tag, "every gradient, units of %u pairs (at most %u a tile) vs reference", chunks[c], units);
+        fails += grad_cmp_report(&clc, tag, 1e-4);
+    }
+    double dimg = 0;
+    for (size_t i = 0; i < npx; i++) dimg = fmax(dimg, fabs(fwd[0][i] - fwd[1][i]));
+    CHECK(dimg < 1e-5 && !memcmp(fwd[0] + npx, fwd[1] + npx, 8 * px), "the forward with units: image off by %.3g", dimg);
+    cs_buf_free(&d.cl, &v_img);
+    cs_renderer_free(&r);
+    cs_model_free(&d.cl, &m);
+    free(w), free(rgeo), free(rsh), free(wf), free(vgeo), free(vsh), free(fwd[0]), free(fwd[1]), free(edge);
+    cs_splats_free(&s);
+    dev_close(&d);
     return fails;
 }
 
