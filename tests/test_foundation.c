@@ -436,7 +436,7 @@ int test_kernel_cache(void)
     cs_cl cl;
     CHECK_OK(test_open_cl(&cl));
     snprintf(cl.cache_dir, sizeof cl.cache_dir, "%s/cache_test", test_tmpdir());
-    cs_kernel_opts o = {{1, 0, 0, 0}, 0, 0, 0, 0, 0};
+    cs_kernel_opts o = {{1, 0, 0, 0}, 0, 0, 0, 0, 0, 0};
     cs_kernels k;
     CHECK_OK(cs_kernels_build(&cl, &o, &k));
     CHECK(!cl.last_build_cached, "first build is a miss");
@@ -614,7 +614,7 @@ int test_loop_probe(void)
     unsetenv("CLSPLAT_ASSUME_LOOP_LIMIT");
     CHECK_OK(rc);
     CHECK(cl.loop_limited == 1, "CLSPLAT_ASSUME_LOOP_LIMIT=1 marks the device");
-    cs_kernel_opts o = {{1, 0, 0, 0}, 0, 0, 0, 0, 0};
+    cs_kernel_opts o = {{1, 0, 0, 0}, 0, 0, 0, 0, 0, 0};
     cs_kernels k;
     CHECK_OK(cs_kernels_build(&cl, &o, &k));
     CHECK(k.opts.deterministic == 1, "a loop-limited device builds the deterministic backward");

@@ -135,7 +135,7 @@ int test_ssim_loss(void)
     cs_cl cl;
     CHECK_OK(test_open_cl(&cl));
     cs_kernels k;
-    cs_kernel_opts ko = {{0, 0, 0, 0}, 0, 0, 0, 0, 0};
+    cs_kernel_opts ko = {{0, 0, 0, 0}, 0, 0, 0, 0, 0, 0};
     CHECK_OK(cs_kernels_build(&cl, &ko, &k));
     CHECK_OK(check_loss(&cl, &k, 3, &rs));
     CHECK_OK(check_loss(&cl, &k, 4, &rs));
@@ -153,7 +153,7 @@ int test_gt_downsample(void)
     cs_cl cl;
     CHECK_OK(test_open_cl(&cl));
     cs_kernels k;
-    cs_kernel_opts ko = {{0, 0, 0, 0}, 0, 0, 0, 0, CS_PROGS(loss)};
+    cs_kernel_opts ko = {{0, 0, 0, 0}, 0, 0, 0, 0, CS_PROGS(loss), 0};
     CHECK_OK(cs_kernels_build(&cl, &ko, &k));
     cs_loss l;
     cs_loss_init(&l, &cl, &k);

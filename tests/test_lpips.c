@@ -18,7 +18,7 @@
 
 static int open_all(cs_cl *cl, cs_kernels *k, cs_lpips *lp)
 {
-    cs_kernel_opts ko = {{0, 0, 0, 0}, 0, 0, 0, 0, 0};
+    cs_kernel_opts ko = {{0, 0, 0, 0}, 0, 0, 0, 0, 0, 0};
     if (test_open_cl(cl) || cs_kernels_build(cl, &ko, k)) return -1;
     return cs_lpips_load(lp, cl, k, test_lpips_weights());
 }

@@ -47,7 +47,7 @@ typedef struct {
 static int open_dev(dev *d)
 {
     memset(d, 0, sizeof *d);
-    cs_kernel_opts ko = {{1, 0, 0, 0}, 0, 0, 0, 0, 0};
+    cs_kernel_opts ko = {{1, 0, 0, 0}, 0, 0, 0, 0, 0, 0};
     d->ko = ko;
     if (test_open_cl(&d->cl)) return -1;
     return cs_kernels_build(&d->cl, &d->ko, &d->k);

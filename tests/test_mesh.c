@@ -76,7 +76,7 @@ static int sphere_mesh(cs_cl *cl, const cs_kernels *k, const cs_tsdf_grid *g, co
 /* the test device and the program (SH degree 0: the mesh kernels do not depend on it) */
 static int open_device(cs_cl *cl, cs_kernels *k)
 {
-    cs_kernel_opts ko = {{0, 0, 0, 0}, 0, 0, 0, 0, 0};
+    cs_kernel_opts ko = {{0, 0, 0, 0}, 0, 0, 0, 0, 0, 0};
     if (test_open_cl(cl)) return -1;
     if (!cs_kernels_build(cl, &ko, k)) return 0;
     cs_cl_close(cl);

@@ -165,7 +165,7 @@ static int histo_check(cs_cl *cl, int sh_half)
 {
     uint64_t rs = test_seed() ^ (0x415 + (unsigned)sh_half);
     const int N = 20000 + (int)(test_rand(&rs) * 5000);
-    cs_kernel_opts ko = {{3, sh_half, 0, 0}, 0, 0, 0, 0, 0};
+    cs_kernel_opts ko = {{3, sh_half, 0, 0}, 0, 0, 0, 0, 0, 0};
     cs_kernels k;
     CHECK_OK(cs_kernels_build(cl, &ko, &k));
     cs_splats s;

@@ -26,7 +26,7 @@ static int adam_check(int opt_half, int sparse)
     uint64_t rs = test_seed() ^ (0xada + (unsigned)opt_half + 2u * (unsigned)sparse);
     cs_cl cl;
     CHECK_OK(test_open_cl(&cl));
-    cs_kernel_opts ko = {{1, 0, 0, opt_half}, 0, 0, 0, 0, 0};
+    cs_kernel_opts ko = {{1, 0, 0, opt_half}, 0, 0, 0, 0, 0, 0};
     cs_kernels k;
     CHECK_OK(cs_kernels_build(&cl, &ko, &k));
     cs_config cfg;

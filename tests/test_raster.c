@@ -104,7 +104,7 @@ static int dev_open(dev_ctx *d, int deg, int sh_half, int aa, int filter, int de
        does not set its own (every path on any device: make check-rusticl runs auto's 8) */
     const char *ep = getenv("CLSPLAT_TEST_PIXELS");
     int px = g_pixels ? g_pixels : ep ? atoi(ep) : 0;
-    cs_kernel_opts o = {{deg, sh_half, filter, 0}, aa, det, g_tile, px, 0};
+    cs_kernel_opts o = {{deg, sh_half, filter, 0}, aa, det, g_tile, px, 0, 0};
     size_t wg[CS_WG_COUNT];
     int e = cs_kernels_build(&d->cl, &o, &d->k);
     for (int g = 0; g < CS_WG_COUNT; g++) wg[g] = g_wg && g_wg <= d->k.wg_max[g] ? g_wg : d->k.wg_max[g];

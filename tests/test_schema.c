@@ -255,7 +255,7 @@ int test_schema_extra_array(void)
 {
     ctx c;
     memset(&c, 0, sizeof c);
-    cs_kernel_opts ko = {{1, 0, 0, 0}, 0, 0, 0, 0, 0};
+    cs_kernel_opts ko = {{1, 0, 0, 0}, 0, 0, 0, 0, 0, 0};
     c.lay = ko.layout;
     CHECK_OK(test_open_cl(&c.cl));
     CHECK_OK(cs_kernels_build(&c.cl, &ko, &c.k));
@@ -275,7 +275,7 @@ static int reset_check(int filter_3d, int opt_half, float decay)
     uint64_t rs = test_seed() ^ (0x0ac1 + (unsigned)(2 * filter_3d + opt_half) + (decay > 0 ? 16u : 0u));
     cs_cl cl;
     CHECK_OK(test_open_cl(&cl));
-    cs_kernel_opts ko = {{1, 0, filter_3d, opt_half}, 0, 0, 0, 0, CS_PROGS(density)};
+    cs_kernel_opts ko = {{1, 0, filter_3d, opt_half}, 0, 0, 0, 0, CS_PROGS(density), 0};
     cs_kernels k;
     CHECK_OK(cs_kernels_build(&cl, &ko, &k));
     enum { N = 777 };

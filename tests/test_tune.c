@@ -103,7 +103,7 @@ int test_tune(void)
     cs_cl cl;
     CHECK_OK(test_open_cl(&cl));
     snprintf(cl.cache_dir, sizeof cl.cache_dir, "%s/tune_test", test_tmpdir());
-    cs_kernel_opts o = {{1, 0, 0, 0}, 0, 0, 0, 0, 0};
+    cs_kernel_opts o = {{1, 0, 0, 0}, 0, 0, 0, 0, 0, 0};
     cs_kernels k;
     cs_tuning t, t2;
     int timed = profiling_has_times(&cl);

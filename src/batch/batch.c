@@ -130,6 +130,7 @@ static void survey_job(job_run *r, const cs_pack_device *d)
         if (j->cfg.memory.max_gaussians > 0 || fixed_cap) {
             cs_kernel_opts ko;
             cs_kernel_opts_of(&j->cfg, &ko);
+            ko.cpu = d->is_cpu;
             cs_mem_plan p;
             cs_mem_plan_make(&j->cfg, &ko, d->mem, &sc, &sp, &p);
             r->plan_bytes = p.cap ? p.peak_bytes : cs_mem_plan_bytes_at(&p, p.max_gaussians);

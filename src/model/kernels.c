@@ -192,6 +192,7 @@ static int build_once(cs_cl *cl, const cs_kernel_opts *o, cs_kernels *k)
 {
     memset(k, 0, sizeof *k);
     k->opts = *o;
+    k->opts.cpu = cl->is_cpu;
     if (!k->opts.programs) k->opts.programs = CS_PROGS_ALL;
     char opts[1024];
     cs_kernel_opts_string(o, 0, opts, sizeof opts);

@@ -18,6 +18,7 @@ typedef struct {
     int pixels;             /* pixels of a tile column a rasterizer work-item covers: a power of two
                                <= tile; 0 = the fewest the device's group limits allow (1 mostly) */
     unsigned programs;      /* the programs to build: CS_PROGS_* bits (0 = all); not a build option */
+    int cpu;                /* the device is a CPU (set by the build; render.h sizes the backward's units by it) */
 } cs_kernel_opts;
 
 /* Every build option of the program, written once: X(define, its value in cs_kernel_opts *O,

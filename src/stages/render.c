@@ -38,13 +38,13 @@ void cs_renderer_init(cs_renderer *r, cs_cl *cl, const cs_kernels *k, float kern
     r->cl = cl;
     r->k = k;
     r->kernel_size = kernel_size;
-    r->chunk = cs_render_chunk(&k->opts, cl->is_cpu);
+    r->chunk = cs_render_chunk(&k->opts);
 }
 
-unsigned cs_render_chunk(const cs_kernel_opts *o, int is_cpu)
+unsigned cs_render_chunk(const cs_kernel_opts *o)
 {
     unsigned tile = o->tile ? (unsigned)o->tile : 16u, pixels = o->pixels ? (unsigned)o->pixels : 1u;
-    unsigned batch = tile * tile / pixels, chunk = is_cpu ? 1u << 30 : CS_CHUNK_TILES * tile * tile;
+    unsigned batch = tile * tile / pixels, chunk = o->cpu ? 1u << 30 : CS_CHUNK_TILES * tile * tile;
     const char *env = getenv("CLSPLAT_BWD_CHUNK");
     if (env && *env) {
         long v = strtol(env, NULL, 10);
@@ -116,7 +116,7 @@ cs_render_footprint cs_renderer_footprint(const cs_kernel_opts *o)
     f.per_pixel = 3 * 4 + 4 + 4; /* image, final transmittance, last contributor */
     /* the backward's units: at most one a tile beyond one every chunk pairs, each with its tile
        id and a checkpoint of the tile's pixels; each tile's first unit */
-    size_t tile = o->tile > 0 ? (size_t)o->tile : 16, chunk = cs_render_chunk(o, 0), ck = tile * tile * 16 + 4;
+    size_t tile = o->tile > 0 ? (size_t)o->tile : 16, chunk = cs_render_chunk(o), ck = tile * tile * 16 + 4;
     f.per_pair += (ck + chunk - 1) / chunk;
     f.per_tile = ck + 4;
     return f;

@@ -55,7 +55,7 @@ void cs_view_from_camera(const cs_camera *c, cs_view *v);
  * the pixels of cs_loss_gt_scaled's ground truth. */
 void cs_view_scale(cs_view *v, int f);
 /* An empty renderer on CL with K's kernels and the mip 2D filter variance KERNEL_SIZE; the
- * pool grows at the first view. Its backward units hold cs_render_chunk(K's options, CL's type) pairs. */
+ * pool grows at the first view. Its backward units hold cs_render_chunk(K's options) pairs. */
 void cs_renderer_init(cs_renderer *r, cs_cl *cl, const cs_kernels *k, float kernel_size);
 /* Enqueues the rendering of the model's first n Gaussians (does not block); the image will be in r->img (3, H,
  * W). The pair buffers are sized before the pair count is known: cs_render_confirm must be
@@ -103,11 +103,11 @@ typedef struct {
 cs_render_footprint cs_renderer_footprint(const cs_kernel_opts *o);
 #define CS_PAIR_MARGIN 1.25
 /* Pairs a backward unit replays under the kernel options O: CS_CHUNK_TILES tiles' pixels on a
- * GPU, one unit a tile on a CPU (IS_CPU: there the units only add work, PoCL's test_fast_config
+ * GPU, one unit a tile on a CPU (o->cpu: there the units only add work, PoCL's test_fast_config
  * 105 -> 117 s), or CLSPLAT_BWD_CHUNK (a measurement knob: pairs, rounded up to the batch; 0 =
- * one unit a tile). The memory plan takes the GPU's. */
+ * one unit a tile). */
 #define CS_CHUNK_TILES 2
-unsigned cs_render_chunk(const cs_kernel_opts *o, int is_cpu);
+unsigned cs_render_chunk(const cs_kernel_opts *o);
 /* cs_renderer_trim; the renderer may be dropped afterwards. */
 void cs_renderer_free(cs_renderer *r);
 
