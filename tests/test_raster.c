@@ -653,6 +653,22 @@ static int grad_check(int aa, int filter, int sh_half, int det, int atomics, con
     return fails;
 }
 
+/* N degree-1 Gaussians crowded around the origin (log-scales about LOG_SCALE), so the tiles of
+ * a small view hold several batches of pairs */
+static void crowded_splats(uint64_t *rs, int n, double log_scale, cs_splats *s)
+{
+    cs_splats_alloc(s, n, 1, 0);
+    for (int i = 0; i < s->n; i++) {
+        for (int k = 0; k < 3; k++) {
+            s->means[i * 3 + k] = (float)(0.35 * test_randn(rs));
+            s->log_scales[i * 3 + k] = (float)(log_scale + 0.3 * test_randn(rs));
+        }
+        for (int k = 0; k < 4; k++) s->quats[i * 4 + k] = (float)test_randn(rs);
+        s->logit_opacity[i] = (float)(-1.5 + 0.5 * test_randn(rs));
+        for (int k = 0; k < 12; k++) s->sh[i * 12 + k] = (float)(0.3 * test_randn(rs));
+    }
+}
+
 /* The device backward of a rendered view R (its forward redone with R->chunk pairs a backward
  * unit) into VGEO / VSH (DEG 1 rows); DET: every per-pair row poisoned by an earlier pass. The
  * most units a tile got go to *MAX_UNITS. */
@@ -699,16 +715,7 @@ static int many_batches(int det)
     cs_view v;
     cs_view_from_camera(&cam, &v);
     cs_splats s;
-    cs_splats_alloc(&s, 3000, 1, 0);
-    for (int i = 0; i < s.n; i++) {
-        for (int k = 0; k < 3; k++) {
-            s.means[i * 3 + k] = (float)(0.35 * test_randn(&rs));
-            s.log_scales[i * 3 + k] = (float)(-2.4 + 0.3 * test_randn(&rs));
-        }
-        for (int k = 0; k < 4; k++) s.quats[i * 4 + k] = (float)test_randn(&rs);
-        s.logit_opacity[i] = (float)(-1.5 + 0.5 * test_randn(&rs));
-        for (int k = 0; k < 12; k++) s.sh[i * 12 + k] = (float)(0.3 * test_randn(&rs));
-    }
+    crowded_splats(&rs, 3000, -2.4, &s);
     float bg[3] = {0.1f, 0.2f, 0.3f};
     ref_opts o = {1, 0, 0.1, 0, 0, {bg[0], bg[1], bg[2]}, g_tile};
     size_t npx = (size_t)3 * 80 * 60;
@@ -814,16 +821,7 @@ int test_raster_bwd_units(void)
     cs_view v;
     cs_view_from_camera(&cam, &v);
     cs_splats s;
-    cs_splats_alloc(&s, 300, 1, 0);
-    for (int i = 0; i < s.n; i++) {
-        for (int k = 0; k < 3; k++) {
-            s.means[i * 3 + k] = (float)(0.35 * test_randn(&rs));
-            s.log_scales[i * 3 + k] = (float)(-2.2 + 0.3 * test_randn(&rs));
-        }
-        for (int k = 0; k < 4; k++) s.quats[i * 4 + k] = (float)test_randn(&rs);
-        s.logit_opacity[i] = (float)(-1.5 + 0.5 * test_randn(&rs));
-        for (int k = 0; k < 12; k++) s.sh[i * 12 + k] = (float)(0.3 * test_randn(&rs));
-    }
+    crowded_splats(&rs, 300, -2.2, &s);
     float bg[3] = {0.1f, 0.2f, 0.3f};
     ref_opts o = {1, 0, 0.1, 0, 0, {bg[0], bg[1], bg[2]}, g_tile};
     size_t px = 40 * 30, npx = 3 * px;
