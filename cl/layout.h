@@ -14,6 +14,11 @@
 #define CS_GEO_LOGIT_OPACITY 10  /* opacity = sigmoid(this) */
 #define CS_GEO_W 11
 
+/* ---- project_bwd writes its rows through local memory in slices of this many columns (at
+ * least CS_GEO_W; 16 floats keep each row's slice whole 32-byte sectors). A work-item stages
+ * CS_STAGE_W + 1 floats (cs_stage_bytes in kernels.h). */
+#define CS_STAGE_W 16
+
 /* ---- the model: every per-Gaussian array, described once ---------------------------------
  * X(name, what, width, storage, present, category, checkpointed, of, on_new), in the model's
  * one order (the checkpoint's order too). Allocation, growth and compaction, the bytes a row

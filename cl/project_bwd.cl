@@ -1,27 +1,34 @@
 /* project_bwd.cl: gradients of the projection, from d/d(mean2d, conic, opacity, rgb) to the
  * parameters (means, log-scales, quaternions, logit opacity, SH). Writes every element of every
- * row once (zeros for culled Gaussians and inactive SH bands), so no clearing is needed. */
+ * row once (zeros for culled Gaussians and inactive SH bands), so no clearing is needed.
+ *
+ * The rows leave through local memory: a work-item's row is 11 + 3K floats, and written by
+ * each item on its own, a warp's stores land 44 or 12K bytes apart. Instead each item leaves a
+ * slice of CS_STAGE_W columns in STAGE (an odd stride, so no bank conflicts) and the group
+ * writes the slice out, consecutive work-items to consecutive addresses. STAGE holds
+ * (local size) * (CS_STAGE_W + 1) floats. */
 
-__kernel void project_bwd(int n,
-                          __global const float *geo, __global const sh_t *sh, __global const float *filter3d,
-                          float16 cam, float4 intr, int W, int H, int active_degree, float kernel_size,
-                          __global const int *radii,     /* (N) */
-                          __global const uint *clamped,  /* (N) */
-                          __global const float *v_2d,    /* (N, 9) */
-                          /* outputs */
-                          __global float *v_geo,         /* (N, CS_GEO_W) */
-                          __global float *v_sh)          /* (N, K, 3) */
+/* One slice of the group's rows, columns [col0, col0 + CS_STAGE_W) of R: after every item has
+   left its values in stage, the group copies them to OUT (rows row0.. of the group, < n). */
+inline void stage_out(__local float *stage, __global float *out, int R, int col0, int row0, int n)
 {
-    int i = get_global_id(0);
-    if (i >= n) return;
-    __global float *vg = v_geo + (size_t)i * CS_GEO_W;
-    __global float *vs = v_sh + (size_t)i * SH_K * 3;
-    proj_t P;
-    if (radii[i] <= 0 || !project_gaussian(geo, filter3d, i, cam, intr, W, H, kernel_size, &P)) {
-        for (int k = 0; k < CS_GEO_W; k++) vg[k] = 0.f;
-        for (int k = 0; k < SH_K * 3; k++) vs[k] = 0.f;
-        return;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int wg = (int)get_local_size(0), lid = (int)get_local_id(0);
+    int w = min(CS_STAGE_W, R - col0);
+    for (int e = lid; e < wg * w; e += wg) {
+        int r = e / w, c = e - r * w;
+        if (row0 + r < n) out[(size_t)(row0 + r) * R + col0 + c] = stage[r * (CS_STAGE_W + 1) + c];
     }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* The gradients of Gaussian I, visible with projection P: VG its geometry row; the SH row is
+   b[k] * v_rgb[channel] (b zero past the active bands), returned as B and V_RGB. */
+inline void grad_one(int i, const proj_t *Pp, __global const sh_t *sh, float16 cam, float4 intr, int active_degree,
+                     __global const uint *clamped, __global const float *v_2d, float vg[CS_GEO_W], float b[16],
+                     float v_rgb_out[3])
+{
+    proj_t P = *Pp;
     __global const float *v = v_2d + (size_t)i * CS_V2D_W;
     float2 v_xy = (float2)(v[CS_V2D_MEAN], v[CS_V2D_MEAN + 1]);
     float va = v[CS_V2D_CONIC], vb = v[CS_V2D_CONIC + 1], vc = v[CS_V2D_CONIC + 2], v_op = v[CS_V2D_OPACITY];
@@ -30,26 +37,22 @@ __kernel void project_bwd(int n,
     if (cm & 1u) v_rgb.x = 0.f;
     if (cm & 2u) v_rgb.y = 0.f;
     if (cm & 4u) v_rgb.z = 0.f;
+    v_rgb_out[0] = v_rgb.x;
+    v_rgb_out[1] = v_rgb.y;
+    v_rgb_out[2] = v_rgb.z;
 
     /* ---- colour: SH coefficients and the view direction ---- */
     float3 dvec = P.p - (float3)(cam.sc, cam.sd, cam.se);
     float dlen = length(dvec);
     float3 dir = dvec / dlen;
-    float b[16];
     sh_basis(dir, active_degree, b);
     int nk = (active_degree + 1) * (active_degree + 1);
     float3 v_dir = (float3)(0.f);
-    for (int k = 0; k < nk; k++) {
+    for (int k = 1; k < nk; k++) {
         size_t o = ((size_t)i * SH_K + k) * 3;
-        vs[k * 3 + 0] = b[k] * v_rgb.x;
-        vs[k * 3 + 1] = b[k] * v_rgb.y;
-        vs[k * 3 + 2] = b[k] * v_rgb.z;
-        if (k > 0) {
-            float3 c = (float3)(SH_LOAD(sh, o), SH_LOAD(sh, o + 1), SH_LOAD(sh, o + 2));
-            v_dir += dot(c, v_rgb) * sh_basis_grad(dir, k);
-        }
+        float3 c = (float3)(SH_LOAD(sh, o), SH_LOAD(sh, o + 1), SH_LOAD(sh, o + 2));
+        v_dir += dot(c, v_rgb) * sh_basis_grad(dir, k);
     }
-    for (int k = nk * 3; k < SH_K * 3; k++) vs[k] = 0.f;
     float3 v_p = (v_dir - dir * dot(dir, v_dir)) / dlen;
 
     /* ---- opacity = sigmoid(logit) * c3 * c2 ---- */
@@ -160,4 +163,35 @@ __kernel void project_bwd(int n,
     vg[CS_GEO_QUAT + 1] = vq.y;
     vg[CS_GEO_QUAT + 2] = vq.z;
     vg[CS_GEO_QUAT + 3] = vq.w;
+}
+
+__kernel void project_bwd(int n,
+                          __global const float *geo, __global const sh_t *sh, __global const float *filter3d,
+                          float16 cam, float4 intr, int W, int H, int active_degree, float kernel_size,
+                          __global const int *radii,     /* (N) */
+                          __global const uint *clamped,  /* (N) */
+                          __global const float *v_2d,    /* (N, 9) */
+                          /* outputs */
+                          __global float *v_geo,         /* (N, CS_GEO_W) */
+                          __global float *v_sh,          /* (N, K, 3) */
+                          __local float *stage)
+{
+    int i = (int)get_global_id(0), lid = (int)get_local_id(0);
+    int row0 = (int)(get_group_id(0) * get_local_size(0));
+    float vg[CS_GEO_W], b[16], v_rgb[3] = {0.f, 0.f, 0.f};
+    for (int k = 0; k < CS_GEO_W; k++) vg[k] = 0.f;
+    for (int k = 0; k < 16; k++) b[k] = 0.f;
+    proj_t P;
+    if (i < n && radii[i] > 0 && project_gaussian(geo, filter3d, i, cam, intr, W, H, kernel_size, &P))
+        grad_one(i, &P, sh, cam, intr, active_degree, clamped, v_2d, vg, b, v_rgb);
+    __local float *mine = stage + lid * (CS_STAGE_W + 1);
+    for (int col0 = 0; col0 < SH_K * 3; col0 += CS_STAGE_W) {
+        for (int c = 0; c < CS_STAGE_W; c++) {
+            int col = col0 + c;
+            if (col < SH_K * 3) mine[c] = b[col / 3] * v_rgb[col % 3];
+        }
+        stage_out(stage, v_sh, SH_K * 3, col0, row0, n);
+    }
+    for (int c = 0; c < CS_GEO_W; c++) mine[c] = vg[c];
+    stage_out(stage, v_geo, CS_GEO_W, 0, row0, n);
 }

@@ -156,6 +156,11 @@ static int limits(cs_cl *cl, cs_kernels *k)
         if (all[i].group == CS_WG_FIXED || !all[i].kern) continue;
         if (kernel_limit(cl, all[i].kern, all[i].name, &wg, &local)) return -1;
         if (all[i].group >= 0) {
+            /* project_bwd's stage grows with its group: the largest that fits beside its own */
+            if (all[i].group == CS_WG_PROJECT_BWD && local < cl->local_mem) {
+                size_t fit = (size_t)(cl->local_mem - local) / cs_stage_bytes(1);
+                if (fit < wg) wg = fit;
+            }
             if (wg < k->wg_max[all[i].group]) k->wg_max[all[i].group] = wg;
         } else if (wg < per_tile || local > cl->local_mem) {
             /* local memory scales with the group (one staged Gaussian a work-item) */

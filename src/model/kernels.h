@@ -147,6 +147,8 @@ extern const char *const cs_program_files[CS_PROG_COUNT];
     X(mesh_color_adam, CS_WG_FIXED, mesh)
 extern const char *const cs_wg_names[CS_WG_COUNT];
 #define CS_WG_DEFAULT 256
+/* local memory project_bwd stages its rows in, for a work-group of WG items (layout.h) */
+static inline size_t cs_stage_bytes(size_t wg) { return wg * (CS_STAGE_W + 1) * sizeof(float); }
 
 typedef struct {
     cs_kernel_opts opts;    /* opts.tile and opts.pixels resolved */

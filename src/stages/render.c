@@ -390,7 +390,8 @@ int cs_render_backward(cs_renderer *r, cs_model *m, const cs_view *v, int active
     return cs_cl_run(cl, k->project_bwd, CS_STAGE_PROJECT_BWD, 1, &g, &lp, CS_ARG(n), CS_ARG(m->geo.mem),
                      CS_ARG(m->sh.mem), CS_ARG(filt), CS_ARG(v->cam), CS_ARG(v->intr), CS_ARG(W), CS_ARG(H),
                      CS_ARG(active_degree), CS_ARG(r->kernel_size), CS_ARG(r->radii.mem), CS_ARG(r->clamped.mem),
-                     CS_ARG(r->v_2d.mem), CS_ARG(m->v_geo.mem), CS_ARG(m->v_sh.mem));
+                     CS_ARG(r->v_2d.mem), CS_ARG(m->v_geo.mem), CS_ARG(m->v_sh.mem),
+                     CS_LOCAL(cs_stage_bytes(lp)));
 }
 
 int cs_render_read_image(cs_renderer *r, int W, int H, cs_image *img)
