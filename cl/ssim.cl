@@ -28,55 +28,80 @@ inline float gt_weight(__global const uchar *gt, uint gt_off, int gt_ch, int W, 
 /* the render as the loss sees it: blended towards the ground truth B by the weight M */
 inline float weighted_render(float a, float b, float m, int gt_ch) { return gt_ch == 4 ? b + m * (a - b) : a; }
 
-/* horizontal pass: h5 = (5, 3, H, W) blurred x, y, x^2, y^2, xy */
-__kernel void ssim_blur_h(__global const float *img, __global const uchar *gt, uint gt_off, int gt_ch, int W, int H,
-                          int clamp01, __global float *h5)
+/* Both passes run in one work-group of SSIM_T x SSIM_T pixels of one channel: the group loads
+ * its pixels and a halo of SSIM_R (zero outside the image, as torch's zero padding), blurs the
+ * rows of the halo horizontally in local memory, then each item blurs its column vertically.
+ * The sums run in the order of separate passes (x taps, then y taps). */
+#define SSIM_T 16
+#define SSIM_R 5
+#define SSIM_S (SSIM_T + 2 * SSIM_R) /* the loaded square's side */
+
+/* Horizontal blur of 3 maps of the loaded square SRC (SSIM_S x SSIM_S each) into DST (SSIM_S
+   rows x SSIM_T columns each); the group's items share the rows. */
+inline void blur_rows3(__local const float *src, __local float *dst, int lid)
 {
-    int x = get_global_id(0), y = get_global_id(1), c = get_global_id(2);
-    if (x >= W || y >= H) return;
-    float s[5] = {0.f, 0.f, 0.f, 0.f, 0.f};
-    size_t plane = (size_t)c * W * H + (size_t)y * W;
-    for (int k = -5; k <= 5; k++) {
-        int xx = x + k;
-        if (xx < 0 || xx >= W) continue;
-        float w = GAUSS11[k + 5];
-        float b = load_gt(gt, gt_off, gt_ch, W, xx, y, c);
-        float a = weighted_render(load_render(img, plane + xx, clamp01), b, gt_weight(gt, gt_off, gt_ch, W, xx, y), gt_ch);
-        s[0] += w * a; s[1] += w * b; s[2] += w * a * a; s[3] += w * b * b; s[4] += w * a * b;
+    for (int e = lid; e < SSIM_S * SSIM_T; e += SSIM_T * SSIM_T) {
+        int r = e / SSIM_T, col = e - r * SSIM_T;
+        __local const float *row = src + r * SSIM_S + col;
+        float s[3] = {0.f, 0.f, 0.f};
+        for (int k = 0; k < 11; k++)
+            for (int q = 0; q < 3; q++) s[q] += GAUSS11[k] * row[q * SSIM_S * SSIM_S + k];
+        for (int q = 0; q < 3; q++) dst[q * SSIM_S * SSIM_T + e] = s[q];
     }
-    size_t n3 = (size_t)3 * W * H, o = plane + x;
-    for (int m = 0; m < 5; m++) h5[m * n3 + o] = s[m];
 }
 
-/* vertical pass: SSIM map, its partial derivatives (scaled by dL/dSSIM) for the backward when
- * WANT_GRAD, and per-work-group partial sums (L1, squared error, SSIM) of the image. */
-__kernel void ssim_fwd_v(__global const float *h5, __global const float *img, __global const uchar *gt, uint gt_off,
-                         int gt_ch, int W, int H, int clamp01, int want_grad, float dL_dssim,
-                         __global float *dmap3,      /* (3, 3, H, W): dS/dm1, dS/de11, dS/de12 */
-                         __global float4 *partials)  /* (groups) */
+/* SSIM map, its partial derivatives (scaled by dL/dSSIM) for the backward when WANT_GRAD, and
+ * per-work-group partial sums (L1, squared error, SSIM) of the image. */
+__kernel __attribute__((reqd_work_group_size(SSIM_T, SSIM_T, 1)))
+void ssim_fwd(__global const float *img, __global const uchar *gt, uint gt_off, int gt_ch, int W, int H,
+              int clamp01, int want_grad, float dL_dssim,
+              __global float *dmap3,      /* (3, 3, H, W): dS/dm1, dS/de11, dS/de12 */
+              __global float4 *partials)  /* (groups) */
 {
-    __local float4 red[256];
-    int x = get_global_id(0), y = get_global_id(1), c = get_global_id(2);
-    int lid = get_local_id(1) * get_local_size(0) + get_local_id(0);
+    __local float ab[2 * SSIM_S * SSIM_S];      /* the weighted render a, then the ground truth b */
+    __local float hm[5 * SSIM_S * SSIM_T];      /* rows blurred: a, b, a^2, b^2, ab */
+    __local float4 red[SSIM_T * SSIM_T];
+    int lx = get_local_id(0), ly = get_local_id(1), lid = ly * SSIM_T + lx, c = get_global_id(2);
+    int x0 = (int)get_group_id(0) * SSIM_T - SSIM_R, y0 = (int)get_group_id(1) * SSIM_T - SSIM_R;
+    size_t plane = (size_t)c * W * H;
+    for (int e = lid; e < SSIM_S * SSIM_S; e += SSIM_T * SSIM_T) {
+        int X = x0 + e % SSIM_S, Y = y0 + e / SSIM_S;
+        float a = 0.f, b = 0.f;
+        if (X >= 0 && X < W && Y >= 0 && Y < H) {
+            b = load_gt(gt, gt_off, gt_ch, W, X, Y, c);
+            a = weighted_render(load_render(img, plane + (size_t)Y * W + X, clamp01), b,
+                                gt_weight(gt, gt_off, gt_ch, W, X, Y), gt_ch);
+        }
+        ab[e] = a;
+        ab[SSIM_S * SSIM_S + e] = b;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int e = lid; e < SSIM_S * SSIM_T; e += SSIM_T * SSIM_T) {
+        int r = e / SSIM_T, col = e - r * SSIM_T;
+        __local const float *ra = ab + r * SSIM_S + col, *rb = ra + SSIM_S * SSIM_S;
+        float s[5] = {0.f, 0.f, 0.f, 0.f, 0.f};
+        for (int k = 0; k < 11; k++) {
+            float w = GAUSS11[k], a = ra[k], b = rb[k];
+            s[0] += w * a; s[1] += w * b; s[2] += w * a * a; s[3] += w * b * b; s[4] += w * a * b;
+        }
+        for (int q = 0; q < 5; q++) hm[q * SSIM_S * SSIM_T + e] = s[q];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int x = x0 + SSIM_R + lx, y = y0 + SSIM_R + ly;
     float4 acc = (float4)(0.f);
     if (x < W && y < H) {
         size_t n3 = (size_t)3 * W * H;
         float m[5] = {0.f, 0.f, 0.f, 0.f, 0.f};
-        for (int k = -5; k <= 5; k++) {
-            int yy = y + k;
-            if (yy < 0 || yy >= H) continue;
-            float w = GAUSS11[k + 5];
-            size_t o = (size_t)c * W * H + (size_t)yy * W + x;
-            for (int q = 0; q < 5; q++) m[q] += w * h5[q * n3 + o];
-        }
+        for (int k = 0; k < 11; k++)
+            for (int q = 0; q < 5; q++) m[q] += GAUSS11[k] * hm[q * SSIM_S * SSIM_T + (ly + k) * SSIM_T + lx];
         float mu1 = m[0], mu2 = m[1];
         float s11 = m[2] - mu1 * mu1, s22 = m[3] - mu2 * mu2, s12 = m[4] - mu1 * mu2;
         float A1 = 2.f * mu1 * mu2 + SSIM_C1, A2 = 2.f * s12 + SSIM_C2;
         float B1 = mu1 * mu1 + mu2 * mu2 + SSIM_C1, B2 = s11 + s22 + SSIM_C2;
         float S = (A1 * A2) / (B1 * B2);
-        size_t o = (size_t)c * W * H + (size_t)y * W + x;
-        float b = load_gt(gt, gt_off, gt_ch, W, x, y, c), wt = gt_weight(gt, gt_off, gt_ch, W, x, y);
-        float a = weighted_render(load_render(img, o, clamp01), b, wt, gt_ch);
+        size_t o = plane + (size_t)y * W + x;
+        int li = (ly + SSIM_R) * SSIM_S + lx + SSIM_R;
+        float a = ab[li], b = ab[SSIM_S * SSIM_S + li], wt = gt_weight(gt, gt_off, gt_ch, W, x, y);
         acc = (float4)(fabs(a - b), (a - b) * (a - b), S * wt, wt);
         if (want_grad) {
             dL_dssim *= wt;
@@ -90,8 +115,7 @@ __kernel void ssim_fwd_v(__global const float *h5, __global const float *img, __
     }
     red[lid] = acc;
     barrier(CLK_LOCAL_MEM_FENCE);
-    int wg = get_local_size(0) * get_local_size(1);
-    for (int s = wg / 2; s > 0; s >>= 1) {
+    for (int s = SSIM_T * SSIM_T / 2; s > 0; s >>= 1) {
         if (lid < s) red[lid] += red[lid + s];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -101,39 +125,33 @@ __kernel void ssim_fwd_v(__global const float *h5, __global const float *img, __
     }
 }
 
-/* backward horizontal pass over the 3 derivative maps */
-__kernel void ssim_bwd_h(__global const float *dmap3, int W, int H, __global float *h3)
-{
-    int x = get_global_id(0), y = get_global_id(1), c = get_global_id(2);
-    if (x >= W || y >= H) return;
-    size_t n3 = (size_t)3 * W * H, plane = (size_t)c * W * H + (size_t)y * W;
-    float s[3] = {0.f, 0.f, 0.f};
-    for (int k = -5; k <= 5; k++) {
-        int xx = x + k;
-        if (xx < 0 || xx >= W) continue;
-        float w = GAUSS11[k + 5];
-        for (int q = 0; q < 3; q++) s[q] += w * dmap3[q * n3 + plane + xx];
-    }
-    for (int q = 0; q < 3; q++) h3[q * n3 + plane + x] = s[q];
-}
-
-/* backward vertical pass + L1: v_img = m (G*dm1 + 2 x G*de11 + y G*de12 + (1-lambda) sign(x-y) / (3HW)),
+/* The backward: both blurs of the 3 derivative maps, then with L1:
+ * v_img = m (G*dm1 + 2 x G*de11 + y G*de12 + (1-lambda) sign(x-y) / (3HW)),
  * x the weighted render, m the weight (1 without one) */
-__kernel void ssim_bwd_v(__global const float *h3, __global const float *img, __global const uchar *gt, uint gt_off,
-                         int gt_ch, int W, int H, float dL_dl1, __global float *v_img)
+__kernel __attribute__((reqd_work_group_size(SSIM_T, SSIM_T, 1)))
+void ssim_bwd(__global const float *dmap3, __global const float *img, __global const uchar *gt, uint gt_off,
+              int gt_ch, int W, int H, float dL_dl1, __global float *v_img)
 {
-    int x = get_global_id(0), y = get_global_id(1), c = get_global_id(2);
-    if (x >= W || y >= H) return;
-    size_t n3 = (size_t)3 * W * H;
-    float s[3] = {0.f, 0.f, 0.f};
-    for (int k = -5; k <= 5; k++) {
-        int yy = y + k;
-        if (yy < 0 || yy >= H) continue;
-        float w = GAUSS11[k + 5];
-        size_t o = (size_t)c * W * H + (size_t)yy * W + x;
-        for (int q = 0; q < 3; q++) s[q] += w * h3[q * n3 + o];
+    __local float d[3 * SSIM_S * SSIM_S];
+    __local float hd[3 * SSIM_S * SSIM_T];
+    int lx = get_local_id(0), ly = get_local_id(1), lid = ly * SSIM_T + lx, c = get_global_id(2);
+    int x0 = (int)get_group_id(0) * SSIM_T - SSIM_R, y0 = (int)get_group_id(1) * SSIM_T - SSIM_R;
+    size_t n3 = (size_t)3 * W * H, plane = (size_t)c * W * H;
+    for (int e = lid; e < SSIM_S * SSIM_S; e += SSIM_T * SSIM_T) {
+        int X = x0 + e % SSIM_S, Y = y0 + e / SSIM_S;
+        int in = X >= 0 && X < W && Y >= 0 && Y < H;
+        size_t o = plane + (size_t)(in ? Y : 0) * W + (in ? X : 0);
+        for (int q = 0; q < 3; q++) d[q * SSIM_S * SSIM_S + e] = in ? dmap3[q * n3 + o] : 0.f;
     }
-    size_t o = (size_t)c * W * H + (size_t)y * W + x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    blur_rows3(d, hd, lid);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int x = x0 + SSIM_R + lx, y = y0 + SSIM_R + ly;
+    if (x >= W || y >= H) return;
+    float s[3] = {0.f, 0.f, 0.f};
+    for (int k = 0; k < 11; k++)
+        for (int q = 0; q < 3; q++) s[q] += GAUSS11[k] * hd[q * SSIM_S * SSIM_T + (ly + k) * SSIM_T + lx];
+    size_t o = plane + (size_t)y * W + x;
     float b = load_gt(gt, gt_off, gt_ch, W, x, y, c), wt = gt_weight(gt, gt_off, gt_ch, W, x, y);
     float a = weighted_render(img[o], b, wt, gt_ch);
     float sgn = a > b ? 1.f : a < b ? -1.f : 0.f;

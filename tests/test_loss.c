@@ -63,6 +63,62 @@ static double ref_train_loss(const double *x, const uint8_t *gt, int ch, int W, 
     return (1 - lambda) * r.l1 / n - lambda * r.ssim / n;
 }
 
+/* The gradient of ref_train_loss for every value of X, analytic in double (the same chain as
+   ssim.cl, summed directly over the 11x11 window): for the finite differences to vouch for, and
+   to compare every pixel with (a window tap lost at a work-group's edge moves a few pixels by
+   1e-4 of their gradient, where 60 sampled differences cannot see it). */
+static void ref_train_grad(const double *x, const uint8_t *gt, int ch, int W, int H, double lambda, double *out)
+{
+    static const double C1 = 0.0001, C2 = 0.0009;
+    double g[11], gs = 0, n = 3.0 * W * H;
+    for (int i = 0; i < 11; i++) gs += g[i] = exp(-(i - 5) * (i - 5) / 4.5);
+    for (int i = 0; i < 11; i++) g[i] /= gs;
+    size_t np = (size_t)W * H;
+    double *d = malloc(sizeof(double) * 3 * np); /* dS/dmu1, dS/dE[a^2], dS/dE[ab], scaled */
+#define WT(p) (ch == 4 ? gt[(size_t)(p) * 4 + 3] / 255.0 : 1.0)
+#define GT(p, c) (gt[(size_t)(p) * ch + (c)] / 255.0)
+#define XB(c, p) (GT(p, c) + WT(p) * (x[(size_t)(c) * W * H + (p)] - GT(p, c)))
+    for (int c = 0; c < 3; c++) {
+        for (int y = 0; y < H; y++)
+            for (int xx = 0; xx < W; xx++) {
+                double m[5] = {0, 0, 0, 0, 0};
+                for (int dy = -5; dy <= 5; dy++)
+                    for (int dx = -5; dx <= 5; dx++) {
+                        int py = y + dy, px = xx + dx;
+                        if (py < 0 || py >= H || px < 0 || px >= W) continue;
+                        double w = g[dy + 5] * g[dx + 5];
+                        size_t p = (size_t)py * W + px;
+                        double a = XB(c, p), b = GT(p, c);
+                        m[0] += w * a, m[1] += w * b, m[2] += w * a * a, m[3] += w * b * b, m[4] += w * a * b;
+                    }
+                double A1 = 2 * m[0] * m[1] + C1, A2 = 2 * (m[4] - m[0] * m[1]) + C2;
+                double B1 = m[0] * m[0] + m[1] * m[1] + C1, B2 = m[2] - m[0] * m[0] + m[3] - m[1] * m[1] + C2;
+                double S = A1 * A2 / (B1 * B2), k = -lambda / n * WT((size_t)y * W + xx);
+                size_t p = (size_t)y * W + xx;
+                d[p] = k * ((2 * m[1] * A2 - 2 * m[1] * A1) / (B1 * B2) - S * (2 * m[0] / B1 - 2 * m[0] / B2));
+                d[np + p] = k * (-S / B2);
+                d[2 * np + p] = k * (2 * A1 / (B1 * B2));
+            }
+        for (int y = 0; y < H; y++)
+            for (int xx = 0; xx < W; xx++) {
+                double s[3] = {0, 0, 0};
+                for (int dy = -5; dy <= 5; dy++)
+                    for (int dx = -5; dx <= 5; dx++) {
+                        int py = y + dy, px = xx + dx;
+                        if (py < 0 || py >= H || px < 0 || px >= W) continue;
+                        for (int q = 0; q < 3; q++) s[q] += g[dy + 5] * g[dx + 5] * d[q * np + (size_t)py * W + px];
+                    }
+                size_t p = (size_t)y * W + xx;
+                double a = XB(c, p), b = GT(p, c), sgn = a > b ? 1 : a < b ? -1 : 0;
+                out[(size_t)c * np + p] = WT(p) * (s[0] + 2 * a * s[1] + b * s[2] + (1 - lambda) / n * sgn);
+            }
+    }
+#undef WT
+#undef GT
+#undef XB
+    free(d);
+}
+
 /* The loss, gradient and metrics of one random image pair with CH ground-truth channels. */
 static int check_loss(cs_cl *cl, const cs_kernels *k, int ch, uint64_t *rs)
 {
@@ -100,7 +156,8 @@ static int check_loss(cs_cl *cl, const cs_kernels *k, int ch, uint64_t *rs)
     double ref = (1 - lambda) * rf.l1 / rf.weight + lambda * (1 - rf.ssim / rf.weight);
     CHECK(fabs(loss - ref) < 1e-5 && fabs(mt.ssim - rf.ssim / rf.weight) < 1e-5,
           "%d channels: loss %.8f vs %.8f, ssim %.8f vs %.8f", ch, loss, ref, mt.ssim, rf.ssim / rf.weight);
-    double se = 0, sr = 0;
+    double se = 0, sr = 0, fe = 0, *full = malloc(sizeof(double) * n);
+    ref_train_grad(x, gt, ch, W, H, lambda, full);
     int masked_nonzero = 0;
     for (int t = 0; t < 60; t++) {
         size_t i = (size_t)(test_rand(rs) * n), p = i % np;
@@ -113,7 +170,17 @@ static int check_loss(cs_cl *cl, const cs_kernels *k, int ch, uint64_t *rs)
         x[i] = x0;
         double fd = (lp - lm) / (2 * h);
         se += fabs(grad[i] - fd), sr += fabs(fd);
+        fe += fabs(full[i] - fd);
     }
+    /* every value against the analytic reference (which the differences check too) */
+    double gmax = 0, worst = 0;
+    size_t wi = 0;
+    for (size_t i = 0; i < n; i++) gmax = fmax(gmax, fabs(full[i]));
+    for (size_t i = 0; i < n; i++)
+        if (fabs(grad[i] - full[i]) > worst) worst = fabs(grad[i] - full[i]), wi = i;
+    CHECK(fe / sr < 2e-3, "%d channels: the reference gradient: relative error of sums %.3g", ch, fe / sr);
+    CHECK(worst < 1e-5 * gmax, "%d channels: image gradient at channel %d pixel (%d, %d): %.9g vs %.9g (largest %.3g)", ch,
+          (int)(wi / np), (int)(wi % np % W), (int)(wi % np / W), grad[wi], full[wi], gmax);
     for (size_t i = 0; ch == 4 && i < n; i++) masked_nonzero += gt[(i % np) * 4 + 3] == 0 && grad[i] != 0;
     CHECK(se / sr < 2e-3, "%d channels: image gradient: relative error of sums %.3g", ch, se / sr);
     CHECK(masked_nonzero == 0, "%d values of masked pixels have a gradient", masked_nonzero);
@@ -125,7 +192,7 @@ static int check_loss(cs_cl *cl, const cs_kernels *k, int ch, uint64_t *rs)
     cs_renderer_free(&r);
     cs_buf_free(cl, &r.img);
     cs_loss_free(&l);
-    free(x), free(xf), free(grad), free(gt);
+    free(x), free(xf), free(grad), free(gt), free(full);
     return 0;
 }
 

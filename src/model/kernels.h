@@ -89,10 +89,8 @@ extern const char *const cs_program_files[CS_PROG_COUNT];
     X(rasterize_fwd, CS_WG_TILE, render)                                                                \
     X(rasterize_fwd_depth, CS_WG_TILE, render)                                                          \
     X(rasterize_bwd, CS_WG_TILE, render)                                                                \
-    X(ssim_blur_h, CS_WG_FIXED, loss)                                                                   \
-    X(ssim_fwd_v, CS_WG_FIXED, loss)                                                                    \
-    X(ssim_bwd_h, CS_WG_FIXED, loss)                                                                    \
-    X(ssim_bwd_v, CS_WG_FIXED, loss)                                                                    \
+    X(ssim_fwd, CS_WG_FIXED, loss)                                                                      \
+    X(ssim_bwd, CS_WG_FIXED, loss)                                                                      \
     X(reduce_partials, CS_WG_FIXED, loss)                                                               \
     X(gt_downsample, CS_WG_FIXED, loss)                                                                 \
     X(adam_step, CS_WG_ADAM, optim)                                                                     \

@@ -1,5 +1,5 @@
-/* loss: launchers for ssim_blur_h / ssim_fwd_v / ssim_bwd_h / ssim_bwd_v / reduce_partials, and
- * gt_downsample for the resolution schedule. */
+/* loss: launchers for ssim_fwd / ssim_bwd / reduce_partials, and gt_downsample for the
+ * resolution schedule. */
 #include "loss.h"
 
 #include <math.h>
@@ -19,7 +19,6 @@ void cs_loss_init(cs_loss *l, cs_cl *cl, const cs_kernels *k)
 
 void cs_loss_trim(cs_loss *l)
 {
-    cs_buf_free(l->cl, &l->h5);
     cs_buf_free(l->cl, &l->dmap3);
     cs_buf_free(l->cl, &l->partials);
     cs_buf_free(l->cl, &l->v_img);
@@ -28,8 +27,8 @@ void cs_loss_trim(cs_loss *l)
 
 size_t cs_loss_metric_bytes_per_pixel(void)
 {
-    /* h5: 5 blurred maps of 3 channels */
-    return 5 * 3 * sizeof(float);
+    /* the partial sums: 16 bytes a 16x16 group of each of 3 channels, rounded up */
+    return 1;
 }
 
 size_t cs_loss_bytes_per_pixel(void)
@@ -65,21 +64,18 @@ static int run_forward(cs_loss *l, const cs_buf *img, const cs_buf *gt, unsigned
     size_t n3 = (size_t)3 * W * H;
     size_t g[3] = {(size_t)W, (size_t)H, 3}, lc[3] = {16, 16, 1};
     size_t groups = ((W + 15) / 16) * ((H + 15) / 16) * 3;
-    if (cs_buf_reserve(cl, &l->h5, n3 * 5 * 4, 0, "SSIM blurred moments") ||
-        cs_buf_reserve(cl, &l->partials, groups * 16, 0, "metric partial sums") ||
+    if (cs_buf_reserve(cl, &l->partials, groups * 16, 0, "metric partial sums") ||
         cs_buf_reserve(cl, &l->sums, MAX_SLOTS * 16, 0, "metric sums"))
         return -1;
     if (want_grad && cs_buf_reserve(cl, &l->dmap3, n3 * 3 * 4, 0, "SSIM derivative maps")) return -1;
     if (slot < 0 || slot >= MAX_SLOTS) return cs_fail("internal: metric slot %d out of range", slot);
-    cl_mem dm = want_grad ? l->dmap3.mem : l->h5.mem;
+    cl_mem dm = want_grad ? l->dmap3.mem : l->partials.mem;
     unsigned ng = (unsigned)groups, us = (unsigned)slot;
     int ch = l->gt_channels;
     size_t one = 256;
-    return cs_cl_run(cl, k->ssim_blur_h, CS_STAGE_LOSS, 3, g, lc, CS_ARG(img->mem), CS_ARG(gt->mem), CS_ARG(gt_off),
-                     CS_ARG(ch), CS_ARG(W), CS_ARG(H), CS_ARG(clamp01), CS_ARG(l->h5.mem)) ||
-           cs_cl_run(cl, k->ssim_fwd_v, CS_STAGE_LOSS, 3, g, lc, CS_ARG(l->h5.mem), CS_ARG(img->mem),
-                     CS_ARG(gt->mem), CS_ARG(gt_off), CS_ARG(ch), CS_ARG(W), CS_ARG(H), CS_ARG(clamp01), CS_ARG(want_grad),
-                     CS_ARG(dL_dssim), CS_ARG(dm), CS_ARG(l->partials.mem)) ||
+    return cs_cl_run(cl, k->ssim_fwd, CS_STAGE_LOSS, 3, g, lc, CS_ARG(img->mem), CS_ARG(gt->mem), CS_ARG(gt_off),
+                     CS_ARG(ch), CS_ARG(W), CS_ARG(H), CS_ARG(clamp01), CS_ARG(want_grad), CS_ARG(dL_dssim), CS_ARG(dm),
+                     CS_ARG(l->partials.mem)) ||
            cs_cl_run(cl, k->reduce_partials, CS_STAGE_LOSS, 1, &one, &one, CS_ARG(l->partials.mem), CS_ARG(ng),
                      CS_ARG(l->sums.mem), CS_ARG(us));
 }
@@ -96,10 +92,7 @@ int cs_loss_forward_backward(cs_loss *l, const cs_buf *img, const cs_buf *gt, un
         if (cs_buf_alloc(cl, &l->v_img, CS_MEM_SCRATCH, n3 * 4, "image gradient")) return -1;
     }
     size_t g[3] = {(size_t)W, (size_t)H, 3}, lc[3] = {16, 16, 1};
-    /* h5 is free again: reuse its first 3 planes for the horizontal backward pass */
-    return cs_cl_run(cl, l->k->ssim_bwd_h, CS_STAGE_LOSS, 3, g, lc, CS_ARG(l->dmap3.mem), CS_ARG(W), CS_ARG(H),
-                     CS_ARG(l->h5.mem)) ||
-           cs_cl_run(cl, l->k->ssim_bwd_v, CS_STAGE_LOSS, 3, g, lc, CS_ARG(l->h5.mem), CS_ARG(img->mem),
+    return cs_cl_run(cl, l->k->ssim_bwd, CS_STAGE_LOSS, 3, g, lc, CS_ARG(l->dmap3.mem), CS_ARG(img->mem),
                      CS_ARG(gt->mem), CS_ARG(gt_off), CS_ARG(l->gt_channels), CS_ARG(W), CS_ARG(H), CS_ARG(dL_dl1),
                      CS_ARG(l->v_img.mem));
 }

@@ -8,7 +8,7 @@
 typedef struct {
     cs_cl *cl;
     const cs_kernels *k;
-    cs_buf h5, dmap3, partials, sums; /* scratch: 5 blurred maps, 3 derivative maps, sums */
+    cs_buf dmap3, partials, sums;     /* scratch: 3 derivative maps, partial sums, sums */
     cs_buf v_img;                    /* (3, H, W) d loss / d rendered image, for the backward */
     cs_buf gt_small;                 /* the ground truth at a lower resolution (cs_loss_gt_scaled) */
     int n_sums;                      /* reduced slots written since the last read */
