@@ -69,7 +69,7 @@ static int run_forward(cs_loss *l, const cs_buf *img, const cs_buf *gt, unsigned
         return -1;
     if (want_grad && cs_buf_reserve(cl, &l->dmap3, n3 * 3 * 4, 0, "SSIM derivative maps")) return -1;
     if (slot < 0 || slot >= MAX_SLOTS) return cs_fail("internal: metric slot %d out of range", slot);
-    cl_mem dm = want_grad ? l->dmap3.mem : l->partials.mem;
+    cl_mem dm = want_grad ? l->dmap3.mem : l->partials.mem; /* not written without the gradient */
     unsigned ng = (unsigned)groups, us = (unsigned)slot;
     int ch = l->gt_channels;
     size_t one = 256;
