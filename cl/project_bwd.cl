@@ -24,11 +24,10 @@ inline void stage_out(__local float *stage, __global float *out, int R, int col0
 
 /* The gradients of Gaussian I, visible with projection P: VG its geometry row; the SH row is
    b[k] * v_rgb[channel] (b zero past the active bands), returned as B and V_RGB. */
-inline void grad_one(int i, const proj_t *Pp, __global const sh_t *sh, float16 cam, float4 intr, int active_degree,
+inline void grad_one(int i, proj_t P, __global const sh_t *sh, float16 cam, float4 intr, int active_degree,
                      __global const uint *clamped, __global const float *v_2d, float vg[CS_GEO_W], float b[16],
                      float v_rgb_out[3])
 {
-    proj_t P = *Pp;
     __global const float *v = v_2d + (size_t)i * CS_V2D_W;
     float2 v_xy = (float2)(v[CS_V2D_MEAN], v[CS_V2D_MEAN + 1]);
     float va = v[CS_V2D_CONIC], vb = v[CS_V2D_CONIC + 1], vc = v[CS_V2D_CONIC + 2], v_op = v[CS_V2D_OPACITY];
@@ -183,7 +182,7 @@ __kernel void project_bwd(int n,
     for (int k = 0; k < 16; k++) b[k] = 0.f;
     proj_t P;
     if (i < n && radii[i] > 0 && project_gaussian(geo, filter3d, i, cam, intr, W, H, kernel_size, &P))
-        grad_one(i, &P, sh, cam, intr, active_degree, clamped, v_2d, vg, b, v_rgb);
+        grad_one(i, P, sh, cam, intr, active_degree, clamped, v_2d, vg, b, v_rgb);
     __local float *mine = stage + lid * (CS_STAGE_W + 1);
     for (int col0 = 0; col0 < SH_K * 3; col0 += CS_STAGE_W) {
         for (int c = 0; c < CS_STAGE_W; c++) {

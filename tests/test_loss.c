@@ -8,50 +8,76 @@
 #include "test.h"
 #include "util.h"
 
-/* Sums over a (3, H, W) render X against 8-bit ground truth GT of CH channels (4: the last is
-   a weight m that blends the render towards GT, as ssim.cl): weighted L1, weighted SSIM, the
-   weights, and the squared error of the render clamped to [0, 1] (weighted). */
+#define SSIM_C1 0.0001
+#define SSIM_C2 0.0009
+
+/* A (3, H, W) render X against 8-bit ground truth GT of CH channels (4: the last is a weight m
+   that blends the render towards GT, as ssim.cl). */
+typedef struct {
+    const double *x;
+    const uint8_t *gt;
+    int ch, W, H;
+    double g[11]; /* the normalised Gaussian window, sigma 1.5 */
+} ref_pair;
+
+static ref_pair ref_pair_of(const double *x, const uint8_t *gt, int ch, int W, int H)
+{
+    ref_pair r = {x, gt, ch, W, H, {0}};
+    double gs = 0;
+    for (int i = 0; i < 11; i++) gs += r.g[i] = exp(-(i - 5) * (i - 5) / 4.5);
+    for (int i = 0; i < 11; i++) r.g[i] /= gs;
+    return r;
+}
+/* pixel P's weight, ground truth of channel C, and the render blended by the weight */
+static double ref_wt(const ref_pair *r, size_t p) { return r->ch == 4 ? r->gt[p * 4 + 3] / 255.0 : 1.0; }
+static double ref_gt(const ref_pair *r, size_t p, int c) { return r->gt[p * r->ch + c] / 255.0; }
+static double ref_xb(const ref_pair *r, size_t p, int c)
+{
+    return ref_gt(r, p, c) + ref_wt(r, p) * (r->x[(size_t)c * r->W * r->H + p] - ref_gt(r, p, c));
+}
+/* The window's moments at pixel (X, Y) of channel C: E[a], E[b], E[a^2], E[b^2], E[ab] (zero
+   padding) */
+static void ref_moments(const ref_pair *r, int c, int x, int y, double m[5])
+{
+    for (int q = 0; q < 5; q++) m[q] = 0;
+    for (int dy = -5; dy <= 5; dy++)
+        for (int dx = -5; dx <= 5; dx++) {
+            int py = y + dy, px = x + dx;
+            if (py < 0 || py >= r->H || px < 0 || px >= r->W) continue;
+            double w = r->g[dy + 5] * r->g[dx + 5];
+            size_t p = (size_t)py * r->W + px;
+            double a = ref_xb(r, p, c), b = ref_gt(r, p, c);
+            m[0] += w * a, m[1] += w * b, m[2] += w * a * a, m[3] += w * b * b, m[4] += w * a * b;
+        }
+}
+
+/* Sums over the pair: weighted L1, weighted SSIM, the weights, and the squared error of the
+   render clamped to [0, 1] (weighted). */
 typedef struct {
     double l1, ssim, weight, sq;
 } ref_sums;
 
 static ref_sums ref_loss_sums(const double *x, const uint8_t *gt, int ch, int W, int H)
 {
-    static const double C1 = 0.0001, C2 = 0.0009;
-    double g[11], gs = 0;
-    for (int i = 0; i < 11; i++) gs += g[i] = exp(-(i - 5) * (i - 5) / 4.5);
-    for (int i = 0; i < 11; i++) g[i] /= gs;
+    ref_pair rp = ref_pair_of(x, gt, ch, W, H);
     ref_sums r = {0, 0, 0, 0};
-#define WT(p) (ch == 4 ? gt[(size_t)(p) * 4 + 3] / 255.0 : 1.0)
-#define GT(p, c) (gt[(size_t)(p) * ch + (c)] / 255.0)
-#define XB(c, p) (GT(p, c) + WT(p) * (x[(size_t)(c) * W * H + (p)] - GT(p, c)))
     for (int c = 0; c < 3; c++)
         for (int y = 0; y < H; y++)
             for (int xx = 0; xx < W; xx++) {
-                double m[5] = {0, 0, 0, 0, 0};
-                for (int dy = -5; dy <= 5; dy++)
-                    for (int dx = -5; dx <= 5; dx++) {
-                        int py = y + dy, px = xx + dx;
-                        if (py < 0 || py >= H || px < 0 || px >= W) continue;
-                        double w = g[dy + 5] * g[dx + 5];
-                        size_t p = (size_t)py * W + px;
-                        double a = XB(c, p), b = GT(p, c);
-                        m[0] += w * a, m[1] += w * b, m[2] += w * a * a, m[3] += w * b * b, m[4] += w * a * b;
-                    }
+                double m[5];
+                ref_moments(&rp, c, xx, y, m);
                 double s11 = m[2] - m[0] * m[0], s22 = m[3] - m[1] * m[1], s12 = m[4] - m[0] * m[1];
                 size_t p = (size_t)y * W + xx;
-                double wt = WT(p), d = XB(c, p) - GT(p, c);
-                r.ssim += wt * (2 * m[0] * m[1] + C1) * (2 * s12 + C2) / ((m[0] * m[0] + m[1] * m[1] + C1) * (s11 + s22 + C2));
+                double wt = ref_wt(&rp, p), d = ref_xb(&rp, p, c) - ref_gt(&rp, p, c);
+                r.ssim += wt * (2 * m[0] * m[1] + SSIM_C1) * (2 * s12 + SSIM_C2) /
+                          ((m[0] * m[0] + m[1] * m[1] + SSIM_C1) * (s11 + s22 + SSIM_C2));
                 r.l1 += fabs(d);
                 double a = x[(size_t)c * W * H + p];
                 a = a < 0 ? 0 : a > 1 ? 1 : a;
-                double dc = GT(p, c) + wt * (a - GT(p, c)) - GT(p, c);
+                double dc = ref_gt(&rp, p, c) + wt * (a - ref_gt(&rp, p, c)) - ref_gt(&rp, p, c);
                 r.sq += dc * dc;
                 r.weight += wt;
             }
-#undef WT
-#undef GT
-#undef XB
     return r;
 }
 
@@ -69,32 +95,19 @@ static double ref_train_loss(const double *x, const uint8_t *gt, int ch, int W, 
    1e-4 of their gradient, where 60 sampled differences cannot see it). */
 static void ref_train_grad(const double *x, const uint8_t *gt, int ch, int W, int H, double lambda, double *out)
 {
-    static const double C1 = 0.0001, C2 = 0.0009;
-    double g[11], gs = 0, n = 3.0 * W * H;
-    for (int i = 0; i < 11; i++) gs += g[i] = exp(-(i - 5) * (i - 5) / 4.5);
-    for (int i = 0; i < 11; i++) g[i] /= gs;
+    ref_pair rp = ref_pair_of(x, gt, ch, W, H);
+    double n = 3.0 * W * H;
     size_t np = (size_t)W * H;
     double *d = malloc(sizeof(double) * 3 * np); /* dS/dmu1, dS/dE[a^2], dS/dE[ab], scaled */
-#define WT(p) (ch == 4 ? gt[(size_t)(p) * 4 + 3] / 255.0 : 1.0)
-#define GT(p, c) (gt[(size_t)(p) * ch + (c)] / 255.0)
-#define XB(c, p) (GT(p, c) + WT(p) * (x[(size_t)(c) * W * H + (p)] - GT(p, c)))
     for (int c = 0; c < 3; c++) {
         for (int y = 0; y < H; y++)
             for (int xx = 0; xx < W; xx++) {
-                double m[5] = {0, 0, 0, 0, 0};
-                for (int dy = -5; dy <= 5; dy++)
-                    for (int dx = -5; dx <= 5; dx++) {
-                        int py = y + dy, px = xx + dx;
-                        if (py < 0 || py >= H || px < 0 || px >= W) continue;
-                        double w = g[dy + 5] * g[dx + 5];
-                        size_t p = (size_t)py * W + px;
-                        double a = XB(c, p), b = GT(p, c);
-                        m[0] += w * a, m[1] += w * b, m[2] += w * a * a, m[3] += w * b * b, m[4] += w * a * b;
-                    }
-                double A1 = 2 * m[0] * m[1] + C1, A2 = 2 * (m[4] - m[0] * m[1]) + C2;
-                double B1 = m[0] * m[0] + m[1] * m[1] + C1, B2 = m[2] - m[0] * m[0] + m[3] - m[1] * m[1] + C2;
-                double S = A1 * A2 / (B1 * B2), k = -lambda / n * WT((size_t)y * W + xx);
+                double m[5];
+                ref_moments(&rp, c, xx, y, m);
+                double A1 = 2 * m[0] * m[1] + SSIM_C1, A2 = 2 * (m[4] - m[0] * m[1]) + SSIM_C2;
+                double B1 = m[0] * m[0] + m[1] * m[1] + SSIM_C1, B2 = m[2] - m[0] * m[0] + m[3] - m[1] * m[1] + SSIM_C2;
                 size_t p = (size_t)y * W + xx;
+                double S = A1 * A2 / (B1 * B2), k = -lambda / n * ref_wt(&rp, p);
                 d[p] = k * ((2 * m[1] * A2 - 2 * m[1] * A1) / (B1 * B2) - S * (2 * m[0] / B1 - 2 * m[0] / B2));
                 d[np + p] = k * (-S / B2);
                 d[2 * np + p] = k * (2 * A1 / (B1 * B2));
@@ -106,16 +119,13 @@ static void ref_train_grad(const double *x, const uint8_t *gt, int ch, int W, in
                     for (int dx = -5; dx <= 5; dx++) {
                         int py = y + dy, px = xx + dx;
                         if (py < 0 || py >= H || px < 0 || px >= W) continue;
-                        for (int q = 0; q < 3; q++) s[q] += g[dy + 5] * g[dx + 5] * d[q * np + (size_t)py * W + px];
+                        for (int q = 0; q < 3; q++) s[q] += rp.g[dy + 5] * rp.g[dx + 5] * d[q * np + (size_t)py * W + px];
                     }
                 size_t p = (size_t)y * W + xx;
-                double a = XB(c, p), b = GT(p, c), sgn = a > b ? 1 : a < b ? -1 : 0;
-                out[(size_t)c * np + p] = WT(p) * (s[0] + 2 * a * s[1] + b * s[2] + (1 - lambda) / n * sgn);
+                double a = ref_xb(&rp, p, c), b = ref_gt(&rp, p, c), sgn = a > b ? 1 : a < b ? -1 : 0;
+                out[(size_t)c * np + p] = ref_wt(&rp, p) * (s[0] + 2 * a * s[1] + b * s[2] + (1 - lambda) / n * sgn);
             }
     }
-#undef WT
-#undef GT
-#undef XB
     free(d);
 }
 
