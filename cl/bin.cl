@@ -99,17 +99,44 @@ __kernel void bin_tile_ranges(uint cap, uint tiles, __global const uint *count, 
     if (i == m - 1 || keys[i + 1] != tile) ranges[2 * tile + 1] = i + 1;
 }
 
+/* The forward's tile order (#35): heaviest first. A GPU starts work-groups roughly in launch
+ * order, so a crowded tile launched late runs alone after the others have finished; launched
+ * first, it runs beside them. Tiles are bucketed by pair count (two classes an octave,
+ * CS_TILE_CLASSES, empty tiles last): bin_tile_units counts each class, bin_tile_order places
+ * every tile after the heavier classes. Within a class the order is whatever the atomics give:
+ * every tile is blended on its own, so the order changes no result, only when each tile runs. */
+inline uint tile_class(uint len)
+{
+    if (len == 0u) return CS_TILE_CLASSES - 1u;
+    uint lg = 31u - clz(len), upper = lg > 0u ? (len >> (lg - 1u)) & 1u : 0u;
+    return (CS_TILE_CLASSES - 2u) - min(CS_TILE_CLASSES - 2u, 2u * lg + upper);
+}
+
+/* the group's tiles counted by class into COUNT (local), then added to CLASS_COUNT */
+inline void tile_class_count(int is_tile, uint len, __local uint *count, __global uint *class_count)
+{
+    uint lid = get_local_id(0), ls = get_local_size(0);
+    for (uint c = lid; c < CS_TILE_CLASSES; c += ls) count[c] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (is_tile) atomic_inc(&count[tile_class(len)]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint c = lid; c < CS_TILE_CLASSES; c += ls)
+        if (count[c]) atomic_add(&class_count[c], count[c]);
+}
+
 /* Backward work units (load balance, #35): the backward replays a tile's pairs in units of
  * CHUNK pairs (a multiple of BATCH), one work-group each, so a crowded tile is spread over
  * several groups instead of running alone at the end. units[t] = tile t's unit count for
  * t < tiles and units[tiles] = 0: their exclusive scan is each tile's first unit and, last,
  * the total. The forward leaves a checkpoint a unit (rasterize_fwd.cl). */
-__kernel void bin_tile_units(uint tiles, uint chunk, __global const uint *ranges, __global uint *units)
+__kernel void bin_tile_units(uint tiles, uint chunk, __global const uint *ranges, __global uint *units,
+                             __global uint *class_count) /* (CS_TILE_CLASSES) tiles a class, zeroed first */
 {
+    __local uint count[CS_TILE_CLASSES];
     uint t = get_global_id(0);
-    if (t > tiles) return;
     uint len = t < tiles ? ranges[2 * t + 1] - ranges[2 * t] : 0u;
-    units[t] = len ? (len - 1u) / chunk + 1u : 0u;
+    if (t <= tiles) units[t] = len ? (len - 1u) / chunk + 1u : 0u;
+    tile_class_count(t < tiles, len, count, class_count);
 }
 
 /* unit_tile[u] = the tile of unit u, from the scanned unit offsets */
@@ -118,6 +145,31 @@ __kernel void bin_unit_tiles(uint tiles, __global const uint *unit_off, __global
     uint t = get_global_id(0);
     if (t >= tiles) return;
     for (uint u = unit_off[t]; u < unit_off[t + 1]; u++) unit_tile[u] = t;
+}
+
+/* tile_order: each tile at its class's start + the places other groups took in the class
+   before + its rank in the group (see the tile order above) */
+__kernel void bin_tile_order(uint tiles, __global const uint *ranges, /* (tiles, 2) */
+                             __global uint *classes,  /* (2, CS_TILE_CLASSES) tiles a class; places taken, zeroed */
+                             __global uint *tile_order)             /* (tiles) */
+{
+    __global const uint *class_count = classes;
+    __global uint *class_next = classes + CS_TILE_CLASSES;
+    __local uint next[CS_TILE_CLASSES];
+    uint t = get_global_id(0), lid = get_local_id(0), ls = get_local_size(0);
+    uint c = t < tiles ? tile_class(ranges[2 * t + 1] - ranges[2 * t]) : 0u;
+    for (uint k = lid; k < CS_TILE_CLASSES; k += ls) next[k] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint rank = t < tiles ? atomic_inc(&next[c]) : 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* the group's first place in each class: the heavier classes, then the places other groups took */
+    for (uint k = lid; k < CS_TILE_CLASSES; k += ls) {
+        uint before = 0u;
+        for (uint j = 0; j < k; j++) before += class_count[j];
+        next[k] = next[k] ? before + atomic_add(&class_next[k], next[k]) : 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (t < tiles) tile_order[next[c] + rank] = t;
 }
 
 /* Deterministic mode: sum each Gaussian's per-pair gradients in a fixed order. */

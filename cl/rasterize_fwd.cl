@@ -2,6 +2,7 @@
  * Gaussians are staged through local memory in batches of TILE*TILE; skip power > 0, alpha =
  * min(CS_ALPHA_MAX, o * exp(power)), skip alpha < CS_ALPHA_MIN, stop before transmittance drops
  * below CS_T_MIN (layout.h says why each is what it is).
+ * Work-group g blends tile tile_order[g]: the heaviest tiles first (bin_tile_order).
  * Saves the final transmittance and the last contributor for the backward. A work-item blends
  * PIX_PER_ITEM pixels of its tile column (common.h), one unless the device's groups are
  * smaller than a tile.
@@ -26,7 +27,8 @@ static inline void save_ckpt(__global float4 *ckpt, uint slot, int lx, int ly, c
         ckpt[(size_t)slot * (TILE * TILE) + (size_t)(ly + q * TILE_ROWS) * TILE + lx] = (float4)(Cu[q] / Tu[q], Tu[q]);
 }
 
-static inline void blend_tile(__global const uint *ranges,    /* (tiles, 2): start, end */
+static inline void blend_tile(__global const uint *tile_order, /* (tiles) the tile of each work-group */
+                            __global const uint *ranges,        /* (tiles, 2): start, end */
                             __global const uint *sorted_pairs,  /* (M) Gaussian or pair index */
                             __global const uint *pair_gid,      /* (M) Gaussian of a pair index */
                             __global const float2 *xy,          /* (N) */
@@ -48,9 +50,9 @@ static inline void blend_tile(__global const uint *ranges,    /* (tiles, 2): sta
 {
 #define l_done (*l_done_p)
     int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TILE + lx;
-    int tx = get_group_id(0), ty = get_group_id(1);
+    int tile = (int)tile_order[get_group_id(0)];
+    int tx = tile % tiles_x, ty = tile / tiles_x;
     int px = tx * TILE + lx;
-    int tile = ty * tiles_x + tx;
     uint2 range = (uint2)(ranges[2 * tile], ranges[2 * tile + 1]);
     int todo = (int)(range.y - range.x);
     int rounds = (todo + BATCH - 1) / BATCH;
@@ -171,7 +173,7 @@ static inline void blend_tile(__global const uint *ranges,    /* (tiles, 2): sta
 }
 
 #define RASTERIZE_FWD_ARGS                                                                                  \
-    __global const uint *ranges, __global const uint *sorted_pairs, __global const uint *pair_gid,          \
+    __global const uint *tile_order, __global const uint *ranges, __global const uint *sorted_pairs, __global const uint *pair_gid,          \
         __global const float2 *xy, __global const float4 *conic_opacity, __global const float *rgb, int W,   \
         int H, int tiles_x, float4 bg, __global float *out_img, __global float *final_T, __global uint *n_contrib, \
         __global const uint *unit_off, __global float4 *ckpt, uint chunk
@@ -182,7 +184,7 @@ __kernel void rasterize_fwd(RASTERIZE_FWD_ARGS)
     __local float4 l_co[BATCH];
     __local float l_rgb[BATCH * 3];
     __local int l_done;
-    blend_tile(ranges, sorted_pairs, pair_gid, xy, conic_opacity, rgb, W, H, tiles_x, bg, out_img, final_T, n_contrib, 0,
+    blend_tile(tile_order, ranges, sorted_pairs, pair_gid, xy, conic_opacity, rgb, W, H, tiles_x, bg, out_img, final_T, n_contrib, 0,
                0, 0, unit_off, ckpt, chunk, l_xy, l_co, l_rgb, 0, &l_done);
 }
 
@@ -194,6 +196,6 @@ __kernel void rasterize_fwd_depth(RASTERIZE_FWD_ARGS, __global const float *dept
     __local float l_rgb[BATCH * 3];
     __local float l_z[BATCH];
     __local int l_done;
-    blend_tile(ranges, sorted_pairs, pair_gid, xy, conic_opacity, rgb, W, H, tiles_x, bg, out_img, final_T, n_contrib, 1,
+    blend_tile(tile_order, ranges, sorted_pairs, pair_gid, xy, conic_opacity, rgb, W, H, tiles_x, bg, out_img, final_T, n_contrib, 1,
                depth, out_depth, unit_off, ckpt, chunk, l_xy, l_co, l_rgb, l_z, &l_done);
 }

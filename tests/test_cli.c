@@ -202,7 +202,9 @@ int test_cli_runs(void)
               contains(log, "--view 999: the dataset has views 0 to"), "bench --view out of range");
     /* a real bench run: its kernel options once held an uninitialised program set */
     CHECK(cli_run("", log, "bench -s %s --ply %s --iters 2", data, p) == 0 && contains(log, "rasterize bwd") &&
-              contains(log, "sum of stages"), "bench on the trained PLY, see %s", log);
+              contains(log, "sum of stages") && contains(log, "by kernel (mean a pass)") &&
+              contains(log, " rasterize_fwd ") && contains(log, " radix_scatter "),
+          "bench on the trained PLY, see %s", log);
     return 0;
 }
 

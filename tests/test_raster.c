@@ -805,6 +805,74 @@ static int many_batches(int det)
     return fails;
 }
 
+/* the forward's tile class of a tile of LEN pairs, written apart from bin.cl's: half octaves,
+   heaviest (2^15 pairs and more) 0, one pair CS_TILE_CLASSES - 2, empty tiles last */
+static unsigned ref_tile_class(unsigned len)
+{
+    if (len == 0) return CS_TILE_CLASSES - 1;
+    int lg = 0;
+    while ((2u << lg) <= len && lg < 31) lg++;
+    unsigned c = 2u * (unsigned)lg + (len >= 3u << lg >> 1 && lg > 0); /* past 1.5 x 2^lg */
+    return (CS_TILE_CLASSES - 2) - (c < CS_TILE_CLASSES - 2 ? c : CS_TILE_CLASSES - 2);
+}
+
+/* bin_tile_order (#35): at 320x240 (300 tiles, more than a work-group) over a crowded centre,
+ * the forward's tile order is a permutation of the tiles whose pair-count classes never get
+ * heavier along it, and the scene spans several classes with empty tiles among them. The
+ * forward's image through that order is what the other raster tests check. */
+int test_raster_tile_order(void)
+{
+    uint64_t rs = test_seed() ^ 0x7113;
+    dev_ctx d;
+    CHECK_OK(dev_open(&d, 1, 0, 0, 0, 0, -1));
+    cs_camera cam;
+    random_camera(&rs, 320, 240, 1, &cam);
+    cs_view v;
+    cs_view_from_camera(&cam, &v);
+    cs_splats s;
+    crowded_splats(&rs, 4000, -2.6, &s);
+    float bg[3] = {0, 0, 0};
+    cs_model m;
+    cs_renderer r;
+    CHECK_OK(render_cl(&d, &s, &v, 1, bg, 0.1f, NULL, &m, &r));
+    unsigned tiles = (unsigned)(r.tiles_x * r.tiles_y);
+    cl_uint *ranges = malloc(8 * (size_t)tiles), *order = malloc(4 * (size_t)tiles);
+    unsigned char *seen = calloc(tiles, 1);
+    int rc = !ranges || !order || !seen || cs_buf_read(&d.cl, &r.ranges, 0, 8 * (size_t)tiles, ranges) ||
+             cs_buf_read(&d.cl, &r.tile_order, 0, 4 * (size_t)tiles, order);
+    unsigned bad = 0, classes = 0, prev = 0, dup = 0, first = CS_TILE_CLASSES;
+    for (unsigned i = 0; !rc && i < tiles; i++) {
+        unsigned t = order[i];
+        if (t >= tiles || seen[t]) {
+            dup++;
+            continue;
+        }
+        seen[t] = 1;
+        unsigned c = ref_tile_class(ranges[2 * t + 1] - ranges[2 * t]);
+        bad += i > 0 && c < prev;
+        classes += i == 0 || c != prev;
+        first = i == 0 ? c : first;
+        prev = c;
+    }
+    unsigned heaviest = CS_TILE_CLASSES;
+    for (unsigned t = 0; !rc && t < tiles; t++) {
+        unsigned c = ref_tile_class(ranges[2 * t + 1] - ranges[2 * t]);
+        heaviest = c < heaviest ? c : heaviest;
+    }
+    free(ranges), free(order), free(seen);
+    cs_renderer_free(&r);
+    cs_model_free(&d.cl, &m);
+    cs_splats_free(&s);
+    dev_close(&d);
+    CHECK_OK(rc);
+    CHECK(dup == 0, "%u entries of the tile order repeat a tile or are no tile", dup);
+    CHECK(bad == 0 && first == heaviest, "%u tiles follow a lighter class; the first is of class %u, the heaviest %u",
+          bad, first, heaviest);
+    CHECK(classes >= 4 && prev == CS_TILE_CLASSES - 1, "the scene spans %u classes, the last %u (want empty tiles)",
+          classes, prev);
+    return 0;
+}
+
 /* The backward's units at a size oclgrind can run: 40x30 (3x2 tiles), 300 Gaussians, 8 pixels a
  * work-item (32-item groups, so a batch is 32 pairs); units of one batch and one unit a tile,
  * each against the reference backward, and the same forward. */

@@ -85,6 +85,7 @@ extern const char *const cs_program_files[CS_PROG_COUNT];
     X(bin_tile_ranges, CS_WG_BIN, render)                                                               \
     X(bin_tile_units, CS_WG_BIN, render)                                                                \
     X(bin_unit_tiles, CS_WG_BIN, render)                                                                \
+    X(bin_tile_order, CS_WG_BIN, render)                                                                \
     X(bin_reduce_pairs, CS_WG_BIN, render)                                                              \
     X(rasterize_fwd, CS_WG_TILE, render)                                                                \
     X(rasterize_fwd_depth, CS_WG_TILE, render)                                                          \

@@ -423,9 +423,23 @@ int cs_cl_launch(cs_cl *cl, cl_kernel k, int stage, int dims, const size_t *glob
     }
     if (want_ev) {
         cl->prof.ev[cl->prof.n] = ev;
+        cl->prof.kernel[cl->prof.n] = k;
         cl->prof.stage[cl->prof.n++] = stage;
     }
     return 0;
+}
+
+/* adds MS to kernel K's row of the table (a new row while there is room) */
+static void prof_by_kernel(cs_prof *p, cl_kernel k, double ms)
+{
+    int i = 0;
+    while (i < p->n_kernels && p->by_kernel[i].kernel != k) i++;
+    if (i == p->n_kernels) {
+        if (i == CS_PROF_MAX_KERNELS) return;
+        p->by_kernel[p->n_kernels++] = (cs_prof_kernel){k, 0.0, 0};
+    }
+    p->by_kernel[i].ms += ms;
+    p->by_kernel[i].launches++;
 }
 
 int cs_prof_collect(cs_cl *cl)
@@ -435,7 +449,9 @@ int cs_prof_collect(cs_cl *cl)
         cl_ulong a = 0, b = 0;
         clGetEventProfilingInfo(cl->prof.ev[i], CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
         clGetEventProfilingInfo(cl->prof.ev[i], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
-        if (cl->prof.stage[i] < CS_PROF_MAX_STAGES) cl->prof.ms[cl->prof.stage[i]] += (double)(b - a) * 1e-6;
+        double ms = (double)(b - a) * 1e-6;
+        if (cl->prof.stage[i] < CS_PROF_MAX_STAGES) cl->prof.ms[cl->prof.stage[i]] += ms;
+        prof_by_kernel(&cl->prof, cl->prof.kernel[i], ms);
         clReleaseEvent(cl->prof.ev[i]);
     }
     cl->prof.n = 0;

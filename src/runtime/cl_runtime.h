@@ -32,12 +32,22 @@ typedef struct {
 /* ---- profiling ----------------------------------------------------------------------- */
 #define CS_PROF_MAX_STAGES 16
 #define CS_PROF_MAX_EVENTS 4096
+#define CS_PROF_MAX_KERNELS 64
+typedef struct {
+    cl_kernel kernel;
+    double ms;    /* summed durations */
+    int launches;
+} cs_prof_kernel;
 typedef struct {
     int enabled;
     int n;
     cl_event ev[CS_PROF_MAX_EVENTS];
     int stage[CS_PROF_MAX_EVENTS];
+    cl_kernel kernel[CS_PROF_MAX_EVENTS];
     double ms[CS_PROF_MAX_STAGES]; /* accumulated by cs_prof_collect */
+    /* the same durations by kernel since the table was last cleared (clsplat bench) */
+    cs_prof_kernel by_kernel[CS_PROF_MAX_KERNELS];
+    int n_kernels;
 } cs_prof;
 
 typedef struct cs_cl {
@@ -120,7 +130,8 @@ int cs_cl_launch(cs_cl *cl, cl_kernel k, int stage, int dims, const size_t *glob
 
 /* Blocks until the queue is empty (clFinish); -1 with a message on an error. */
 int cs_cl_finish(cs_cl *cl);
-/* Blocks (clFinish), then adds the profiled events' durations (ms) into prof.ms per stage. */
+/* Blocks (clFinish), then adds the profiled events' durations (ms) into prof.ms per stage and
+ * into prof.by_kernel per kernel (cleared by setting prof.n_kernels to 0). */
 int cs_prof_collect(cs_cl *cl);
 /* Stage profiling for a measurement on a queue opened without it: begin finishes the queue
  * and swaps in a profiling one (nothing to do when profiling is on already); end restores. */

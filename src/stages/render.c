@@ -58,7 +58,7 @@ unsigned cs_render_chunk(const cs_kernel_opts *o)
     { &(r)->xy, &(r)->conic_opacity, &(r)->rgb, &(r)->depth, &(r)->radii, &(r)->touched, &(r)->bounds, &(r)->offsets, \
       &(r)->clamped, &(r)->v_2d, &(r)->depth_keys, &(r)->order, &(r)->keys, &(r)->pair_ids, &(r)->pair_gid, \
       &(r)->v_pair, &(r)->ranges, &(r)->img, &(r)->final_T, &(r)->n_contrib, &(r)->depth_img, &(r)->total, \
-      &(r)->unit_off, &(r)->unit_tile, &(r)->ckpt, \
+      &(r)->unit_off, &(r)->unit_tile, &(r)->ckpt, &(r)->tile_order, &(r)->tile_classes, \
       &(r)->sort.tmp, &(r)->sort.hist, &(r)->sort.keys_alt, &(r)->sort.vals_alt }
 
 /* Waits for the pair-count read in flight, if any (it targets r->total_host). */
@@ -115,10 +115,11 @@ cs_render_footprint cs_renderer_footprint(const cs_kernel_opts *o)
     f.per_pair = CS_PAIR_BYTES + (o->deterministic ? CS_PAIR_BYTES_DETERMINISTIC : 0);
     f.per_pixel = 3 * 4 + 4 + 4; /* image, final transmittance, last contributor */
     /* the backward's units: at most one a tile beyond one every chunk pairs, each with its tile
-       id and a checkpoint of the tile's pixels; each tile's first unit */
+       id and a checkpoint of the tile's pixels; each tile's first unit and its place in the
+       forward's order */
     size_t tile = o->tile > 0 ? (size_t)o->tile : 16, chunk = cs_render_chunk(o), ck = tile * tile * 16 + 4;
     f.per_pair += (ck + chunk - 1) / chunk;
-    f.per_tile = ck + 4;
+    f.per_tile = ck + 4 + 4;
     return f;
 }
 
@@ -135,6 +136,8 @@ static int reserve_units(cs_renderer *r, size_t tiles, size_t cap)
 {
     size_t T = (size_t)r->k->opts.tile, units = cap / r->chunk + tiles;
     return reserve(r, &r->unit_off, (tiles + 1) * 4, "backward unit offsets") ||
+                   reserve(r, &r->tile_order, tiles * 4, "forward tile order") ||
+                   reserve(r, &r->tile_classes, 2 * CS_TILE_CLASSES * 4, "tile classes") ||
                    reserve(r, &r->unit_tile, units * 4, "backward unit tiles") ||
                    reserve(r, &r->ckpt, units * T * T * 16, "backward unit checkpoints")
                ? -1
@@ -237,17 +240,21 @@ static int depth_order(cs_renderer *r, int n, size_t N)
 }
 
 /* the backward's units from the tile ranges: each tile's first unit (a scan of their counts,
-   the total last) and each unit's tile */
+   the total last) and each unit's tile; and the forward's tile order (bin_tile_order) */
 static int bin_units(cs_renderer *r, unsigned tiles)
 {
     cs_cl *cl = r->cl;
     const cs_kernels *k = r->k;
     size_t l = k->wg[CS_WG_BIN], g1 = (size_t)tiles + 1, g = tiles;
-    return cs_cl_run(cl, k->bin_tile_units, CS_STAGE_SORT, 1, &g1, &l, CS_ARG(tiles), CS_ARG(r->chunk),
-                     CS_ARG(r->ranges.mem), CS_ARG(r->unit_off.mem)) ||
+    cl_uint zero = 0;
+    return cs_buf_fill(cl, &r->tile_classes, 0, 2 * CS_TILE_CLASSES * 4, &zero, 4) ||
+                   cs_cl_run(cl, k->bin_tile_units, CS_STAGE_SORT, 1, &g1, &l, CS_ARG(tiles), CS_ARG(r->chunk),
+                             CS_ARG(r->ranges.mem), CS_ARG(r->unit_off.mem), CS_ARG(r->tile_classes.mem)) ||
                    cs_scan(cl, k, &r->sort, &r->unit_off, tiles + 1, CS_STAGE_SORT) ||
                    cs_cl_run(cl, k->bin_unit_tiles, CS_STAGE_SORT, 1, &g, &l, CS_ARG(tiles), CS_ARG(r->unit_off.mem),
-                             CS_ARG(r->unit_tile.mem))
+                             CS_ARG(r->unit_tile.mem)) ||
+                   cs_cl_run(cl, k->bin_tile_order, CS_STAGE_SORT, 1, &g, &l, CS_ARG(tiles), CS_ARG(r->ranges.mem),
+                             CS_ARG(r->tile_classes.mem), CS_ARG(r->tile_order.mem))
                ? -1
                : 0;
 }
@@ -290,10 +297,11 @@ static int rasterize(cs_renderer *r, const cs_view *v, const float bg[3])
     int W = v->width, H = v->height;
     size_t gt[2], lt[2];
     tile_launch(r, gt, lt);
+    gt[0] = (size_t)r->tiles_x * r->tiles_y * lt[0], gt[1] = lt[1]; /* a row of groups, in tile_order */
     cl_float4 bgv = {{bg[0], bg[1], bg[2], 0.f}};
     cl_mem pair_gid = pair_gid_arg(r);
     if (r->want_depth && reserve(r, &r->depth_img, (size_t)2 * W * H * 4, "depth images")) return -1;
-    const cs_arg args[] = {CS_ARG(r->ranges.mem), CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid), CS_ARG(r->xy.mem),
+    const cs_arg args[] = {CS_ARG(r->tile_order.mem), CS_ARG(r->ranges.mem), CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid), CS_ARG(r->xy.mem),
                            CS_ARG(r->conic_opacity.mem), CS_ARG(r->rgb.mem), CS_ARG(W), CS_ARG(H), CS_ARG(r->tiles_x),
                            CS_ARG(bgv), CS_ARG(r->img.mem), CS_ARG(r->final_T.mem), CS_ARG(r->n_contrib.mem),
                            CS_ARG(r->unit_off.mem), CS_ARG(r->ckpt.mem), CS_ARG(r->chunk),

@@ -32,6 +32,9 @@ typedef struct {
     /* the backward's units (bin.cl bin_tile_units): each tile's first unit (tiles + 1), the
        tile of each unit, and the forward's checkpoints (units * tile pixels, 16 bytes each) */
     cs_buf unit_off, unit_tile, ckpt;
+    /* the forward's tiles, heaviest first (bin.cl bin_tile_order): (tiles), and the count and
+       places taken of each pair-count class (2, CS_TILE_CLASSES) */
+    cs_buf tile_order, tile_classes;
     unsigned chunk; /* pairs a backward unit replays: a multiple of the rasterizer's batch */
     cs_buf depth_img; /* (2, H, W) expected and median depth, when want_depth */
     cs_buf total;

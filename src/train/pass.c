@@ -39,7 +39,10 @@ int cs_time_iterations(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v
             free(ms);
             return -1;
         }
-        if (i < 0) continue;
+        if (i < 0) {
+            cl->prof.n_kernels = 0; /* the per-kernel table counts the timed passes only */
+            continue;
+        }
         wall[i] = (cs_now() - t0) * 1e3;
         for (int st = 0; st < CS_STAGE_COUNT; st++) ms[st * reps + i] = cl->prof.ms[st];
     }
