@@ -41,20 +41,45 @@ __kernel void scan_block(__global uint *data, uint off, uint n, __global uint *s
 }
 
 /* Exclusive scan, in place, of n values at data + off by one work-group (one launch for the
- * small arrays: radix histograms, block sums); item lid owns a contiguous run of them. */
+ * small arrays: radix histograms, block sums). It runs in rounds of SCAN_ROUND values: the
+ * group loads a round into local memory with consecutive items at consecutive addresses
+ * (each item reading its own contiguous run from global memory made every load of a warp
+ * touch 32 cache lines: 12.5 us for lego's 4.6k histogram entries on an H100), item lid scans
+ * its SCAN_IPT values there, and the round's total carries into the next. SCAN_AT pads every
+ * 32 values by one so an item's run and its neighbours' fall in different banks. */
+#define SCAN_IPT 8
+#define SCAN_ROUND (CS_SORT_WG * SCAN_IPT)
+#define SCAN_AT(j) ((j) + ((j) >> 5))
 __kernel void scan_single(__global uint *data, uint off, uint n)
 {
     __local uint buf[CS_SORT_WG];
-    uint lid = get_local_id(0);
-    uint per = (n + CS_SORT_WG - 1) / CS_SORT_WG;
-    uint b = min(n, lid * per), e = min(n, b + per);
-    uint sum = 0;
-    for (uint i = b; i < e; i++) sum += data[off + i];
-    uint run = wg_scan_inclusive(sum, buf) - sum;
-    for (uint i = b; i < e; i++) {
-        uint v = data[off + i];
-        data[off + i] = run;
-        run += v;
+    __local uint vals[SCAN_AT(SCAN_ROUND)];
+    __local uint round_total;
+    uint lid = get_local_id(0), carry = 0;
+    for (uint base = 0; base < n; base += SCAN_ROUND) {
+        for (uint k = 0; k < SCAN_IPT; k++) {
+            uint j = k * CS_SORT_WG + lid;
+            vals[SCAN_AT(j)] = base + j < n ? data[off + base + j] : 0u;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint v[SCAN_IPT], sum = 0;
+        for (uint k = 0; k < SCAN_IPT; k++) {
+            v[k] = vals[SCAN_AT(lid * SCAN_IPT + k)];
+            sum += v[k];
+        }
+        uint incl = wg_scan_inclusive(sum, buf), run = carry + incl - sum;
+        for (uint k = 0; k < SCAN_IPT; k++) {
+            vals[SCAN_AT(lid * SCAN_IPT + k)] = run;
+            run += v[k];
+        }
+        if (lid == CS_SORT_WG - 1) round_total = incl;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint k = 0; k < SCAN_IPT; k++) {
+            uint j = k * CS_SORT_WG + lid;
+            if (base + j < n) data[off + base + j] = vals[SCAN_AT(j)];
+        }
+        carry += round_total;
+        barrier(CLK_LOCAL_MEM_FENCE); /* the next round's loads overwrite vals and round_total */
     }
 }
 
