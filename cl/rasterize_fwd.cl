@@ -173,10 +173,11 @@ static inline void blend_tile(__global const uint *tile_order, /* (tiles) the ti
 }
 
 #define RASTERIZE_FWD_ARGS                                                                                  \
-    __global const uint *tile_order, __global const uint *ranges, __global const uint *sorted_pairs, __global const uint *pair_gid,          \
-        __global const float2 *xy, __global const float4 *conic_opacity, __global const float *rgb, int W,   \
-        int H, int tiles_x, float4 bg, __global float *out_img, __global float *final_T, __global uint *n_contrib, \
-        __global const uint *unit_off, __global float4 *ckpt, uint chunk
+    __global const uint *tile_order, __global const uint *ranges, __global const uint *sorted_pairs,        \
+        __global const uint *pair_gid, __global const float2 *xy, __global const float4 *conic_opacity,      \
+        __global const float *rgb, int W, int H, int tiles_x, float4 bg, __global float *out_img,             \
+        __global float *final_T, __global uint *n_contrib, __global const uint *unit_off, __global float4 *ckpt, \
+        uint chunk
 
 __kernel void rasterize_fwd(RASTERIZE_FWD_ARGS)
 {
@@ -184,8 +185,8 @@ __kernel void rasterize_fwd(RASTERIZE_FWD_ARGS)
     __local float4 l_co[BATCH];
     __local float l_rgb[BATCH * 3];
     __local int l_done;
-    blend_tile(tile_order, ranges, sorted_pairs, pair_gid, xy, conic_opacity, rgb, W, H, tiles_x, bg, out_img, final_T, n_contrib, 0,
-               0, 0, unit_off, ckpt, chunk, l_xy, l_co, l_rgb, 0, &l_done);
+    blend_tile(tile_order, ranges, sorted_pairs, pair_gid, xy, conic_opacity, rgb, W, H, tiles_x, bg, out_img, final_T,
+               n_contrib, 0, 0, 0, unit_off, ckpt, chunk, l_xy, l_co, l_rgb, 0, &l_done);
 }
 
 __kernel void rasterize_fwd_depth(RASTERIZE_FWD_ARGS, __global const float *depth, /* (N) camera z */
@@ -196,6 +197,6 @@ __kernel void rasterize_fwd_depth(RASTERIZE_FWD_ARGS, __global const float *dept
     __local float l_rgb[BATCH * 3];
     __local float l_z[BATCH];
     __local int l_done;
-    blend_tile(tile_order, ranges, sorted_pairs, pair_gid, xy, conic_opacity, rgb, W, H, tiles_x, bg, out_img, final_T, n_contrib, 1,
-               depth, out_depth, unit_off, ckpt, chunk, l_xy, l_co, l_rgb, l_z, &l_done);
+    blend_tile(tile_order, ranges, sorted_pairs, pair_gid, xy, conic_opacity, rgb, W, H, tiles_x, bg, out_img, final_T,
+               n_contrib, 1, depth, out_depth, unit_off, ckpt, chunk, l_xy, l_co, l_rgb, l_z, &l_done);
 }

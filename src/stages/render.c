@@ -158,11 +158,12 @@ static int bits_for(unsigned v)
     return b;
 }
 
-/* the 2D launch of the per-pixel kernels: one work-group per tile, tile / pixels rows of work-items */
-static void tile_launch(const cs_renderer *r, size_t gt[2], size_t lt[2])
+/* the 2D launch of the rasterizer: GROUPS work-groups in a row (the forward's tiles in
+   tile_order, the backward's units), each of a tile's width by tile / pixels rows */
+static void tile_launch(const cs_renderer *r, size_t groups, size_t gt[2], size_t lt[2])
 {
     size_t T = (size_t)r->k->opts.tile, rows = T / (size_t)r->k->opts.pixels;
-    gt[0] = (size_t)r->tiles_x * T, gt[1] = (size_t)r->tiles_y * rows;
+    gt[0] = groups * T, gt[1] = rows;
     lt[0] = T, lt[1] = rows;
 }
 
@@ -296,14 +297,13 @@ static int rasterize(cs_renderer *r, const cs_view *v, const float bg[3])
 {
     int W = v->width, H = v->height;
     size_t gt[2], lt[2];
-    tile_launch(r, gt, lt);
-    gt[0] = (size_t)r->tiles_x * r->tiles_y * lt[0], gt[1] = lt[1]; /* a row of groups, in tile_order */
+    tile_launch(r, (size_t)r->tiles_x * r->tiles_y, gt, lt);
     cl_float4 bgv = {{bg[0], bg[1], bg[2], 0.f}};
     cl_mem pair_gid = pair_gid_arg(r);
     if (r->want_depth && reserve(r, &r->depth_img, (size_t)2 * W * H * 4, "depth images")) return -1;
-    const cs_arg args[] = {CS_ARG(r->tile_order.mem), CS_ARG(r->ranges.mem), CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid), CS_ARG(r->xy.mem),
-                           CS_ARG(r->conic_opacity.mem), CS_ARG(r->rgb.mem), CS_ARG(W), CS_ARG(H), CS_ARG(r->tiles_x),
-                           CS_ARG(bgv), CS_ARG(r->img.mem), CS_ARG(r->final_T.mem), CS_ARG(r->n_contrib.mem),
+    const cs_arg args[] = {CS_ARG(r->tile_order.mem), CS_ARG(r->ranges.mem), CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid),
+                           CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->rgb.mem), CS_ARG(W), CS_ARG(H),
+                           CS_ARG(r->tiles_x), CS_ARG(bgv), CS_ARG(r->img.mem), CS_ARG(r->final_T.mem), CS_ARG(r->n_contrib.mem),
                            CS_ARG(r->unit_off.mem), CS_ARG(r->ckpt.mem), CS_ARG(r->chunk),
                            CS_ARG(r->depth.mem), CS_ARG(r->depth_img.mem)};
     int n = (int)(sizeof args / sizeof args[0]);
@@ -367,9 +367,8 @@ int cs_render_backward_2d(cs_renderer *r, const cs_model *m, const cs_view *v, c
     }
     /* one work-group a unit: as many as the pairs' capacity allows; those past the total return */
     size_t gt[2], lt[2];
-    tile_launch(r, gt, lt);
     int tiles = r->tiles_x * r->tiles_y;
-    gt[0] = ((size_t)r->pair_cap / r->chunk + (size_t)tiles) * lt[0], gt[1] = lt[1];
+    tile_launch(r, (size_t)r->pair_cap / r->chunk + (size_t)tiles, gt, lt);
     cl_float4 bgv = {{bg[0], bg[1], bg[2], 0.f}};
     cl_mem out = det ? r->v_pair.mem : r->v_2d.mem, pair_gid = pair_gid_arg(r);
     if (cs_cl_run(cl, k->rasterize_bwd, CS_STAGE_RASTER_BWD, 2, gt, lt, CS_ARG(r->ranges.mem), CS_ARG(r->pair_ids.mem),
