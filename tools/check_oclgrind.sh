@@ -60,7 +60,7 @@ unset CLSPLAT_TEST_PIXELS
 # two test views are enough to run the evaluation's kernels; 20 took 93 of train_mip's 180 s
 python3 -c 'import json, sys; p = sys.argv[1]; d = json.load(open(p)); d["frames"] = d["frames"][:2]; json.dump(d, open(p, "w"))' \
     "$T/scene/transforms_test.json"
-TRAIN="train -s $T/scene --iterations 10 --set device.tune=off --set optim.random_init_points=120 \
+TRAIN="train -s $T/scene --iterations 10 --set device.tune=off --set optim.random_init_points=40 \
   --set densify.from=2 --set densify.interval=3 --set densify.until=9 --set densify.opacity_reset_interval=7 \
   --set densify.grad_threshold=0.00002 --set log.interval=5 --set log.histogram_interval=5 \
   --set eval.test_iterations=[10] --set eval.tensorboard_views=1"
@@ -70,7 +70,7 @@ part train_mip "$BUILD/clsplat" $TRAIN -o "$T/mip" --set data.eval=true --set mo
 # shellcheck disable=SC2086
 part train_fp16_det "$BUILD/clsplat" $TRAIN -o "$T/fp16" --set memory.sh_dtype=fp16 \
   --set memory.optimizer_dtype=fp16 --set optim.deterministic=true
-part train_mcmc "$BUILD/clsplat" $TRAIN -o "$T/mcmc" -c configs/mcmc.json --set densify.cap_max=150 \
+part train_mcmc "$BUILD/clsplat" $TRAIN -o "$T/mcmc" -c configs/mcmc.json --set densify.cap_max=60 \
   --set densify.from=2 --set densify.interval=3 --set model.filter_3d=true --set model.antialias=mip
 [ "$fail" = 0 ] && echo "check-oclgrind: ok (logs in $T)" || echo "check-oclgrind: FAILED (logs in $T)" >&2
 exit $fail
