@@ -6,10 +6,12 @@
 # accumulation path incl. mip + 3D filter, fp16 SH, deterministic and CAS atomics, SSIM loss,
 # the resolution schedule's ground truth, Adam with fp32 and 16-bit moments and sparse, the
 # opacity reset's state column, histograms, LPIPS, the depth forward, TSDF fusion and
-# marching tetrahedra, the error score), then two 10-iteration training runs with densification (clone,
-# split, prune, compaction, opacity reset) and histograms: mip with the 3D filter and an
-# evaluation with a TensorBoard image, and classic with fp16 SH, 16-bit Adam moments and the
-# deterministic backward. Prints seconds per part.
+# marching tetrahedra, the error score), then three 10-iteration training runs from 40 random
+# points with densification (clone, split, prune, compaction, opacity reset) and histograms: mip
+# with the 3D filter and an evaluation with a TensorBoard image, classic with fp16 SH, 16-bit Adam
+# moments and the deterministic backward, and MCMC. Prints seconds per part (10 min 26 s on a
+# 2-core machine at 218ef84; with 120 points the three runs took 141 / 166 / 56 s against 78 /
+# 75 / 36 now, nearly all of it in the backward's simulation).
 # --uninitialized is not used: oclgrind 21.10 reports values written by a kernel into a buffer
 # that clEnqueueFillBuffer zeroed (as clsplat zeroes every buffer) as uninitialized when the next
 # kernel reads them; tools/oclgrind_repro/fill_then_write.c reproduces it outside clsplat. Tried
