@@ -74,8 +74,8 @@
 #define CS_BOUNDS_UNPACK(b, rmin, rmax)                                                             \
     ((rmin) = (int2)((int)((b).x & 0xffffu), (int)((b).x >> 16)),                                   \
      (rmax) = (int2)((int)((b).y & 0xffffu), (int)((b).y >> 16)))
-/* a pair: sort key, sorted value, and the radix sort's alternate key and value; plus the
-   pair -> Gaussian map and the per-pair gradient row in deterministic mode */
+/* a pair: its depth key and value, and the two again for bin_sort_tiles' merges of long tiles;
+   plus the pair -> Gaussian map and the per-pair gradient row in deterministic mode */
 #define CS_PAIR_BYTES (4 + 4 + 4 + 4)
 #define CS_PAIR_BYTES_DETERMINISTIC (4 + CS_V2D_W * 4)
 
@@ -96,17 +96,22 @@
 #define CS_ALPHA_MIN (1.f / CS_ALPHA_MIN_INV)
 #define CS_T_MIN 0.0001f
 
-/* ---- device scan and radix sort ---------------------------------------------------------
- * A work-group of CS_SORT_WG items handles a block of CS_SORT_BLOCK keys; scans of up to
- * CS_SCAN_SINGLE_MAX values run as one work-group in one launch; CS_RADIX_BITS bits a pass. */
+/* ---- device scan ------------------------------------------------------------------------
+ * A work-group of CS_SORT_WG items handles a block of CS_SORT_BLOCK values; scans of up to
+ * CS_SCAN_SINGLE_MAX values run as one work-group in one launch. */
 #define CS_SORT_WG 256
 #define CS_SORT_IPT 4
 #define CS_SORT_BLOCK (CS_SORT_WG * CS_SORT_IPT)
 /* 32768: on an H100 every launch costs about 5 us however small (clsplat bench, by kernel),
  * so one slow launch beats three: at 4096, south_building's bin+sort took 0.85 ms, not 0.77 */
 #define CS_SCAN_SINGLE_MAX 32768
-#define CS_RADIX_BITS 4
-#define CS_RADIX_BUCKETS (1 << CS_RADIX_BITS)
+
+/* ---- each tile's pairs sorted in local memory (bin_sort_tiles): up to this many at once, a
+ * key and a value each (16 KiB: inside OpenCL's 32 KiB minimum of local memory); longer tiles
+ * are sorted in chunks of it and merged */
+#ifndef CS_TILE_SORT_CAP
+#define CS_TILE_SORT_CAP 2048u
+#endif
 
 /* ---- MCMC densification (cl/mcmc.cl) ---------------------------------------------------
  * A row sampled k times becomes min(k + 1, CS_MCMC_NMAX) Gaussians (gsplat's n_max); sampling

@@ -203,7 +203,7 @@ int test_cli_runs(void)
     /* a real bench run: its kernel options once held an uninitialised program set */
     CHECK(cli_run("", log, "bench -s %s --ply %s --iters 2", data, p) == 0 && contains(log, "rasterize bwd") &&
               contains(log, "sum of stages") && contains(log, "by kernel (mean a pass)") &&
-              contains(log, " rasterize_fwd ") && contains(log, " radix_scatter "),
+              contains(log, " rasterize_fwd ") && contains(log, " bin_sort_tiles "),
           "bench on the trained PLY, see %s", log);
     return 0;
 }

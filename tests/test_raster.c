@@ -128,6 +128,7 @@ static void dev_close(dev_ctx *d)
 /* with g_small_pairs, renders start from the smallest pair buffers, so the pair count
    overflows them and the forward is redone (counted in g_pairs_redone) */
 static int g_small_pairs, g_pairs_redone;
+static int g_bin_global; /* render_cl's renderers count pairs in global memory only */
 
 static int render_cl(dev_ctx *d, const cs_splats *s, const cs_view *v, int active, const float bg[3], float ks,
                      float *img, cs_model *keep_model, cs_renderer *keep_r)
@@ -137,6 +138,7 @@ static int render_cl(dev_ctx *d, const cs_splats *s, const cs_view *v, int activ
     if (cs_model_create(&d->cl, &m, s, &d->k.opts.layout, s->n)) return -1;
     cs_renderer_init(&r, &d->cl, &d->k, ks);
     if (g_small_pairs) r.pair_guess = 1;
+    r.bin_global = g_bin_global;
     int rc = cs_render_forward_sync(&r, &m, v, active, bg);
     g_pairs_redone += r.redone;
     if (!rc && img) rc = cs_buf_read(&d->cl, &r.img, 0, (size_t)3 * v->width * v->height * 4, img);
@@ -381,7 +383,7 @@ int test_raster_tight_tiles(void)
  * alpha >= 1/255 ellipse reaches (tile_row_span). Every (Gaussian, tile) pair a pixel needs
  * (found here by testing every pixel of every tile of the rectangle, as the rasterizer would)
  * is emitted, the image equals the CPU reference, there are fewer pairs than rectangle tiles,
- * and the emission kept to project_fwd's count (no filler pairs); in deterministic mode (and on a
+ * and the tiles' ranges hold as many pairs as project_fwd counted; in deterministic mode (and on a
  * device that runs only it) the rectangles stay and every needed pair is there too. */
 static int tile_spans(int want_det)
 {
@@ -407,12 +409,11 @@ static int tile_spans(int want_det)
     int n = s.n, tiles = r.tiles_x * r.tiles_y, T = d.k.opts.tile;
     float *xy = malloc(sizeof(float) * 2 * n), *co = malloc(sizeof(float) * 4 * n);
     cl_uint *bounds = malloc(8 * (size_t)n), *ranges = malloc(8 * (size_t)tiles);
-    cl_uint *keys = malloc(4 * (size_t)r.n_pairs + 4), *vals = malloc(4 * (size_t)r.n_pairs + 4);
+    cl_uint *vals = malloc(4 * (size_t)r.n_pairs + 4);
     CHECK_OK(cs_buf_read(&d.cl, &r.xy, 0, sizeof(float) * 2 * n, xy));
     CHECK_OK(cs_buf_read(&d.cl, &r.conic_opacity, 0, sizeof(float) * 4 * n, co));
     CHECK_OK(cs_buf_read(&d.cl, &r.bounds, 0, 8 * (size_t)n, bounds));
     CHECK_OK(cs_buf_read(&d.cl, &r.ranges, 0, 8 * (size_t)tiles, ranges));
-    CHECK_OK(cs_buf_read(&d.cl, &r.keys, 0, 4 * (size_t)r.n_pairs, keys));
     CHECK_OK(cs_buf_read(&d.cl, &r.pair_ids, 0, 4 * (size_t)r.n_pairs, vals));
     int det = d.k.opts.deterministic; /* the sorted values are pair indices; pair_gid maps them */
     if (det) {
@@ -422,7 +423,11 @@ static int tile_spans(int want_det)
         free(gid);
     }
     long rect = 0, needed = 0, missing = 0, filler = 0;
-    for (unsigned p = 0; p < r.n_pairs; p++) filler += keys[p] >= (cl_uint)tiles;
+    cl_uint *touched = malloc(4 * (size_t)n);
+    CHECK_OK(cs_buf_read(&d.cl, &r.touched, 0, 4 * (size_t)n, touched));
+    for (int i = 0; i < n; i++) filler += touched[i]; /* counted by project_fwd but not in a tile's range */
+    free(touched);
+    for (int t = 0; t < tiles; t++) filler -= ranges[2 * t + 1] - ranges[2 * t];
     for (int i = 0; i < n; i++) {
         int x0 = (int)(bounds[2 * i] & 0xffff), y0 = (int)(bounds[2 * i] >> 16);
         int x1 = (int)(bounds[2 * i + 1] & 0xffff), y1 = (int)(bounds[2 * i + 1] >> 16);
@@ -443,9 +448,9 @@ static int tile_spans(int want_det)
                 missing += !found;
             }
     }
-    printf("  pairs: %u emitted, %ld rectangle tiles, %ld needed by a pixel, %ld missing, %ld filler\n", r.n_pairs, rect,
+    printf("  pairs: %u emitted, %ld rectangle tiles, %ld needed by a pixel, %ld missing, %ld counted and not placed\n", r.n_pairs, rect,
            needed, missing, filler);
-    free(xy), free(co), free(bounds), free(ranges), free(keys), free(vals);
+    free(xy), free(co), free(bounds), free(ranges), free(vals);
     cs_renderer_free(&r);
     cs_model_free(&d.cl, &m);
     cs_splats_free(&s);
@@ -453,7 +458,7 @@ static int tile_spans(int want_det)
     CHECK(fails == 0, "image differs from the reference with tile spans (seed %llu)", (unsigned long long)test_seed());
     CHECK(missing == 0, "%ld needed (Gaussian, tile) pairs were not emitted (seed %llu)", missing,
           (unsigned long long)test_seed());
-    CHECK(filler == 0, "%ld filler pairs: the emission and project_fwd's count disagree", filler);
+    CHECK(filler == 0, "project_fwd counted %ld pairs more than the tiles hold", filler);
     /* deterministic mode (a device whose loops are limited runs it) keeps the rectangles */
     CHECK(needed > 0 && (det ? (long)r.n_pairs == rect : (long)r.n_pairs < rect),
           "%u pairs against %ld rectangle tiles (deterministic %d)", r.n_pairs, rect, det);
@@ -1097,75 +1102,146 @@ int test_raster_pixels_refused(void)
     return 0;
 }
 
-/* ---- scan and sort ------------------------------------------------------------------- */
+/* ---- scan and the per-tile sort ------------------------------------------------------ */
 
-static int cmp_pair(const void *a, const void *b)
-{
-    const uint32_t *x = a, *y = b;
-    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
-    return x[1] < y[1] ? -1 : x[1] > y[1];
-}
-
-int test_scan_and_sort(void)
+/* The device exclusive scan against the host's, at sizes around one work-group's block, one
+ * launch's limit (CS_SCAN_SINGLE_MAX) and several levels of block sums. */
+int test_scan(void)
 {
     uint64_t rs = test_seed() ^ 0x5157;
     dev_ctx d;
     CHECK_OK(dev_open(&d, 0, 0, 0, 0, 0, -1));
     unsigned sizes[] = {0, 1, 7, 1023, 1024, 1025, 4097, 32768, 32769, 300001}; /* one work-group scans <= 32768 */
-    if (test_small()) sizes[9] = 50001; /* oclgrind: still past two work-groups' scans (124 s with 300001) */
-    int bit_counts[] = {32, 12, 13, 1, 32, 7, 31, 16, 9, 12};
+    if (test_small()) sizes[9] = 50001; /* oclgrind: still past two work-groups' scans */
     cs_sort_scratch sc = {0};
     for (size_t t = 0; t < sizeof sizes / sizeof sizes[0]; t++) {
         unsigned n = sizes[t];
-        int bits = bit_counts[t];
-        uint32_t mask = bits == 32 ? 0xffffffffu : (1u << bits) - 1u;
-        uint32_t *keys = malloc(sizeof(uint32_t) * (n + 1)), *pairs = malloc(sizeof(uint32_t) * 2 * (n + 1));
-        uint32_t *vals = malloc(sizeof(uint32_t) * (n + 1)), *u = malloc(sizeof(uint32_t) * (n + 1));
-        for (unsigned i = 0; i < n; i++) {
-            /* half the keys from few distinct values (equal keys: stability matters), half
-               spread over all the sorted bits */
-            uint32_t k = i % 2 ? (uint32_t)(test_rand(&rs) * 37) * 0x01010101u
-                               : (uint32_t)(test_rand(&rs) * 4294967295.0);
-            keys[i] = k & mask;
-            vals[i] = i;
-            u[i] = (uint32_t)(test_rand(&rs) * 100);
-        }
-        /* every other size sorts with the count on the device and a larger capacity whose
-           extra keys (0: they would sort first) must be ignored */
-        int dev_count = t % 2 == 1;
-        unsigned cap = n + (dev_count ? 2000u + (unsigned)(test_rand(&rs) * 3000) : 0u);
-        cs_buf kb, vb, ub, cb;
-        CHECK_OK(cs_buf_alloc(&d.cl, &kb, CS_MEM_SCRATCH, (size_t)(cap + 1) * 4, "keys"));
-        CHECK_OK(cs_buf_alloc(&d.cl, &vb, CS_MEM_SCRATCH, (size_t)(cap + 1) * 4, "vals"));
+        uint32_t *u = malloc(sizeof(uint32_t) * (n + 1)), *gu = malloc(sizeof(uint32_t) * (n + 1));
+        for (unsigned i = 0; i < n; i++) u[i] = (uint32_t)(test_rand(&rs) * 100);
+        cs_buf ub;
         CHECK_OK(cs_buf_alloc(&d.cl, &ub, CS_MEM_SCRATCH, (size_t)(n + 1) * 4, "scan"));
-        CHECK_OK(cs_buf_alloc(&d.cl, &cb, CS_MEM_SCRATCH, 4, "count"));
-        CHECK_OK(cs_buf_write(&d.cl, &kb, 0, (size_t)n * 4, keys));
-        CHECK_OK(cs_buf_write(&d.cl, &vb, 0, (size_t)n * 4, vals));
         CHECK_OK(cs_buf_write(&d.cl, &ub, 0, (size_t)n * 4, u));
-        CHECK_OK(cs_buf_write(&d.cl, &cb, 0, 4, &n));
-        CHECK_OK(cs_radix_sort(&d.cl, &d.k, &sc, &kb, &vb, cap, dev_count ? &cb : NULL, bits, -1));
         CHECK_OK(cs_scan(&d.cl, &d.k, &sc, &ub, n, -1));
-        uint32_t *gk = malloc(sizeof(uint32_t) * (n + 1));
-        uint32_t *gv = malloc(sizeof(uint32_t) * (n + 1)), *gu = malloc(sizeof(uint32_t) * (n + 1));
-        CHECK_OK(cs_buf_read(&d.cl, &kb, 0, (size_t)n * 4, gk));
-        CHECK_OK(cs_buf_read(&d.cl, &vb, 0, (size_t)n * 4, gv));
         CHECK_OK(cs_buf_read(&d.cl, &ub, 0, (size_t)n * 4, gu));
-        for (unsigned i = 0; i < n; i++) pairs[2 * i] = keys[i], pairs[2 * i + 1] = vals[i];
-        qsort(pairs, n, 8, cmp_pair);
         uint32_t run = 0;
         for (unsigned i = 0; i < n; i++) {
-            CHECK(gk[i] == pairs[2 * i] && gv[i] == pairs[2 * i + 1],
-                  "sort n=%u (capacity %u) bits=%d: element %u is (%x,%u), expected (%x,%u)", n, cap, bits, i, gk[i], gv[i], pairs[2 * i], pairs[2 * i + 1]);
             CHECK(gu[i] == run, "scan n=%u: element %u is %u, expected %u", n, i, gu[i], run);
             run += u[i];
         }
-        cs_buf_free(&d.cl, &kb), cs_buf_free(&d.cl, &vb), cs_buf_free(&d.cl, &ub), cs_buf_free(&d.cl, &cb);
-        free(keys), free(pairs), free(vals), free(u), free(gk), free(gv), free(gu);
+        cs_buf_free(&d.cl, &ub);
+        free(u), free(gu);
     }
     cs_sort_scratch_free(&d.cl, &sc);
     dev_close(&d);
     return 0;
 }
+
+/* The pairs of R's last view, read back and checked against the projection (bin.cl): the tiles'
+ * ranges follow one another without gaps and hold every pair; each tile's values are strictly
+ * ordered by (depth bits, value) and each Gaussian is in a tile at most once and only in tiles
+ * of its bounds; each Gaussian is in as many tiles as project_fwd counted. The longest tile's
+ * length goes to *LONGEST. */
+static int check_tile_pairs(dev_ctx *d, cs_renderer *r, int n, unsigned *longest)
+{
+    unsigned tiles = (unsigned)(r->tiles_x * r->tiles_y), M = r->n_pairs;
+    int det = d->k.opts.deterministic;
+    cl_uint *ranges = malloc(8 * (size_t)tiles), *vals = malloc(4 * (size_t)M + 4), *gid = malloc(4 * (size_t)M + 4);
+    cl_uint *touched = malloc(4 * (size_t)n), *bounds = malloc(8 * (size_t)n), *depth = malloc(4 * (size_t)n);
+    unsigned *seen = calloc((size_t)n, sizeof(unsigned)), *last_tile = malloc(sizeof(unsigned) * (size_t)n);
+    CHECK(ranges && vals && gid && touched && bounds && depth && seen && last_tile, "out of memory");
+    CHECK_OK(cs_buf_read(&d->cl, &r->ranges, 0, 8 * (size_t)tiles, ranges));
+    CHECK_OK(cs_buf_read(&d->cl, &r->pair_ids, 0, 4 * (size_t)M, vals));
+    CHECK_OK(cs_buf_read(&d->cl, &r->touched, 0, 4 * (size_t)n, touched));
+    CHECK_OK(cs_buf_read(&d->cl, &r->bounds, 0, 8 * (size_t)n, bounds));
+    CHECK_OK(cs_buf_read(&d->cl, &r->depth, 0, 4 * (size_t)n, depth)); /* the float's bits are the key */
+    if (det) CHECK_OK(cs_buf_read(&d->cl, &r->pair_gid, 0, 4 * (size_t)M, gid));
+    unsigned at = 0, bad_order = 0, repeats = 0, outside = 0;
+    *longest = 0;
+    for (int i = 0; i < n; i++) last_tile[i] = 0xffffffffu;
+    for (unsigned t = 0; t < tiles; t++) {
+        unsigned s = ranges[2 * t], e = ranges[2 * t + 1];
+        CHECK(s == at && e >= s && e <= M, "tile %u's range [%u, %u) does not follow the last one's end %u (%u pairs)", t,
+              s, e, at, M);
+        at = e;
+        *longest = e - s > *longest ? e - s : *longest;
+        for (unsigned p = s; p < e; p++) {
+            CHECK(!det || vals[p] < M, "pair %u holds slot %u of %u", p, vals[p], M);
+            unsigned g = det ? gid[vals[p]] : vals[p];
+            CHECK(g < (unsigned)n, "pair %u holds Gaussian %u of %d", p, g, n);
+            if (p > s) {
+                unsigned h = det ? gid[vals[p - 1]] : vals[p - 1];
+                bad_order += !(depth[h] < depth[g] || (depth[h] == depth[g] && vals[p - 1] < vals[p]));
+            }
+            repeats += last_tile[g] == t;
+            last_tile[g] = t;
+            seen[g]++;
+            unsigned tx = t % (unsigned)r->tiles_x, ty = t / (unsigned)r->tiles_x;
+            outside += tx < (bounds[2 * g] & 0xffff) || tx >= (bounds[2 * g + 1] & 0xffff) || ty < bounds[2 * g] >> 16 ||
+                       ty >= bounds[2 * g + 1] >> 16;
+        }
+    }
+    unsigned miscount = 0;
+    for (int i = 0; i < n; i++) miscount += seen[i] != touched[i];
+    free(ranges), free(vals), free(gid), free(touched), free(bounds), free(depth), free(seen), free(last_tile);
+    CHECK(at == M, "the tiles' ranges hold %u pairs of %u", at, M);
+    CHECK(bad_order == 0, "%u pairs out of (depth, value) order within their tile", bad_order);
+    CHECK(repeats == 0 && outside == 0, "%u Gaussians twice in a tile, %u pairs outside their Gaussian's bounds",
+          repeats, outside);
+    CHECK(miscount == 0, "%u Gaussians are in another number of tiles than project_fwd counted", miscount);
+    return 0;
+}
+
+/* Each tile's pairs front to back (bin_sort_tiles): a crowded small view whose tiles hold
+ * several times CS_TILE_SORT_CAP pairs (so the chunks are merged, over an odd and an even
+ * number of rounds), with exact duplicates (equal depths: ties go by Gaussian index), in the
+ * default and the deterministic mode. The image matches the CPU reference and the pairs pass
+ * check_tile_pairs. */
+static int tile_sort(int want_det, int global)
+{
+    uint64_t rs = test_seed() ^ 0x7505 ^ (uint64_t)(want_det + 2 * global);
+    dev_ctx d;
+    CHECK_OK(dev_open(&d, 1, 0, 0, 0, want_det, -1));
+    int n = test_small() ? 3000 : 14000, W = 64, H = 48;
+    cs_camera cam;
+    random_camera(&rs, W, H, 1, &cam);
+    cs_splats s;
+    crowded_splats(&rs, n, test_small() ? -2.3 : -2.6, &s);
+    for (int i = 1; i < n; i += 7) { /* Gaussian i repeats i - 1: same depth, same tiles */
+        memcpy(s.means + 3 * i, s.means + 3 * (i - 1), 12);
+        memcpy(s.log_scales + 3 * i, s.log_scales + 3 * (i - 1), 12);
+        memcpy(s.quats + 4 * i, s.quats + 4 * (i - 1), 16);
+        s.logit_opacity[i] = s.logit_opacity[i - 1];
+    }
+    g_bin_global = global;
+    int fails = compare_forward(&d, &s, &cam, 1, 0, 0, 0, "crowded tiles") == 1;
+    cs_view v;
+    cs_view_from_camera(&cam, &v);
+    float bg[3] = {0, 0, 0};
+    cs_model m;
+    cs_renderer r;
+    int e = render_cl(&d, &s, &v, 1, bg, 0.1f, NULL, &m, &r);
+    g_bin_global = 0;
+    CHECK_OK(e);
+    unsigned longest = 0;
+    int rc = check_tile_pairs(&d, &r, n, &longest);
+    printf("  %s, %s counters: %u pairs in %d tiles, the longest %u (sorted in chunks of %u)\n",
+           d.k.opts.deterministic ? "deterministic" : "default", global ? "global" : "local", r.n_pairs,
+           r.tiles_x * r.tiles_y, longest, CS_TILE_SORT_CAP);
+    cs_renderer_free(&r);
+    cs_model_free(&d.cl, &m);
+    cs_splats_free(&s);
+    dev_close(&d);
+    CHECK_OK(rc);
+    CHECK(fails == 0, "image differs from the reference on crowded tiles (seed %llu)", (unsigned long long)test_seed());
+    /* merges happen: full size, past four chunks (three rounds) and some tile of two to four
+       (two rounds) is likely but not forced; small (oclgrind), past one chunk */
+    CHECK(longest > (test_small() ? 1u : 4u) * CS_TILE_SORT_CAP, "the longest tile has %u pairs: no merge tested", longest);
+    return 0;
+}
+
+/* both modes, with the binning's counters in local memory (where the device has room) and in
+   global memory only */
+int test_bin_tile_sort(void) { return tile_sort(0, 0) || tile_sort(1, 0) || tile_sort(0, 1) || tile_sort(1, 1); }
 
 /* Huge Gaussians close to the camera (a foreign model's, or one the camera stands inside of),
  * twenty image sides wide and more: drawn as the CPU reference draws them (render --ply used to

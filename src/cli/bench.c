@@ -15,22 +15,22 @@
 #include "util.h"
 
 /* Least bytes a stage must move (each input read once, each output written once): N Gaussians,
- * M pairs, P pixels, TB tile-id bits. A model, not a counter: re-reads through caches and
+ * M pairs, P pixels. A model, not a counter: re-reads through caches and
  * atomics are not counted, so the percentage is an upper bound on how close a stage runs to
  * the copy ceiling. */
-static double stage_bytes(int st, const cs_kernel_opts *o, double N, double M, double P, int TB)
+static double stage_bytes(int st, const cs_kernel_opts *o, double N, double M, double P)
 {
     cs_row_bytes row = cs_model_row_bytes(&o->layout);
     double params = (double)row.params, grads = (double)row.grads, moments = (double)row.optimizer;
     double proj_out = CS_PROJ_BYTES - 4;   /* projection outputs but the pair offset */
     double v2d = CS_V2D_W * 4;
-    double pass_n = 4 + 8 + 8;             /* a radix pass: count reads keys, scatter moves pairs */
+    double bin_n = 8 + 8 + 16;             /* bounds, xy, conic + opacity: read to count and to emit */
     double pair_in = 4 + 8 + 16 + 12;      /* value, xy, conic + opacity, rgb */
     double pix = 12 + 4 + 4;               /* image, final T, last contributor */
     switch (st) {
     case CS_STAGE_PROJECT: return N * (params + proj_out);
     case CS_STAGE_SORT:
-        return N * (8 + 8 * pass_n + 12 + 8 + 20) + M * (8 + ((TB + CS_RADIX_BITS - 1) / CS_RADIX_BITS) * pass_n + 4);
+        return N * (2 * bin_n + 4) + M * (8 + 8 + 4); /* emit writes key + value; the tile sort reads both, writes values */
     case CS_STAGE_RASTER_FWD: return M * pair_in + P * pix;
     case CS_STAGE_LOSS: return P * (12 + 3 + 12);
     case CS_STAGE_RASTER_BWD: return M * pair_in + P * pix + N * v2d;
@@ -67,8 +67,6 @@ static void print_tile_stats(cs_cl *cl, const cs_renderer *r)
 static void print_table(cs_cl *cl, const cs_kernel_opts *ko, const cs_renderer *r, const cs_camera *c, int n_gauss,
                         const double med[CS_STAGE_COUNT], double wall)
 {
-    int tile_bits = 0;
-    while ((1 << tile_bits) < r->tiles_x * r->tiles_y) tile_bits++;
     double ceiling = copy_ceiling(cl);
     printf("  %-16s %12s  %11s  %12s", "stage", "median", "least bytes", "achieved");
     if (ceiling > 0) printf("  of %.1f TB/s (device copy)", ceiling / 1000.0);
@@ -77,7 +75,7 @@ static void print_table(cs_cl *cl, const cs_kernel_opts *ko, const cs_renderer *
     for (int st = 0; st < CS_STAGE_COUNT; st++) {
         if (med[st] == 0) continue;
         sum += med[st];
-        double gb = stage_bytes(st, ko, n_gauss, r->n_pairs, (double)c->width * c->height, tile_bits) / 1e9;
+        double gb = stage_bytes(st, ko, n_gauss, r->n_pairs, (double)c->width * c->height) / 1e9;
         double gbs = gb / (med[st] * 1e-3);
         printf("  %-16s %9.3f ms  %8.1f MB  %7.1f GB/s", cs_stage_names[st], med[st], gb * 1e3, gbs);
         if (ceiling > 0) printf("  %5.1f%%", 100.0 * gbs / ceiling);

@@ -48,7 +48,7 @@ enum { CS_WG_PROJECT, CS_WG_PROJECT_BWD, CS_WG_BIN, CS_WG_ADAM, CS_WG_COUNT, CS_
  * (cs_kernel_opts.programs). */
 #define CS_PROGRAM_LIST(X)                                                                              \
     X(render, "project.h project_fwd.cl project_bwd.cl bin.cl rasterize_fwd.cl rasterize_bwd.cl")       \
-    X(sort, "radix_sort.cl")                                                                            \
+    X(scan, "scan.cl")                                                                                  \
     X(loss, "ssim.cl resample.cl")                                                                      \
     X(optim, "adam.cl")                                                                                 \
     X(density, "rows.cl densify.cl mcmc.cl")                                                            \
@@ -60,7 +60,7 @@ enum { CS_PROGRAM_LIST(CS_PROGRAM_ID) CS_PROG_COUNT };
 #undef CS_PROGRAM_ID
 #define CS_PROGS(p) (1u << CS_PROG_##p)
 /* what each kind of command builds */
-#define CS_PROGS_RENDER (CS_PROGS(render) | CS_PROGS(sort))
+#define CS_PROGS_RENDER (CS_PROGS(render) | CS_PROGS(scan))
 #define CS_PROGS_EVAL (CS_PROGS_RENDER | CS_PROGS(loss) | CS_PROGS(lpips))
 #define CS_PROGS_TRAIN (CS_PROGS_EVAL | CS_PROGS(optim) | CS_PROGS(density) | CS_PROGS(histo))
 #define CS_PROGS_ALL ((1u << CS_PROG_COUNT) - 1)
@@ -73,16 +73,12 @@ extern const char *const cs_program_files[CS_PROG_COUNT];
 #define CS_KERNEL_LIST(X)                                                                               \
     X(project_fwd, CS_WG_PROJECT, render)                                                               \
     X(project_bwd, CS_WG_PROJECT_BWD, render)                                                           \
-    X(scan_block, CS_WG_FIXED, sort)                                                                    \
-    X(scan_single, CS_WG_FIXED, sort)                                                                   \
-    X(scan_add, CS_WG_FIXED, sort)                                                                      \
-    X(radix_count, CS_WG_FIXED, sort)                                                                   \
-    X(radix_scatter, CS_WG_FIXED, sort)                                                                 \
-    X(bin_depth_keys, CS_WG_BIN, render)                                                                \
-    X(bin_gather_counts, CS_WG_BIN, render)                                                             \
-    X(bin_pair_total, CS_WG_FIXED, render)                                                              \
+    X(scan_block, CS_WG_FIXED, scan)                                                                    \
+    X(scan_single, CS_WG_FIXED, scan)                                                                   \
+    X(scan_add, CS_WG_FIXED, scan)                                                                      \
+    X(bin_count_tiles, CS_WG_BIN, render)                                                               \
     X(bin_emit_pairs, CS_WG_BIN, render)                                                                \
-    X(bin_tile_ranges, CS_WG_BIN, render)                                                               \
+    X(bin_sort_tiles, CS_WG_FIXED, render)                                                              \
     X(bin_tile_units, CS_WG_BIN, render)                                                                \
     X(bin_unit_tiles, CS_WG_BIN, render)                                                                \
     X(bin_tile_order, CS_WG_BIN, render)                                                                \

@@ -19,8 +19,8 @@ int cs_tuning_path(cs_cl *cl, const cs_kernel_opts *o, char *out, size_t n)
         out[0] = 0;
         return 0;
     }
-    /* the sources of the programs the tuning measures (tune.c: render, sort, optim) */
-    const int measured[] = {CS_PROG_render, CS_PROG_sort, CS_PROG_optim};
+    /* the sources of the programs the tuning measures (tune.c: render, scan, optim) */
+    const int measured[] = {CS_PROG_render, CS_PROG_scan, CS_PROG_optim};
     src = CS_HASH_SEED;
     for (size_t i = 0; i < sizeof measured / sizeof measured[0]; i++) {
         uint64_t h;

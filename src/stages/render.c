@@ -1,4 +1,4 @@
-/* render: forward (project -> bin -> sort -> rasterize) and backward (rasterize bwd ->
+/* render: forward (project -> bin -> per-tile sort -> rasterize) and backward (rasterize bwd ->
  * [pair reduce] -> project bwd) launchers. */
 #include "render.h"
 
@@ -56,10 +56,10 @@ unsigned cs_render_chunk(const cs_kernel_opts *o)
 /* every pool buffer, for trim and size queries */
 #define POOL_LIST(r) \
     { &(r)->xy, &(r)->conic_opacity, &(r)->rgb, &(r)->depth, &(r)->radii, &(r)->touched, &(r)->bounds, &(r)->offsets, \
-      &(r)->clamped, &(r)->v_2d, &(r)->depth_keys, &(r)->order, &(r)->keys, &(r)->pair_ids, &(r)->pair_gid, \
-      &(r)->v_pair, &(r)->ranges, &(r)->img, &(r)->final_T, &(r)->n_contrib, &(r)->depth_img, &(r)->total, \
-      &(r)->unit_off, &(r)->unit_tile, &(r)->ckpt, &(r)->tile_order, &(r)->tile_classes, \
-      &(r)->sort.tmp, &(r)->sort.hist, &(r)->sort.keys_alt, &(r)->sort.vals_alt }
+      &(r)->clamped, &(r)->v_2d, &(r)->keys, &(r)->pair_ids, &(r)->keys_alt, &(r)->vals_alt, &(r)->pair_gid, \
+      &(r)->v_pair, &(r)->tile_count, &(r)->tile_cursor, &(r)->ranges, &(r)->img, &(r)->final_T, &(r)->n_contrib, \
+      &(r)->depth_img, &(r)->unit_off, &(r)->unit_tile, &(r)->ckpt, &(r)->tile_order, &(r)->tile_classes, \
+      &(r)->sort.tmp }
 
 /* Waits for the pair-count read in flight, if any (it targets r->total_host). */
 static int wait_total(cs_renderer *r)
@@ -110,16 +110,16 @@ void cs_renderer_free(cs_renderer *r)
 cs_render_footprint cs_renderer_footprint(const cs_kernel_opts *o)
 {
     cs_render_footprint f;
-    /* projection outputs, the depth sort's keys and order, the 2D gradient row */
-    f.per_gaussian = CS_PROJ_BYTES + 4 + 4 + CS_V2D_W * 4;
+    /* projection outputs, the 2D gradient row */
+    f.per_gaussian = CS_PROJ_BYTES + CS_V2D_W * 4;
     f.per_pair = CS_PAIR_BYTES + (o->deterministic ? CS_PAIR_BYTES_DETERMINISTIC : 0);
     f.per_pixel = 3 * 4 + 4 + 4; /* image, final transmittance, last contributor */
     /* the backward's units: at most one a tile beyond one every chunk pairs, each with its tile
        id and a checkpoint of the tile's pixels; each tile's first unit and its place in the
-       forward's order */
+       forward's order; its range, pair count and cursor */
     size_t tile = o->tile > 0 ? (size_t)o->tile : 16, chunk = cs_render_chunk(o), ck = tile * tile * 16 + 4;
     f.per_pair += (ck + chunk - 1) / chunk;
-    f.per_tile = ck + 4 + 4;
+    f.per_tile = ck + 4 + 4 + 8 + 4 + 4;
     return f;
 }
 
@@ -151,13 +151,6 @@ static cl_mem pair_gid_arg(const cs_renderer *r)
     return r->k->opts.deterministic ? r->pair_gid.mem : r->pair_ids.mem;
 }
 
-static int bits_for(unsigned v)
-{
-    int b = 0;
-    while ((1u << b) < v && b < 32) b++;
-    return b;
-}
-
 /* the 2D launch of the rasterizer: GROUPS work-groups in a row (the forward's tiles in
    tile_order, the backward's units), each of a tile's width by tile / pixels rows */
 static void tile_launch(const cs_renderer *r, size_t groups, size_t gt[2], size_t lt[2])
@@ -175,8 +168,8 @@ static int reserve_view(cs_renderer *r, size_t N, size_t px, size_t tiles)
            reserve(r, &r->radii, N * 4, "radii") || reserve(r, &r->touched, N * 4, "tiles touched") ||
            reserve(r, &r->bounds, N * 8, "screen bounds") ||
            reserve(r, &r->offsets, N * 4, "pair offsets") || reserve(r, &r->clamped, N * 4, "colour clamp mask") ||
-           reserve(r, &r->total, 16, "pair count") ||
-           reserve(r, &r->ranges, tiles * 8, "tile ranges") || reserve(r, &r->img, 3 * px * 4, "rendered image") ||
+           reserve(r, &r->tile_count, (tiles + 1) * 4, "tile pair counts") ||
+           reserve(r, &r->tile_cursor, tiles * 4, "tile cursors") || reserve(r, &r->ranges, tiles * 8, "tile ranges") || reserve(r, &r->img, 3 * px * 4, "rendered image") ||
            reserve(r, &r->final_T, px * 4, "final transmittance") ||
            reserve(r, &r->n_contrib, px * 4, "last contributor");
 }
@@ -184,20 +177,20 @@ static int reserve_view(cs_renderer *r, size_t N, size_t px, size_t tiles)
 /* the pair buffers for CAP pairs */
 static int reserve_pairs(cs_renderer *r, size_t cap)
 {
-    return reserve(r, &r->keys, cap * 4, "sort keys") || reserve(r, &r->pair_ids, cap * 4, "pair values") ||
+    return reserve(r, &r->keys, cap * 4, "pair depth keys") || reserve(r, &r->pair_ids, cap * 4, "pair values") ||
+           reserve(r, &r->keys_alt, cap * 4, "pair keys (merges)") || reserve(r, &r->vals_alt, cap * 4, "pair values (merges)") ||
            (r->k->opts.deterministic && reserve(r, &r->pair_gid, cap * 4, "pair Gaussians")) ? -1 : 0;
 }
 
 int cs_renderer_pin(cs_renderer *r, size_t N, size_t pixels, size_t tiles, size_t pairs)
 {
     if (pairs > 0xfffff000u) pairs = 0xfffff000u;
-    size_t sorted = pairs > N ? pairs : N;
+    size_t scanned = N > tiles + 1 ? N : tiles + 1; /* offsets (deterministic), tile counts, units */
     int det = r->k->opts.deterministic;
-    if (reserve_view(r, N, pixels, tiles) || reserve(r, &r->depth_keys, N * 4, "depth keys") ||
-        reserve(r, &r->order, N * 4, "depth order") || reserve(r, &r->v_2d, N * CS_V2D_W * 4, "2D gradients") ||
+    if (reserve_view(r, N, pixels, tiles) || reserve(r, &r->v_2d, N * CS_V2D_W * 4, "2D gradients") ||
         reserve_pairs(r, pairs) || reserve_units(r, tiles, pairs) ||
         (det && reserve(r, &r->v_pair, pairs * CS_V2D_W * 4, "per-pair gradients")) ||
-        cs_sort_reserve(r->cl, &r->sort, (unsigned)sorted))
+        cs_sort_reserve(r->cl, &r->sort, (unsigned)scanned))
         return -1;
     r->pinned = 1;
     return 0;
@@ -217,31 +210,41 @@ static int project(cs_renderer *r, const cs_model *m, const cs_view *v, int acti
                      CS_ARG(r->radii.mem), CS_ARG(r->touched.mem), CS_ARG(r->bounds.mem), CS_ARG(r->clamped.mem));
 }
 
-/* Gaussians front to back, then pair offsets = exclusive scan of tiles touched in that order;
-   the total is read back without waiting (see bin.cl and cs_render_confirm) */
-static int depth_order(cs_renderer *r, int n, size_t N)
+/* the binning's per-tile counters in local memory (bin.cl): when the view's fit beside what a
+   work-group needs otherwise */
+static int bin_use_local(const cs_renderer *r, unsigned tiles)
+{
+    return !r->bin_global && (cl_ulong)tiles * 4 + 1024 <= r->cl->local_mem;
+}
+
+/* each tile's pair count, scanned into its first place (the total last, read back without
+   waiting: cs_render_confirm); in deterministic mode each Gaussian's first slot too */
+static int count_pairs(cs_renderer *r, int n, unsigned tiles)
 {
     cs_cl *cl = r->cl;
     const cs_kernels *k = r->k;
-    size_t l = k->wg[CS_WG_BIN], g = (size_t)n, one = 1;
-    unsigned un = (unsigned)n;
-    if (reserve(r, &r->depth_keys, N * 4, "depth keys") || reserve(r, &r->order, N * 4, "depth order") ||
-        cs_cl_run(cl, k->bin_depth_keys, CS_STAGE_SORT, 1, &g, &l, CS_ARG(n), CS_ARG(r->radii.mem),
-                  CS_ARG(r->depth.mem), CS_ARG(r->depth_keys.mem), CS_ARG(r->order.mem)) ||
-        cs_radix_sort(cl, k, &r->sort, &r->depth_keys, &r->order, un, NULL, 32, CS_STAGE_SORT) ||
-        cs_cl_run(cl, k->bin_gather_counts, CS_STAGE_SORT, 1, &g, &l, CS_ARG(n), CS_ARG(r->order.mem),
-                  CS_ARG(r->touched.mem), CS_ARG(r->offsets.mem)) ||
-        cs_scan(cl, k, &r->sort, &r->offsets, un, CS_STAGE_SORT) ||
-        cs_cl_run(cl, k->bin_pair_total, CS_STAGE_SORT, 1, &one, NULL, CS_ARG(n), CS_ARG(r->offsets.mem),
-                  CS_ARG(r->order.mem), CS_ARG(r->touched.mem), CS_ARG(r->total.mem)))
+    size_t l = k->wg[CS_WG_BIN], g = (size_t)n;
+    cl_uint zero = 0;
+    int loc = bin_use_local(r, tiles);
+    if (cs_buf_fill(cl, &r->tile_count, 0, ((size_t)tiles + 1) * 4, &zero, 4) ||
+        (n > 0 && cs_cl_run(cl, k->bin_count_tiles, CS_STAGE_SORT, 1, &g, &l, CS_ARG(n), CS_ARG(r->bounds.mem),
+                            CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->tiles_x), CS_ARG(tiles),
+                            CS_ARG(loc), CS_LOCAL(loc ? (size_t)tiles * 4 : 4), CS_ARG(r->tile_count.mem))) ||
+        cs_scan(cl, k, &r->sort, &r->tile_count, tiles + 1, CS_STAGE_SORT))
         return -1;
-    CS_CHECK(clEnqueueReadBuffer(cl->queue, r->total.mem, CL_FALSE, 0, 4, &r->total_host, 0, NULL, &r->total_ev));
+    if (k->opts.deterministic && n > 0) {
+        CS_CHECK(clEnqueueCopyBuffer(cl->queue, r->touched.mem, r->offsets.mem, 0, 0, (size_t)n * 4, 0, NULL, NULL));
+        if (cs_scan(cl, k, &r->sort, &r->offsets, (unsigned)n, CS_STAGE_SORT)) return -1;
+    }
+    CS_CHECK(clEnqueueReadBuffer(cl->queue, r->tile_count.mem, CL_FALSE, (size_t)tiles * 4, 4, &r->total_host, 0, NULL,
+                                 &r->total_ev));
     CS_CHECK(clFlush(cl->queue));
     return 0;
 }
 
-/* the backward's units from the tile ranges: each tile's first unit (a scan of their counts,
-   the total last) and each unit's tile; and the forward's tile order (bin_tile_order) */
+/* each tile's range from its first place and cursor (bin_tile_units), the backward's units
+   from them (a scan of their counts, the total last) and each unit's tile, and the forward's
+   tile order (bin_tile_order) */
 static int bin_units(cs_renderer *r, unsigned tiles)
 {
     cs_cl *cl = r->cl;
@@ -250,6 +253,7 @@ static int bin_units(cs_renderer *r, unsigned tiles)
     cl_uint zero = 0;
     return cs_buf_fill(cl, &r->tile_classes, 0, 2 * CS_TILE_CLASSES * 4, &zero, 4) ||
                    cs_cl_run(cl, k->bin_tile_units, CS_STAGE_SORT, 1, &g1, &l, CS_ARG(tiles), CS_ARG(r->chunk),
+                             CS_ARG(r->pair_cap), CS_ARG(r->tile_count.mem), CS_ARG(r->tile_cursor.mem),
                              CS_ARG(r->ranges.mem), CS_ARG(r->unit_off.mem), CS_ARG(r->tile_classes.mem)) ||
                    cs_scan(cl, k, &r->sort, &r->unit_off, tiles + 1, CS_STAGE_SORT) ||
                    cs_cl_run(cl, k->bin_unit_tiles, CS_STAGE_SORT, 1, &g, &l, CS_ARG(tiles), CS_ARG(r->unit_off.mem),
@@ -260,7 +264,7 @@ static int bin_units(cs_renderer *r, unsigned tiles)
                : 0;
 }
 
-/* (tile | depth) pairs in the pair buffers, sorted by tile, and each tile's range of them */
+/* the pairs, each tile's at its place and sorted front to back (bin.cl), and the ranges */
 static int bin_pairs(cs_renderer *r, int n)
 {
     cs_cl *cl = r->cl;
@@ -275,20 +279,22 @@ static int bin_pairs(cs_renderer *r, int n)
     unsigned tiles = (unsigned)(r->tiles_x * r->tiles_y);
     if (reserve_pairs(r, cap) || reserve_units(r, tiles, cap)) return -1;
     cl_mem pair_gid = pair_gid_arg(r);
-    cl_uint zero = 0;
-    if (cs_buf_fill(cl, &r->ranges, 0, (size_t)tiles * 8, &zero, 4)) return -1;
-    size_t l = k->wg[CS_WG_BIN], g = (size_t)n, gm = cap;
-    int bits = bits_for(tiles + 1); /* the keys are tile ids and the filler id TILES (bin.cl) */
-    if (n > 0 &&
-        (cs_cl_run(cl, k->bin_emit_pairs, CS_STAGE_SORT, 1, &g, &l, CS_ARG(n), CS_ARG(r->order.mem), CS_ARG(r->bounds.mem),
-                   CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->touched.mem), CS_ARG(r->offsets.mem),
-                   CS_ARG(r->tiles_x), CS_ARG(r->tiles_y), CS_ARG(cap), CS_ARG(r->keys.mem), CS_ARG(r->pair_ids.mem),
-                   CS_ARG(pair_gid)) ||
-         cs_radix_sort(cl, k, &r->sort, &r->keys, &r->pair_ids, cap, &r->total, bits, CS_STAGE_SORT) ||
-         cs_cl_run(cl, k->bin_tile_ranges, CS_STAGE_SORT, 1, &gm, &l, CS_ARG(cap), CS_ARG(tiles), CS_ARG(r->total.mem),
-                   CS_ARG(r->keys.mem), CS_ARG(r->ranges.mem))))
+    size_t l = k->wg[CS_WG_BIN], g = (size_t)n, ls = CS_SORT_WG, gs = (size_t)tiles * CS_SORT_WG;
+    CS_CHECK(clEnqueueCopyBuffer(cl->queue, r->tile_count.mem, r->tile_cursor.mem, 0, 0, (size_t)tiles * 4, 0, NULL,
+                                 NULL));
+    int loc = bin_use_local(r, tiles);
+    if (n > 0 && cs_cl_run(cl, k->bin_emit_pairs, CS_STAGE_SORT, 1, &g, &l, CS_ARG(n), CS_ARG(r->bounds.mem),
+                           CS_ARG(r->xy.mem), CS_ARG(r->conic_opacity.mem), CS_ARG(r->depth.mem),
+                           CS_ARG(r->offsets.mem), CS_ARG(r->tiles_x), CS_ARG(tiles), CS_ARG(loc),
+                           CS_LOCAL(loc ? (size_t)tiles * 4 : 4), CS_ARG(cap), CS_ARG(r->tile_count.mem),
+                           CS_ARG(r->tile_cursor.mem), CS_ARG(r->keys.mem), CS_ARG(r->pair_ids.mem), CS_ARG(pair_gid)))
         return -1;
-    return bin_units(r, tiles);
+    return bin_units(r, tiles) ||
+                   cs_cl_run(cl, k->bin_sort_tiles, CS_STAGE_SORT, 1, &gs, &ls, CS_ARG(r->tile_order.mem),
+                             CS_ARG(r->ranges.mem), CS_ARG(r->keys.mem), CS_ARG(r->pair_ids.mem),
+                             CS_ARG(r->keys_alt.mem), CS_ARG(r->vals_alt.mem))
+               ? -1
+               : 0;
 }
 
 /* rasterize_fwd: front-to-back blending per tile; rasterize_fwd_depth takes two more
@@ -323,8 +329,7 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
     size_t px = (size_t)v->width * v->height, tiles = (size_t)r->tiles_x * r->tiles_y;
     if (reserve_view(r, N, px, tiles) || project(r, m, v, active_degree) || wait_total(r)) return -1;
     r->total_host = 0;
-    if (m->n > 0 && depth_order(r, m->n, N)) return -1;
-    return bin_pairs(r, m->n) || rasterize(r, v, bg) ? -1 : 0;
+    return count_pairs(r, m->n, (unsigned)tiles) || bin_pairs(r, m->n) || rasterize(r, v, bg) ? -1 : 0;
 }
 
 int cs_render_confirm(cs_renderer *r)
@@ -379,7 +384,7 @@ int cs_render_backward_2d(cs_renderer *r, const cs_model *m, const cs_view *v, c
         return -1;
     size_t l = k->wg[CS_WG_BIN], g = (size_t)n;
     return det && cs_cl_run(cl, k->bin_reduce_pairs, CS_STAGE_RASTER_BWD, 1, &g, &l, CS_ARG(n), CS_ARG(r->pair_cap),
-                            CS_ARG(r->order.mem), CS_ARG(r->offsets.mem), CS_ARG(r->touched.mem), CS_ARG(r->v_pair.mem),
+                            CS_ARG(r->offsets.mem), CS_ARG(r->touched.mem), CS_ARG(r->v_pair.mem),
                             CS_ARG(r->v_2d.mem))
                ? -1
                : 0;

@@ -24,9 +24,12 @@ typedef struct {
     float kernel_size;
     /* per Gaussian */
     cs_buf xy, conic_opacity, rgb, depth, radii, touched, bounds, offsets, clamped, v_2d;
-    cs_buf depth_keys, order; /* depth sort: keys, Gaussians front to back */
-    /* per pair */
-    cs_buf keys, pair_ids, pair_gid, v_pair;
+    /* per pair: depth key, value (bin.cl), the two again for long tiles' merges; the pair ->
+       Gaussian map and per-pair gradient rows in deterministic mode */
+    cs_buf keys, pair_ids, keys_alt, vals_alt, pair_gid, v_pair;
+    /* per tile: pair counts, scanned into first places (tiles + 1, the total last), and the
+       emission's cursors (tiles) */
+    cs_buf tile_count, tile_cursor;
     /* per tile / pixel */
     cs_buf ranges, img, final_T, n_contrib;
     /* the backward's units (bin.cl bin_tile_units): each tile's first unit (tiles + 1), the
@@ -37,7 +40,6 @@ typedef struct {
     cs_buf tile_order, tile_classes;
     unsigned chunk; /* pairs a backward unit replays: a multiple of the rasterizer's batch */
     cs_buf depth_img; /* (2, H, W) expected and median depth, when want_depth */
-    cs_buf total;
     cs_sort_scratch sort;
     /* The pair count is read back without blocking (total_host, total_ev) while the pairs are
        built and sorted in buffers of pair_cap entries sized from earlier views: pair_guess is
@@ -50,6 +52,7 @@ typedef struct {
     int tiles_x, tiles_y;
     int want_depth; /* 1: forwards also write depth_img (rasterize_fwd_depth) */
     int pinned;     /* cs_renderer_pin: the pool is allocated once and trims keep it */
+    int bin_global; /* 1: the binning's counters only in global memory (tests; else local when they fit) */
 } cs_renderer;
 
 /* The kernels' view of a camera: float pose, centre and intrinsics. */
