@@ -202,7 +202,8 @@ inline void merge_runs(__global const uint *sk, __global const uint *sv, __globa
     if (d0 >= d1) return;
     __global const uint *ak = sk + s, *av = sv + s, *bk = sk + s + la, *bv = sv + s + la;
     /* i = how many of the first d0 outputs come from A */
-    uint lo = d0 > lb ? d0 - lb : 0u, hi = min(d0, la);
+    /* signed: LLVM turns the unsigned form into llvm.usub.sat, which oclgrind cannot run */
+    uint lo = (uint)max((int)d0 - (int)lb, 0), hi = min(d0, la);
     while (lo < hi) {
         uint mid = (lo + hi) / 2u, o = d0 - 1u - mid;
         if (pair_less(ak[mid], av[mid], bk[o], bv[o])) lo = mid + 1u;
