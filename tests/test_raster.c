@@ -1214,7 +1214,10 @@ static int tile_sort(int want_det, int global)
         s.logit_opacity[i] = s.logit_opacity[i - 1];
     }
     g_bin_global = global;
-    int fails = compare_forward(&d, &s, &cam, 1, 0, 0, 0, "crowded tiles") == 1;
+    /* llvmpipe stops a work-item's loops after 65535 iterations (cl_runtime.h): its forward
+       cannot blend tiles this deep, with either binning; the pairs are still checked */
+    int fails = d.cl.loop_limited ? 0 : compare_forward(&d, &s, &cam, 1, 0, 0, 0, "crowded tiles") == 1;
+    if (d.cl.loop_limited) printf("  image not compared: the device limits loops (65535 iterations a work-item)\n");
     cs_view v;
     cs_view_from_camera(&cam, &v);
     float bg[3] = {0, 0, 0};
