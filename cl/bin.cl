@@ -10,9 +10,7 @@
  * gradient row is its slot, and bin_reduce_pairs sums a Gaussian's slots in a fixed order. */
 
 /* places taken a batch at a time in bin_emit_pairs (lego, H100: 0.119 -> 0.104 ms at 8) */
-#ifndef BIN_EMIT_BATCH
 #define BIN_EMIT_BATCH 8
-#endif
 
 /* the tiles of row Y a Gaussian's pairs go to: the span its alpha >= 1/255 ellipse reaches
  * (tile_row_span), or with DETERMINISTIC the whole rectangle's row (project_fwd counts the same) */
@@ -35,6 +33,17 @@ inline void local_zero(__local uint *lc, uint tiles)
 {
     for (uint t = get_local_id(0); t < tiles; t += get_local_size(0)) lc[t] = 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* adds the Gaussian's pairs to the work-group's tile counters LC (both kernels count the same way) */
+inline void count_local(__local uint *lc, int2 rmin, int2 rmax, float2 m2, float4 co, int tiles_x)
+{
+    float tau = tile_tau(co);
+    for (int y = rmin.y; y < rmax.y; y++) {
+        int c0, c1;
+        pair_row(m2, co, tau, y, rmin, rmax, &c0, &c1);
+        for (int x = c0; x < c1; x++) atomic_add(&lc[y * tiles_x + x], 1u);
+    }
 }
 
 /* the Gaussian's tiles (its bounds unpacked; empty when culled or past N) */
@@ -61,17 +70,17 @@ __kernel void bin_count_tiles(int n, __global const uint2 *bounds, __global cons
     float2 m2 = (float2)(0.f);
     float4 co = (float4)(0.f);
     gaussian_tiles(get_global_id(0), n, bounds, xy, conic_opacity, &rmin, &rmax, &m2, &co);
-    if (use_local) local_zero(lc, tiles);
-    float tau = tile_tau(co);
-    for (int y = rmin.y; y < rmax.y; y++) {
-        int c0, c1;
-        pair_row(m2, co, tau, y, rmin, rmax, &c0, &c1);
-        for (int x = c0; x < c1; x++) {
-            if (use_local) atomic_add(&lc[y * tiles_x + x], 1u);
-            else atomic_add(&counts[y * tiles_x + x], 1u);
+    if (!use_local) {
+        float tau = tile_tau(co);
+        for (int y = rmin.y; y < rmax.y; y++) {
+            int c0, c1;
+            pair_row(m2, co, tau, y, rmin, rmax, &c0, &c1);
+            for (int x = c0; x < c1; x++) atomic_add(&counts[y * tiles_x + x], 1u);
         }
+        return;
     }
-    if (!use_local) return;
+    local_zero(lc, tiles);
+    count_local(lc, rmin, rmax, m2, co, tiles_x);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint t = get_local_id(0); t < tiles; t += get_local_size(0))
         if (lc[t]) atomic_add(&counts[t], lc[t]);
@@ -101,11 +110,7 @@ __kernel void bin_emit_pairs(int n, __global const uint2 *bounds, __global const
     float tau = tile_tau(co);
     if (use_local) {
         local_zero(lc, tiles);
-        for (int y = rmin.y; y < rmax.y; y++) {
-            int c0, c1;
-            pair_row(m2, co, tau, y, rmin, rmax, &c0, &c1);
-            for (int x = c0; x < c1; x++) atomic_add(&lc[y * tiles_x + x], 1u);
-        }
+        count_local(lc, rmin, rmax, m2, co, tiles_x);
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint t = get_local_id(0); t < tiles; t += get_local_size(0))
             if (lc[t]) lc[t] = atomic_add(&cursor[t], lc[t]); /* the group's first place in tile t */

@@ -109,9 +109,7 @@
 /* ---- each tile's pairs sorted in local memory (bin_sort_tiles): up to this many at once, a
  * key and a value each (16 KiB: inside OpenCL's 32 KiB minimum of local memory); longer tiles
  * are sorted in chunks of it and merged */
-#ifndef CS_TILE_SORT_CAP
 #define CS_TILE_SORT_CAP 2048u
-#endif
 
 /* ---- MCMC densification (cl/mcmc.cl) ---------------------------------------------------
  * A row sampled k times becomes min(k + 1, CS_MCMC_NMAX) Gaussians (gsplat's n_max); sampling

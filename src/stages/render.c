@@ -169,7 +169,8 @@ static int reserve_view(cs_renderer *r, size_t N, size_t px, size_t tiles)
            reserve(r, &r->bounds, N * 8, "screen bounds") ||
            reserve(r, &r->offsets, N * 4, "pair offsets") || reserve(r, &r->clamped, N * 4, "colour clamp mask") ||
            reserve(r, &r->tile_count, (tiles + 1) * 4, "tile pair counts") ||
-           reserve(r, &r->tile_cursor, tiles * 4, "tile cursors") || reserve(r, &r->ranges, tiles * 8, "tile ranges") || reserve(r, &r->img, 3 * px * 4, "rendered image") ||
+           reserve(r, &r->tile_cursor, tiles * 4, "tile cursors") || reserve(r, &r->ranges, tiles * 8, "tile ranges") ||
+           reserve(r, &r->img, 3 * px * 4, "rendered image") ||
            reserve(r, &r->final_T, px * 4, "final transmittance") ||
            reserve(r, &r->n_contrib, px * 4, "last contributor");
 }
@@ -178,7 +179,8 @@ static int reserve_view(cs_renderer *r, size_t N, size_t px, size_t tiles)
 static int reserve_pairs(cs_renderer *r, size_t cap)
 {
     return reserve(r, &r->keys, cap * 4, "pair depth keys") || reserve(r, &r->pair_ids, cap * 4, "pair values") ||
-           reserve(r, &r->keys_alt, cap * 4, "pair keys (merges)") || reserve(r, &r->vals_alt, cap * 4, "pair values (merges)") ||
+           reserve(r, &r->keys_alt, cap * 4, "pair keys (merges)") ||
+           reserve(r, &r->vals_alt, cap * 4, "pair values (merges)") ||
            (r->k->opts.deterministic && reserve(r, &r->pair_gid, cap * 4, "pair Gaussians")) ? -1 : 0;
 }
 
