@@ -155,7 +155,8 @@ __kernel void bin_emit_pairs(int n, __global const uint2 *bounds, __global const
 /* ---- each tile's pairs sorted by (depth bits, value) ---------------------------------------
  * A tile of up to CS_TILE_SORT_CAP pairs is sorted in local memory (bitonic, padded to a
  * power of two with pairs above every real one). A longer tile is sorted in chunks of that
- * size, then the work-group merges the chunks pairwise in global memory (each item finds its
+ * size (bin_sort_chunks, a work-group a chunk), then one work-group merges the chunks pairwise
+ * in global memory (bin_sort_tiles) (each item finds its
  * part of the output by a binary search along the merge path, then merges it alone), through
  * KEYS_ALT / VALS_ALT and back. Keys are unique within a tile (a value appears once), so the
  * order is total. */
@@ -224,17 +225,30 @@ inline void merge_runs(__global const uint *sk, __global const uint *sv, __globa
     }
 }
 
-/* one work-group a tile, in tile_order (heaviest first, so the long sorts start first) */
+/* Work-groups by unit (bin_tile_units): unit K of a tile of U units sorts the tile's chunks K,
+ * K + U, ... of CS_TILE_SORT_CAP pairs (a unit usually holds fewer pairs than a chunk, so each
+ * chunk has its own group and a crowded tile's chunks are sorted side by side); the keys are
+ * written back for the tiles that bin_sort_tiles merges. */
+__kernel void bin_sort_chunks(uint tiles, __global const uint *unit_off, __global const uint *unit_tile,
+                              __global const uint *ranges, __global uint *keys, __global uint *vals)
+{
+    __local uint sk[CS_TILE_SORT_CAP], sv[CS_TILE_SORT_CAP];
+    uint u = get_group_id(0);
+    if (u >= unit_off[tiles]) return;
+    uint t = unit_tile[u], u0 = unit_off[t], units = unit_off[t + 1] - u0;
+    uint s = ranges[2 * t], len = ranges[2 * t + 1] - s;
+    if (len < 2u) return;
+    for (uint c = (u - u0) * CS_TILE_SORT_CAP; c < len; c += units * CS_TILE_SORT_CAP)
+        sort_chunk(keys, vals, s + c, min((uint)CS_TILE_SORT_CAP, len - c), len > CS_TILE_SORT_CAP, sk, sv);
+}
+
+/* one work-group a tile of more than one chunk, in tile_order (heaviest first, so the long
+   merges start first): the sorted chunks merged */
 __kernel void bin_sort_tiles(__global const uint *tile_order, __global const uint *ranges, __global uint *keys,
                              __global uint *vals, __global uint *keys_alt, __global uint *vals_alt)
 {
-    __local uint sk[CS_TILE_SORT_CAP], sv[CS_TILE_SORT_CAP];
     uint t = tile_order[get_group_id(0)], s = ranges[2 * t], len = ranges[2 * t + 1] - s;
-    if (len < 2u) return;
-    int chunks = len > CS_TILE_SORT_CAP;
-    for (uint c = 0; c < len; c += CS_TILE_SORT_CAP)
-        sort_chunk(keys, vals, s + c, min((uint)CS_TILE_SORT_CAP, len - c), chunks, sk, sv);
-    if (!chunks) return;
+    if (len <= CS_TILE_SORT_CAP) return;
     __global uint *ak = keys, *av = vals, *bk = keys_alt, *bv = vals_alt;
     for (uint w = CS_TILE_SORT_CAP; w < len; w <<= 1) {
         barrier(CLK_GLOBAL_MEM_FENCE); /* the last round's (or the chunks') writes */

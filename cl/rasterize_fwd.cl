@@ -16,7 +16,9 @@
  * ckpt[(unit_off[tile] + unit) * TILE * TILE + pixel of the tile]. The backward starts a unit
  * from the next unit's transmittance and folds the later units' colours into what lies
  * behind (rasterize_bwd.cl). The colour is summed a unit at a time (the unit's sum divided by
- * its starting T is its own colour), so the blending loop does no more work than without. */
+ * its starting T is its own colour), so the blending loop does no more work than without.
+ * With SPLIT > 0 the tiles of SPLIT units or more are left to rasterize_fwd_split.cl, which
+ * blends their units in parallel. */
 
 /* Gaussians whose alphas a pixel computes before blending them: they do not depend on each
    other, so their exp latencies overlap (the blending itself is a chain through T). H100, lego
@@ -31,6 +33,53 @@ static inline void save_ckpt(__global float4 *ckpt, uint slot, int lx, int ly, c
 {
     for (int q = 0; q < PIX_PER_ITEM; q++)
         ckpt[(size_t)slot * (TILE * TILE) + (size_t)(ly + q * TILE_ROWS) * TILE + lx] = (float4)(Cu[q] / Tu[q], Tu[q]);
+}
+
+/* Blends the CNT staged Gaussians (positions CONTRIBUTOR + 1 ... in the tile's list) into one
+ * pixel at PF: its transmittance T, colour C, last contributor LAST and (WITH_DEPTH) depth
+ * sums. Returns 1 when the pixel stopped: a Gaussian would take T below CS_T_MIN. */
+static inline int blend_batch(float2 pf, int cnt, uint contributor, __local const float2 *l_xy,
+                              __local const float4 *l_co, __local const float *l_rgb, __local const float *l_z,
+                              const int WITH_DEPTH, float *T, float3 *C, uint *last, float *Dsum, float *Dmed)
+{
+    float Tq = *T;
+    float3 Cq = *C;
+    uint lastq = *last;
+    int dq = 0;
+    /* FWD_ILP Gaussians a step: their alphas first, then the blending (past the end of the
+       batch, the last Gaussian's alpha is computed again and not used) */
+    for (int j = 0; !dq && j < cnt; j += FWD_ILP) {
+        float a[FWD_ILP];
+        for (int u = 0; u < FWD_ILP; u++) {
+            int jj = min(j + u, cnt - 1);
+            float2 d = l_xy[jj] - pf;
+            float4 co = l_co[jj];
+            float power = -0.5f * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
+            a[u] = power > 0.f ? 0.f : min(CS_ALPHA_MAX, co.w * PIX_EXP(power)); /* 0: skipped below */
+        }
+        for (int u = 0; u < FWD_ILP && !dq && j + u < cnt; u++) {
+            contributor++;
+            float alpha = a[u];
+            if (alpha < CS_ALPHA_MIN) continue;
+            float test_T = Tq * (1.f - alpha);
+            if (test_T < CS_T_MIN) {
+                dq = 1;
+                continue;
+            }
+            int jj = j + u;
+            Cq += (float3)(l_rgb[jj * 3], l_rgb[jj * 3 + 1], l_rgb[jj * 3 + 2]) * alpha * Tq;
+            if (WITH_DEPTH) {
+                *Dsum += l_z[jj] * alpha * Tq;
+                if (Tq >= 0.5f && test_T < 0.5f) *Dmed = l_z[jj];
+            }
+            Tq = test_T;
+            lastq = contributor; /* 1-based position in the tile's list */
+        }
+    }
+    *T = Tq;
+    *C = Cq;
+    *last = lastq;
+    return dq;
 }
 
 static inline void blend_tile(__global const uint *tile_order, /* (tiles) the tile of each work-group */
@@ -51,12 +100,14 @@ static inline void blend_tile(__global const uint *tile_order, /* (tiles) the ti
                             __global const uint *unit_off,      /* (tiles + 1) first backward unit of a tile */
                             __global float4 *ckpt,              /* (units, TILE * TILE) checkpoints */
                             uint chunk,                         /* pairs a unit, a multiple of BATCH */
+                            uint split,                         /* tiles of as many units: rasterize_fwd_split.cl */
                             __local float2 *l_xy, __local float4 *l_co, __local float *l_rgb, __local float *l_z,
                             __local int *l_done_p)
 {
 #define l_done (*l_done_p)
     int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TILE + lx;
     int tile = (int)tile_order[get_group_id(0)];
+    if (split && unit_off[tile + 1] - unit_off[tile] >= split) return; /* blended unit by unit */
     int tx = tile % tiles_x, ty = tile / tiles_x;
     int px = tx * TILE + lx;
     uint2 range = (uint2)(ranges[2 * tile], ranges[2 * tile + 1]);
@@ -114,45 +165,9 @@ static inline void blend_tile(__global const uint *tile_order, /* (tiles) the ti
         /* each pixel of the work-item through the staged batch in turn */
         for (int q = 0; q < PIX_PER_ITEM; q++) {
             if (done[q]) continue;
-            float Tq = T[q];
-            float3 Cq = C[q];
-            uint contributor = (uint)(r * BATCH), lastq = last[q];
-            int dq = 0;
-            /* FWD_ILP Gaussians a step: their alphas first, then the blending (past the end
-               of the batch, the last Gaussian's alpha is computed again and not used) */
-            for (int j = 0; !dq && j < cnt; j += FWD_ILP) {
-                float a[FWD_ILP];
-                for (int u = 0; u < FWD_ILP; u++) {
-                    int jj = min(j + u, cnt - 1);
-                    float2 d = l_xy[jj] - pf[q];
-                    float4 co = l_co[jj];
-                    float power = -0.5f * (co.x * d.x * d.x + co.z * d.y * d.y) - co.y * d.x * d.y;
-                    a[u] = power > 0.f ? 0.f : min(CS_ALPHA_MAX, co.w * PIX_EXP(power)); /* 0: skipped below */
-                }
-                for (int u = 0; u < FWD_ILP && !dq && j + u < cnt; u++) {
-                    contributor++;
-                    float alpha = a[u];
-                    if (alpha < CS_ALPHA_MIN) continue;
-                    float test_T = Tq * (1.f - alpha);
-                    if (test_T < CS_T_MIN) {
-                        dq = 1;
-                        continue;
-                    }
-                    int jj = j + u;
-                    Cq += (float3)(l_rgb[jj * 3], l_rgb[jj * 3 + 1], l_rgb[jj * 3 + 2]) * alpha * Tq;
-                    if (WITH_DEPTH) {
-                        Dsum[q] += l_z[jj] * alpha * Tq;
-                        if (Tq >= 0.5f && test_T < 0.5f) Dmed[q] = l_z[jj];
-                    }
-                    Tq = test_T;
-                    lastq = contributor; /* 1-based position in the tile's list */
-                }
-            }
-            T[q] = Tq;
-            C[q] = Cq;
-            last[q] = lastq;
-            done[q] = dq;
-            live -= dq;
+            done[q] = blend_batch(pf[q], cnt, (uint)(r * BATCH), l_xy, l_co, l_rgb, l_z, WITH_DEPTH, &T[q], &C[q],
+                                  &last[q], &Dsum[q], &Dmed[q]);
+            live -= done[q];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -183,7 +198,7 @@ static inline void blend_tile(__global const uint *tile_order, /* (tiles) the ti
         __global const uint *pair_gid, __global const float2 *xy, __global const float4 *conic_opacity,      \
         __global const float *rgb, int W, int H, int tiles_x, float4 bg, __global float *out_img,             \
         __global float *final_T, __global uint *n_contrib, __global const uint *unit_off, __global float4 *ckpt, \
-        uint chunk
+        uint chunk, uint split
 
 __kernel void rasterize_fwd(RASTERIZE_FWD_ARGS)
 {
@@ -192,7 +207,7 @@ __kernel void rasterize_fwd(RASTERIZE_FWD_ARGS)
     __local float l_rgb[BATCH * 3];
     __local int l_done;
     blend_tile(tile_order, ranges, sorted_pairs, pair_gid, xy, conic_opacity, rgb, W, H, tiles_x, bg, out_img, final_T,
-               n_contrib, 0, 0, 0, unit_off, ckpt, chunk, l_xy, l_co, l_rgb, 0, &l_done);
+               n_contrib, 0, 0, 0, unit_off, ckpt, chunk, split, l_xy, l_co, l_rgb, 0, &l_done);
 }
 
 __kernel void rasterize_fwd_depth(RASTERIZE_FWD_ARGS, __global const float *depth, /* (N) camera z */
@@ -204,5 +219,5 @@ __kernel void rasterize_fwd_depth(RASTERIZE_FWD_ARGS, __global const float *dept
     __local float l_z[BATCH];
     __local int l_done;
     blend_tile(tile_order, ranges, sorted_pairs, pair_gid, xy, conic_opacity, rgb, W, H, tiles_x, bg, out_img, final_T,
-               n_contrib, 1, depth, out_depth, unit_off, ckpt, chunk, l_xy, l_co, l_rgb, l_z, &l_done);
+               n_contrib, 1, depth, out_depth, unit_off, ckpt, chunk, split, l_xy, l_co, l_rgb, l_z, &l_done);
 }

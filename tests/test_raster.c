@@ -705,11 +705,37 @@ static int backward_with_chunk(dev_ctx *d, cs_renderer *r, cs_model *m, const cs
     return 0;
 }
 
+/* A forward (image, T, last contributors: backward_with_chunk's FWD) against the one-unit
+ * forward ONE: the same image to 1e-5. Without the split forward T and the last contributors
+ * agree bit for bit (the serial loop sums a unit's colour apart but runs the same chain
+ * through T); with it (rasterize_fwd_split.cl: each unit from T = 1, then scaled) T agrees to
+ * 1e-5 and a last contributor may differ only where rounding moves a pixel's stop, at most
+ * one pixel in 500. Returns 0 or fails with WHAT. */
+static int forward_agrees(const float *fwd, const float *one, size_t px, int split, const char *what)
+{
+    double dimg = 0, dT = 0;
+    size_t lasts = 0;
+    for (size_t i = 0; i < 3 * px; i++) dimg = fmax(dimg, fabs(fwd[i] - one[i]));
+    for (size_t i = 0; i < px; i++) {
+        dT = fmax(dT, fabs(fwd[3 * px + i] - one[3 * px + i]));
+        lasts += memcmp(fwd + 4 * px + i, one + 4 * px + i, 4) != 0;
+    }
+    if (!split)
+        CHECK(dimg < 1e-5 && !memcmp(fwd + 3 * px, one + 3 * px, 8 * px),
+              "%s: the image differs by %.3g from one unit a tile's, or T / last contributors differ", what, dimg);
+    CHECK(dimg < 1e-5 && dT < 1e-5 && lasts <= px / 500,
+          "%s: image off by %.3g, T by %.3g, %zu last contributors differ from one unit a tile's", what, dimg, dT,
+          lasts);
+    return 0;
+}
+
 /* 80x60 (5x4 tiles), 3000 Gaussians so tiles hold several batches and some tiles end in pairs
  * behind their last contributor; FD on a random subset (DET 0). DET 1: the deterministic
  * backward, with the per-pair rows poisoned by an earlier pass, against the reference only.
  * The backward runs with units (rasterize_bwd.cl) of one batch, two batches, the default and
- * one unit a tile: each against the same reference. */
+ * one unit a tile, the forward of one batch and of the default with its split (tiles of two
+ * units or more unit by unit, rasterize_fwd_split.cl) and without: each against the same
+ * reference, and each forward against the one-unit forward. */
 static int many_batches(int det)
 {
     uint64_t rs = test_seed() ^ 0xbeef ^ (uint64_t)det;
@@ -756,25 +782,22 @@ static int many_batches(int det)
     CHECK_OK(cs_buf_alloc(&d.cl, &v_img, CS_MEM_SCRATCH, npx * 4, "v_img"));
     CHECK_OK(cs_buf_write(&d.cl, &v_img, 0, npx * 4, wf));
     unsigned batch = (unsigned)(d.k.opts.tile * d.k.opts.tile / d.k.opts.pixels);
-    const unsigned chunks[4] = {batch, 2 * batch, r.chunk, 1u << 30};
+    const unsigned chunks[5] = {batch, batch, 2 * batch, r.chunk, 1u << 30}, splits[5] = {0, 2, 0, 2, 0};
     const char *gname[5] = {"means", "log_scales", "quats", "logit_opacity", "sh"};
     int goff[4] = {0, 3, 6, 10}, gw[5] = {3, 3, 4, 1, 12}, fails = 0;
     grad_cmp fdc = {0};
     size_t px = 80 * 60;
     float *fwd = malloc(sizeof(float) * 5 * px), *fwd1 = malloc(sizeof(float) * 5 * px);
-    for (int c = 3; c >= 0; c--) {
+    for (int c = 4; c >= 0; c--) {
         unsigned units = 0;
         r.chunk = chunks[c];
-        CHECK_OK(backward_with_chunk(&d, &r, &m, &v, bg, &v_img, det, vgeo, vsh, &units, c == 3 ? fwd1 : fwd));
-        if (c == 0) CHECK(units >= 3, "units of one batch: the fullest tile has only %u", units);
-        if (c == 3) CHECK(units == 1, "one unit a tile asked for, %u given", units);
-        /* the forward sums a tile's colour a unit at a time: the same image to rounding, the same
-           transmittance and last contributors bit for bit */
-        double dimg = 0;
-        for (size_t i = 0; i < 3 * px && c < 3; i++) dimg = fmax(dimg, fabs(fwd[i] - fwd1[i]));
-        CHECK(c == 3 || (dimg < 1e-5 && !memcmp(fwd + 3 * px, fwd1 + 3 * px, 8 * px)),
-              "units of %u pairs: the image differs by %.3g from one unit a tile's, or T / last contributors differ",
-              chunks[c], dimg);
+        r.fwd_split = splits[c];
+        CHECK_OK(backward_with_chunk(&d, &r, &m, &v, bg, &v_img, det, vgeo, vsh, &units, c == 4 ? fwd1 : fwd));
+        if (c <= 1) CHECK(units >= 3, "units of one batch: the fullest tile has only %u", units);
+        if (c == 4) CHECK(units == 1, "one unit a tile asked for, %u given", units);
+        char what[96];
+        snprintf(what, sizeof what, "units of %u pairs, %s", chunks[c], splits[c] ? "split forward" : "serial forward");
+        if (c < 4 && forward_agrees(fwd, fwd1, px, (int)splits[c], what)) return 1;
         /* every parameter against the reference backward */
         grad_cmp clc[5] = {{0}};
         for (int i = 0; i < s.n; i++)
@@ -785,8 +808,8 @@ static int many_batches(int det)
                                       g == 4 ? rsh[i * 12 + k] : rgeo[i * CS_GEO_W + goff[g] + k], i, k);
         for (int g = 0; g < 5; g++) {
             char tag[128];
-            snprintf(tag, sizeof tag, "d/d%s, OpenCL (units of %u pairs, at most %u a tile) vs reference backward",
-                     gname[g], chunks[c], units);
+            snprintf(tag, sizeof tag, "d/d%s, OpenCL (units of %u pairs, at most %u a tile, %s) vs reference backward",
+                     gname[g], chunks[c], units, splits[c] ? "split forward" : "serial forward");
             fails += grad_cmp_report(&clc[g], tag, 1e-4);
         }
     }
@@ -879,8 +902,9 @@ int test_raster_tile_order(void)
 }
 
 /* The backward's units at a size oclgrind can run: 40x30 (3x2 tiles), 300 Gaussians, 8 pixels a
- * work-item (32-item groups, so a batch is 32 pairs); units of one batch and one unit a tile,
- * each against the reference backward, and the same forward. */
+ * work-item (32-item groups, so a batch is 32 pairs); units of one batch (the forward serial,
+ * then split: rasterize_fwd_split.cl) and one unit a tile, each against the reference backward,
+ * and the same forward. */
 int test_raster_bwd_units(void)
 {
     uint64_t rs = test_seed() ^ 0x0b175;
@@ -901,7 +925,8 @@ int test_raster_bwd_units(void)
     double *w = malloc(sizeof(double) * npx), *rgeo = malloc(sizeof(double) * s.n * CS_GEO_W),
            *rsh = malloc(sizeof(double) * s.n * 12);
     float *wf = malloc(sizeof(float) * npx), *vgeo = malloc(sizeof(float) * s.n * CS_GEO_W),
-          *vsh = malloc(sizeof(float) * s.n * 12), *fwd[2] = {malloc(sizeof(float) * 5 * px), malloc(sizeof(float) * 5 * px)};
+          *vsh = malloc(sizeof(float) * s.n * 12),
+          *fwd[3] = {malloc(sizeof(float) * 5 * px), malloc(sizeof(float) * 5 * px), malloc(sizeof(float) * 5 * px)};
     unsigned char *edge = malloc((size_t)s.n);
     for (size_t i = 0; i < npx; i++) w[i] = test_randn(&rs), wf[i] = (float)w[i];
     ref_backward(&s, &v, &o, w, rgeo, rsh, edge);
@@ -911,12 +936,14 @@ int test_raster_bwd_units(void)
     cs_buf v_img = {0};
     CHECK_OK(cs_buf_alloc(&d.cl, &v_img, CS_MEM_SCRATCH, npx * 4, "v_img"));
     CHECK_OK(cs_buf_write(&d.cl, &v_img, 0, npx * 4, wf));
-    unsigned batch = (unsigned)(d.k.opts.tile * d.k.opts.tile / d.k.opts.pixels), chunks[2] = {1u << 30, batch};
+    unsigned batch = (unsigned)(d.k.opts.tile * d.k.opts.tile / d.k.opts.pixels), chunks[3] = {1u << 30, batch, batch},
+             splits[3] = {0, 0, 2};
     int goff[5] = {CS_GEO_MEAN, CS_GEO_LOG_SCALE, CS_GEO_QUAT, CS_GEO_LOGIT_OPACITY, 0}, gw[5] = {3, 3, 4, 1, 12},
         fails = 0;
-    for (int c = 0; c < 2; c++) {
+    for (int c = 0; c < 3; c++) {
         unsigned units = 0;
         r.chunk = chunks[c];
+        r.fwd_split = splits[c];
         CHECK_OK(backward_with_chunk(&d, &r, &m, &v, bg, &v_img, 0, vgeo, vsh, &units, fwd[c]));
         CHECK(c == 0 ? units == 1 : units >= 3, "units of %u pairs: at most %u a tile", chunks[c], units);
         grad_cmp clc = {0};
@@ -927,16 +954,17 @@ int test_raster_bwd_units(void)
                     else grad_cmp_add(&clc, g == 4 ? vsh[i * 12 + k] : vgeo[i * CS_GEO_W + goff[g] + k],
                                       g == 4 ? rsh[i * 12 + k] : rgeo[i * CS_GEO_W + goff[g] + k], i, k);
         char tag[128];
-        snprintf(tag, sizeof tag, "every gradient, units of %u pairs (at most %u a tile) vs reference", chunks[c], units);
+        snprintf(tag, sizeof tag, "every gradient, units of %u pairs (at most %u a tile, %s forward) vs reference",
+                 chunks[c], units, splits[c] ? "split" : "serial");
         fails += grad_cmp_report(&clc, tag, 1e-4);
     }
-    double dimg = 0;
-    for (size_t i = 0; i < npx; i++) dimg = fmax(dimg, fabs(fwd[0][i] - fwd[1][i]));
-    CHECK(dimg < 1e-5 && !memcmp(fwd[0] + npx, fwd[1] + npx, 8 * px), "the forward with units: image off by %.3g", dimg);
+    if (forward_agrees(fwd[1], fwd[0], px, 0, "the forward with units") ||
+        forward_agrees(fwd[2], fwd[0], px, 1, "the split forward"))
+        return 1;
     cs_buf_free(&d.cl, &v_img);
     cs_renderer_free(&r);
     cs_model_free(&d.cl, &m);
-    free(w), free(rgeo), free(rsh), free(wf), free(vgeo), free(vsh), free(fwd[0]), free(fwd[1]), free(edge);
+    free(w), free(rgeo), free(rsh), free(wf), free(vgeo), free(vsh), free(fwd[0]), free(fwd[1]), free(fwd[2]), free(edge);
     cs_splats_free(&s);
     dev_close(&d);
     return fails;
@@ -1214,6 +1242,9 @@ static int tile_sort(int want_det, int global)
         s.logit_opacity[i] = s.logit_opacity[i - 1];
     }
     g_bin_global = global;
+    /* units of 512 pairs (a GPU's) for the image: bin_sort_chunks sorts each chunk in a
+       work-group of its own, and this view of few tiles takes the split forward */
+    setenv("CLSPLAT_BWD_CHUNK", "512", 1);
     /* llvmpipe stops a work-item's loops after 65535 iterations (cl_runtime.h): its forward
        cannot blend tiles this deep, with either binning; the pairs are still checked */
     int fails = d.cl.loop_limited ? 0 : compare_forward(&d, &s, &cam, 1, 0, 0, 0, "crowded tiles") == 1;
@@ -1223,14 +1254,19 @@ static int tile_sort(int want_det, int global)
     float bg[3] = {0, 0, 0};
     cs_model m;
     cs_renderer r;
+    /* with the global counters the pairs come from one unit a tile (a CPU's), so a tile's one
+       group sorts all of its chunks (the image is not compared there: on NVIDIA, fast math over
+       one 10,000-pair sum strays past the reference's 1e-4, where units sum apart) */
+    if (global) setenv("CLSPLAT_BWD_CHUNK", "0", 1);
     int e = render_cl(&d, &s, &v, 1, bg, 0.1f, NULL, &m, &r);
     g_bin_global = 0;
+    unsetenv("CLSPLAT_BWD_CHUNK");
     CHECK_OK(e);
     unsigned longest = 0;
     int rc = check_tile_pairs(&d, &r, n, &longest);
-    printf("  %s, %s counters: %u pairs in %d tiles, the longest %u (sorted in chunks of %u)\n",
+    printf("  %s, %s counters: %u pairs in %d tiles, the longest %u (sorted in chunks of %u, units of %u)\n",
            d.k.opts.deterministic ? "deterministic" : "default", global ? "global" : "local", r.n_pairs,
-           r.tiles_x * r.tiles_y, longest, CS_TILE_SORT_CAP);
+           r.tiles_x * r.tiles_y, longest, CS_TILE_SORT_CAP, r.chunk);
     cs_renderer_free(&r);
     cs_model_free(&d.cl, &m);
     cs_splats_free(&s);

@@ -47,7 +47,7 @@ enum { CS_WG_PROJECT, CS_WG_PROJECT_BWD, CS_WG_BIN, CS_WG_ADAM, CS_WG_COUNT, CS_
  * module's), with its own binary-cache entry; a command builds only the programs it uses
  * (cs_kernel_opts.programs). */
 #define CS_PROGRAM_LIST(X)                                                                              \
-    X(render, "project.h project_fwd.cl project_bwd.cl bin.cl rasterize_fwd.cl rasterize_bwd.cl")       \
+    X(render, "project.h project_fwd.cl project_bwd.cl bin.cl rasterize_fwd.cl rasterize_fwd_split.cl rasterize_bwd.cl") \
     X(scan, "scan.cl")                                                                                  \
     X(loss, "ssim.cl resample.cl")                                                                      \
     X(optim, "adam.cl")                                                                                 \
@@ -78,6 +78,7 @@ extern const char *const cs_program_files[CS_PROG_COUNT];
     X(scan_add, CS_WG_FIXED, scan)                                                                      \
     X(bin_count_tiles, CS_WG_BIN, render)                                                               \
     X(bin_emit_pairs, CS_WG_BIN, render)                                                                \
+    X(bin_sort_chunks, CS_WG_FIXED, render)                                                             \
     X(bin_sort_tiles, CS_WG_FIXED, render)                                                              \
     X(bin_tile_units, CS_WG_BIN, render)                                                                \
     X(bin_unit_tiles, CS_WG_BIN, render)                                                                \
@@ -85,6 +86,9 @@ extern const char *const cs_program_files[CS_PROG_COUNT];
     X(bin_reduce_pairs, CS_WG_BIN, render)                                                              \
     X(rasterize_fwd, CS_WG_TILE, render)                                                                \
     X(rasterize_fwd_depth, CS_WG_TILE, render)                                                          \
+    X(rasterize_fwd_unit, CS_WG_TILE, render)                                                           \
+    X(rasterize_fwd_replay, CS_WG_TILE, render)                                                         \
+    X(rasterize_fwd_merge, CS_WG_TILE, render)                                                          \
     X(rasterize_bwd, CS_WG_TILE, render)                                                                \
     X(ssim_fwd, CS_WG_FIXED, loss)                                                                      \
     X(ssim_bwd, CS_WG_FIXED, loss)                                                                      \

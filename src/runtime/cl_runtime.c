@@ -341,6 +341,8 @@ int cs_cl_open(cs_cl *cl, const cs_cl_options *opt)
     CS_CHECK(clGetDeviceInfo(cl->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof cl->max_alloc, &cl->max_alloc, NULL));
     CS_CHECK(clGetDeviceInfo(cl->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof cl->local_mem, &cl->local_mem, NULL));
     CS_CHECK(clGetDeviceInfo(cl->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof cl->max_wg, &cl->max_wg, NULL));
+    CS_CHECK(clGetDeviceInfo(cl->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cl->compute_units, &cl->compute_units,
+                             NULL));
     unsigned bits = atomics_available(cl->device, cl->vendor);
     int forced = opt ? opt->atomics : 0;
     if (forced > 0 && !(bits & (1u << (forced - 1)))) {
@@ -414,6 +416,7 @@ int cs_cl_launch(cs_cl *cl, cl_kernel k, int stage, int dims, const size_t *glob
         if (g[d] == 0) return 0; /* nothing to do */
     }
     cl_event ev = NULL;
+    cl->launches++;
     int want_ev = cl->prof.enabled && stage >= 0 && cl->prof.n < CS_PROF_MAX_EVENTS;
     cl_int e = clEnqueueNDRangeKernel(cl->queue, k, (cl_uint)dims, NULL, g, local, 0, NULL, want_ev ? &ev : NULL);
     if (e != CL_SUCCESS) {

@@ -59,6 +59,7 @@ typedef struct cs_cl {
     char name[256], vendor[256], driver[128], device_version[128], platform_version[256];
     cl_ulong global_mem, max_alloc, local_mem;
     size_t max_wg;
+    cl_uint compute_units;
     int is_cpu;
     cs_atomic_path atomics;
     int atomics_forced;     /* device.float_atomics chose it: a failed self-test is an error */
@@ -77,6 +78,10 @@ typedef struct cs_cl {
     int last_build_cached;  /* 1 if the last build came from the cache */
     cs_mem_stats mem;
     cs_prof prof;
+    /* kernels enqueued, and seconds the host spent blocked on the device's results in the
+       training loop's waits (a host-bound run waits little): result.json */
+    unsigned long long launches;
+    double wait_seconds;
 } cs_cl;
 
 typedef struct {

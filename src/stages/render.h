@@ -35,6 +35,11 @@ typedef struct {
     /* the backward's units (bin.cl bin_tile_units): each tile's first unit (tiles + 1), the
        tile of each unit, and the forward's checkpoints (units * tile pixels, 16 bytes each) */
     cs_buf unit_off, unit_tile, ckpt;
+    /* a crowded tile's forward, unit by unit (rasterize_fwd_split.cl): each unit's last
+       contributor a pixel (units * tile pixels, 4 bytes each); fwd_split: tiles of as many
+       units or more go that way (0: none), or -1: chosen by the view (cs_render_split) */
+    cs_buf unit_last;
+    int fwd_split;
     /* the forward's tiles, heaviest first (bin.cl bin_tile_order): (tiles), and the count and
        places taken of each pair-count class (2, CS_TILE_CLASSES) */
     cs_buf tile_order, tile_classes;
@@ -71,6 +76,9 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
  * 1 when it did not (the buffers grow; the forward and anything computed from it, e.g. the
  * backward, must be run again), -1 on error. */
 int cs_render_confirm(cs_renderer *r);
+/* The least units of a tile that the forward of a view of TILES tiles blends unit by unit
+   (0: none): two where the view has too few tiles to fill the device, none otherwise. */
+unsigned cs_render_split(const cs_renderer *r, unsigned tiles);
 /* cs_render_forward + cs_render_confirm, redone until the pairs fit (blocks for the count). */
 int cs_render_forward_sync(cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree, const float bg[3]);
 /* Enqueues the backward from V_IMG (3, H, W), the loss's image gradient, to m->v_geo /
@@ -113,6 +121,10 @@ cs_render_footprint cs_renderer_footprint(const cs_kernel_opts *o);
  * 105 -> 117 s), or CLSPLAT_BWD_CHUNK (a measurement knob: pairs, rounded up to the batch; 0 =
  * one unit a tile). */
 #define CS_CHUNK_TILES 2
+/* A view of fewer tiles than this many a compute unit blends its tiles of two units or more
+   unit by unit, in parallel (rasterize_fwd_split.cl); CLSPLAT_FWD_SPLIT=N sets the least
+   units for every view (0: never). */
+#define CS_FWD_SPLIT_TILES_PER_CU 8
 unsigned cs_render_chunk(const cs_kernel_opts *o);
 /* cs_renderer_trim; the renderer may be dropped afterwards. */
 void cs_renderer_free(cs_renderer *r);

@@ -521,6 +521,10 @@ static int write_memory_json(trainer *t)
     json_object_set_new(o, "pool_bytes", json_integer((json_int_t)cs_renderer_pool_bytes(&t->r)));
     /* forward passes redone because the pairs outgrew buffers sized from earlier views */
     json_object_set_new(o, "passes_redone", json_integer(t->r.redone));
+    /* kernels enqueued since the device opened, and the loop's seconds blocked on the pair
+       count: near zero when the host's enqueueing is what limits the run */
+    json_object_set_new(o, "kernel_launches", json_integer((json_int_t)t->cl->launches));
+    json_object_set_new(o, "host_wait_seconds", json_real(t->cl->wait_seconds));
     /* a pinned pool (mcmc) is never trimmed: the most pairs any view of the run needed */
     if (t->r.pinned) json_object_set_new(o, "pairs_peak", json_integer(t->r.pairs_seen_max));
     if (t->dm.lib) {
