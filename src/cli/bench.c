@@ -60,6 +60,8 @@ static void print_tile_stats(cs_cl *cl, const cs_renderer *r)
         }
         printf("  tiles %zu (%llu non-empty), pairs per tile: mean %.1f, max %llu, sum %llu\n", nt, nonempty,
                nonempty ? (double)sum / nonempty : 0.0, mx, sum);
+        unsigned split = cs_render_split(r, (unsigned)nt);
+        if (split) printf("  forward: tiles of %u units (%u pairs each) or more unit by unit\n", split, r->chunk);
     }
     free(rg);
 }
