@@ -970,6 +970,34 @@ int test_raster_bwd_units(void)
     return fails;
 }
 
+/* cs_render_split: the split forward only for views of fewer tiles than 8 a compute unit
+ * after a view of 256 pairs a tile or more; CLSPLAT_FWD_SPLIT's value (fwd_split >= 0) on
+ * every view. */
+int test_render_split_rule(void)
+{
+    cs_cl cl;
+    cs_renderer r;
+    memset(&cl, 0, sizeof cl);
+    memset(&r, 0, sizeof r);
+    cl.compute_units = 132;
+    r.cl = &cl;
+    r.fwd_split = -1;
+    r.n_pairs = 0;
+    CHECK(cs_render_split(&r, 169) == 0, "split before any view's pairs are known");
+    r.n_pairs = 169 * 256;
+    CHECK(cs_render_split(&r, 169) == 2, "no split for 169 tiles of 256 pairs each on 132 compute units");
+    r.n_pairs = 169 * 256 - 1;
+    CHECK(cs_render_split(&r, 169) == 0, "split for tiles of fewer than 256 pairs each");
+    r.n_pairs = 4000000;
+    CHECK(cs_render_split(&r, 8 * 132 - 1) == 2 && cs_render_split(&r, 8 * 132) == 0,
+          "the tile limit is not 8 a compute unit");
+    r.fwd_split = 0;
+    CHECK(cs_render_split(&r, 10) == 0, "CLSPLAT_FWD_SPLIT=0 split a view");
+    r.fwd_split = 5;
+    CHECK(cs_render_split(&r, 100000) == 5, "CLSPLAT_FWD_SPLIT=5 not applied to a large view");
+    return 0;
+}
+
 int test_grad_many_batches(void) { return many_batches(0); }
 int test_grad_many_batches_det(void) { return many_batches(1); }
 
@@ -1243,8 +1271,9 @@ static int tile_sort(int want_det, int global)
     }
     g_bin_global = global;
     /* units of 512 pairs (a GPU's) for the image: bin_sort_chunks sorts each chunk in a
-       work-group of its own, and this view of few tiles takes the split forward */
+       work-group of its own, and the split forward blends the tiles */
     setenv("CLSPLAT_BWD_CHUNK", "512", 1);
+    setenv("CLSPLAT_FWD_SPLIT", "2", 1);
     /* llvmpipe stops a work-item's loops after 65535 iterations (cl_runtime.h): its forward
        cannot blend tiles this deep, with either binning; the pairs are still checked */
     int fails = d.cl.loop_limited ? 0 : compare_forward(&d, &s, &cam, 1, 0, 0, 0, "crowded tiles") == 1;
@@ -1261,6 +1290,7 @@ static int tile_sort(int want_det, int global)
     int e = render_cl(&d, &s, &v, 1, bg, 0.1f, NULL, &m, &r);
     g_bin_global = 0;
     unsetenv("CLSPLAT_BWD_CHUNK");
+    unsetenv("CLSPLAT_FWD_SPLIT");
     CHECK_OK(e);
     unsigned longest = 0;
     int rc = check_tile_pairs(&d, &r, n, &longest);

@@ -316,10 +316,14 @@ static int bin_pairs(cs_renderer *r, int n)
 unsigned cs_render_split(const cs_renderer *r, unsigned tiles)
 {
     if (r->fwd_split >= 0) return (unsigned)r->fwd_split;
-    /* H100, lego 7k model, rasterize_fwd against the split: 800x800 (2,500 tiles, 132 compute
-       units) 0.43 ms against 0.54 with tiles of 8 units split; 400x400 0.87 against 0.44,
-       200x200 1.97 against 0.37, 100x100 3.34 against 0.31 with tiles of 2 units split */
-    return tiles < CS_FWD_SPLIT_TILES_PER_CU * (unsigned)r->cl->compute_units ? 2u : 0u;
+    /* H100 (132 compute units), rasterize_fwd serial against split at 2 units. lego 7k model:
+       800x800 (2,500 tiles) 0.43 ms against 0.54 with tiles of 8 units split; 400x400 0.87
+       against 0.44, 200x200 1.97 against 0.37, 100x100 3.34 against 0.31. fast.json's model at
+       iteration 500 (15,691 Gaussians): 400x400, 145 pairs a tile, 0.12 against 0.21; 200x200,
+       269 a tile, 0.20 against 0.19; at iteration 2000 (92k): 400x400, 379 a tile, 0.40 against
+       0.32; 200x200, 999 a tile, 0.76 against 0.26 */
+    if (tiles >= CS_FWD_SPLIT_TILES_PER_CU * (unsigned)r->cl->compute_units) return 0u;
+    return (size_t)r->n_pairs >= (size_t)CS_FWD_SPLIT_PAIRS_PER_TILE * tiles ? 2u : 0u;
 }
 
 /* the tiles of r->fwd_split units or more, unit by unit (rasterize_fwd_split.cl): each unit

@@ -77,7 +77,8 @@ int cs_render_forward(cs_renderer *r, const cs_model *m, const cs_view *v, int a
  * backward, must be run again), -1 on error. */
 int cs_render_confirm(cs_renderer *r);
 /* The least units of a tile that the forward of a view of TILES tiles blends unit by unit
-   (0: none): two where the view has too few tiles to fill the device, none otherwise. */
+   (0: none): two where the view has too few tiles to fill the device and the last confirmed
+   view's pairs (n_pairs) would make them deep, none otherwise. */
 unsigned cs_render_split(const cs_renderer *r, unsigned tiles);
 /* cs_render_forward + cs_render_confirm, redone until the pairs fit (blocks for the count). */
 int cs_render_forward_sync(cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree, const float bg[3]);
@@ -121,10 +122,12 @@ cs_render_footprint cs_renderer_footprint(const cs_kernel_opts *o);
  * 105 -> 117 s), or CLSPLAT_BWD_CHUNK (a measurement knob: pairs, rounded up to the batch; 0 =
  * one unit a tile). */
 #define CS_CHUNK_TILES 2
-/* A view of fewer tiles than this many a compute unit blends its tiles of two units or more
-   unit by unit, in parallel (rasterize_fwd_split.cl); CLSPLAT_FWD_SPLIT=N sets the least
-   units for every view (0: never). */
+/* A view of fewer tiles than this many a compute unit, after a view of at least
+   CS_FWD_SPLIT_PAIRS_PER_TILE pairs a tile of it, blends its tiles of two units or more unit by
+   unit, in parallel (rasterize_fwd_split.cl); CLSPLAT_FWD_SPLIT=N sets the least units for
+   every view (0: never). */
 #define CS_FWD_SPLIT_TILES_PER_CU 8
+#define CS_FWD_SPLIT_PAIRS_PER_TILE 256
 unsigned cs_render_chunk(const cs_kernel_opts *o);
 /* cs_renderer_trim; the renderer may be dropped afterwards. */
 void cs_renderer_free(cs_renderer *r);
