@@ -156,8 +156,8 @@ __kernel void bin_emit_pairs(int n, __global const uint2 *bounds, __global const
  * A tile of up to CS_TILE_SORT_CAP pairs is sorted in local memory (bitonic, padded to a
  * power of two with pairs above every real one). A longer tile is sorted in chunks of that
  * size (bin_sort_chunks, a work-group a chunk), then one work-group merges the chunks pairwise
- * in global memory (bin_sort_tiles) (each item finds its
- * part of the output by a binary search along the merge path, then merges it alone), through
+ * in global memory (bin_sort_tiles: each item finds its part of the output by a binary search
+ * along the merge path, then merges it alone), through
  * KEYS_ALT / VALS_ALT and back. Keys are unique within a tile (a value appears once), so the
  * order is total. */
 inline int pair_less(uint ka, uint va, uint kb, uint vb) { return ka < kb || (ka == kb && va < vb); }

@@ -306,11 +306,7 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
             uint g = PAIR_GAUSSIAN(pair_gid, p);
             l_pair[lid] = p;
             acc_stage(ACC, lid, g);
-            l_xy[lid] = xy[g];
-            l_co[lid] = conic_opacity[g];
-            l_rgb[lid * 3 + 0] = rgb[g * 3 + 0];
-            l_rgb[lid * 3 + 1] = rgb[g * 3 + 1];
-            l_rgb[lid * 3 + 2] = rgb[g * 3 + 2];
+            stage_gaussian(lid, g, xy, conic_opacity, rgb, l_xy, l_co, l_rgb);
         }
         acc_batch_begin(ACC, lid);
         barrier(CLK_LOCAL_MEM_FENCE);

@@ -35,6 +35,19 @@ static inline void save_ckpt(__global float4 *ckpt, uint slot, int lx, int ly, c
         ckpt[(size_t)slot * (TILE * TILE) + (size_t)(ly + q * TILE_ROWS) * TILE + lx] = (float4)(Cu[q] / Tu[q], Tu[q]);
 }
 
+/* Stages Gaussian G's projection for work-item LID of the group: its 2D mean, conic and
+   opacity, colour (rasterize_fwd.cl, rasterize_fwd_split.cl and rasterize_bwd.cl). */
+static inline void stage_gaussian(int lid, uint g, __global const float2 *xy, __global const float4 *conic_opacity,
+                                  __global const float *rgb, __local float2 *l_xy, __local float4 *l_co,
+                                  __local float *l_rgb)
+{
+    l_xy[lid] = xy[g];
+    l_co[lid] = conic_opacity[g];
+    l_rgb[lid * 3 + 0] = rgb[g * 3 + 0];
+    l_rgb[lid * 3 + 1] = rgb[g * 3 + 1];
+    l_rgb[lid * 3 + 2] = rgb[g * 3 + 2];
+}
+
 /* Blends the CNT staged Gaussians (positions CONTRIBUTOR + 1 ... in the tile's list) into one
  * pixel at PF: its transmittance T, colour C, last contributor LAST and (WITH_DEPTH) depth
  * sums. Returns 1 when the pixel stopped: a Gaussian would take T below CS_T_MIN. */
@@ -153,11 +166,7 @@ static inline void blend_tile(__global const uint *tile_order, /* (tiles) the ti
         uint idx = range.x + (uint)(r * BATCH + lid);
         if (idx < range.y) {
             uint g = PAIR_GAUSSIAN(pair_gid, sorted_pairs[idx]);
-            l_xy[lid] = xy[g];
-            l_co[lid] = conic_opacity[g];
-            l_rgb[lid * 3 + 0] = rgb[g * 3 + 0];
-            l_rgb[lid * 3 + 1] = rgb[g * 3 + 1];
-            l_rgb[lid * 3 + 2] = rgb[g * 3 + 2];
+            stage_gaussian(lid, g, xy, conic_opacity, rgb, l_xy, l_co, l_rgb);
             if (WITH_DEPTH) l_z[lid] = depth[g];
         }
         barrier(CLK_LOCAL_MEM_FENCE);

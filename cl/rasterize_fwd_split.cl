@@ -61,14 +61,7 @@ inline void blend_unit(uint rs, uint s, uint e, __global const uint *sorted_pair
         barrier(CLK_LOCAL_MEM_FENCE);
         if (*l_live == 0) break;
         uint idx = b + (uint)lid;
-        if (idx < e) {
-            uint g = PAIR_GAUSSIAN(pair_gid, sorted_pairs[idx]);
-            l_xy[lid] = xy[g];
-            l_co[lid] = conic_opacity[g];
-            l_rgb[lid * 3 + 0] = rgb[g * 3 + 0];
-            l_rgb[lid * 3 + 1] = rgb[g * 3 + 1];
-            l_rgb[lid * 3 + 2] = rgb[g * 3 + 2];
-        }
+        if (idx < e) stage_gaussian(lid, PAIR_GAUSSIAN(pair_gid, sorted_pairs[idx]), xy, conic_opacity, rgb, l_xy, l_co, l_rgb);
         barrier(CLK_LOCAL_MEM_FENCE);
         int cnt = min(BATCH, todo);
         for (int q = 0; q < PIX_PER_ITEM; q++) {
@@ -89,37 +82,80 @@ inline void blend_unit(uint rs, uint s, uint e, __global const uint *sorted_pair
         __global const float2 *xy, __global const float4 *conic_opacity, __global const float *rgb, int W, \
         int H, int tiles_x, __global float4 *ckpt, __global uint *unit_last
 
+/* The two passes over a unit, one body with REPLAY a constant (as blend_tile's WITH_DEPTH).
+ * REPLAY 0 (rasterize_fwd_unit): every pixel from T = 1; the colour and T into the unit's
+ * checkpoint, the last contributor and the stop mark into unit_last.
+ * REPLAY 1 (rasterize_fwd_replay): each pixel's start T, the product of the earlier units' own
+ * up to where unit_stops says it stopped; the pixels that stop in this unit blend from it, into
+ * the image (the colour alone), final_T and n_contrib. */
+static inline void unit_pass(uint tiles, uint split, uint chunk, __global const uint *unit_off,
+                             __global const uint *unit_tile, __global const uint *ranges,
+                             __global const uint *sorted_pairs, __global const uint *pair_gid,
+                             __global const float2 *xy, __global const float4 *conic_opacity, __global const float *rgb,
+                             int W, int H, int tiles_x, __global float4 *ckpt, __global uint *unit_last,
+                             const int REPLAY, __global float *out_img, __global float *final_T,
+                             __global uint *n_contrib, __local float2 *l_xy, __local float4 *l_co, __local float *l_rgb,
+                             __local int *l_live)
+{
+    uint tile, k, rs, s, e;
+    if (!split_unit(tiles, split, chunk, unit_off, unit_tile, ranges, &tile, &k, &rs, &s, &e)) return;
+    int lx = get_local_id(0), ly = get_local_id(1), px = (int)(tile % (uint)tiles_x) * TILE + lx;
+    int py0 = (int)(tile / (uint)tiles_x) * TILE + ly;
+    /* the tile's units' checkpoints and last contributors, at this work-item's column */
+    __global float4 *ck = ckpt + (size_t)unit_off[tile] * (TILE * TILE) + (size_t)ly * TILE + lx;
+    __global uint *ul = unit_last + (size_t)unit_off[tile] * (TILE * TILE) + (size_t)ly * TILE + lx;
+    float2 pf[PIX_PER_ITEM];
+    float T[PIX_PER_ITEM];
+    float3 C[PIX_PER_ITEM];
+    uint last[PIX_PER_ITEM];
+    int run[PIX_PER_ITEM], stop[PIX_PER_ITEM], here[PIX_PER_ITEM];
+    for (int q = 0; q < PIX_PER_ITEM; q++) {
+        int py = py0 + q * TILE_ROWS;
+        size_t p = (size_t)q * TILE_ROWS * TILE;
+        float A = 1.f;
+        int go = px < W && py < H;
+        for (uint v = 0; REPLAY && go && v < k; v++) {
+            float Tv = ck[(size_t)v * (TILE * TILE) + p].w;
+            if (unit_stops(A, Tv, ul[(size_t)v * (TILE * TILE) + p])) go = 0;
+            A *= Tv;
+        }
+        size_t i = (size_t)k * (TILE * TILE) + p;
+        here[q] = run[q] = REPLAY ? go && unit_stops(A, ck[i].w, ul[i]) : go;
+        pf[q] = (float2)((float)px, (float)py);
+        stop[q] = 0;
+        T[q] = A;
+        C[q] = (float3)(0.f);
+        last[q] = 0u;
+    }
+    blend_unit(rs, s, e, sorted_pairs, pair_gid, xy, conic_opacity, rgb, pf, run, stop, T, C, last, l_xy, l_co, l_rgb,
+               l_live);
+    size_t hw = (size_t)W * H;
+    for (int q = 0; q < PIX_PER_ITEM; q++) {
+        size_t i = (size_t)k * (TILE * TILE) + (size_t)q * TILE_ROWS * TILE;
+        if (!REPLAY) {
+            ck[i] = (float4)(C[q], T[q]);
+            ul[i] = last[q] | ((uint)stop[q] << 31);
+            continue;
+        }
+        if (!here[q]) continue;
+        size_t pix = (size_t)(py0 + q * TILE_ROWS) * W + px;
+        out_img[pix] = C[q].x;
+        out_img[hw + pix] = C[q].y;
+        out_img[2 * hw + pix] = C[q].z;
+        final_T[pix] = T[q];
+        n_contrib[pix] = last[q];
+    }
+}
+
+/* OpenCL C 1.2 declares __local memory at kernel scope: each kernel has its staging arrays */
 __kernel void rasterize_fwd_unit(SPLIT_UNIT_ARGS)
 {
     __local float2 l_xy[BATCH];
     __local float4 l_co[BATCH];
     __local float l_rgb[BATCH * 3];
     __local int l_live;
-    uint tile, k, rs, s, e;
-    if (!split_unit(tiles, split, chunk, unit_off, unit_tile, ranges, &tile, &k, &rs, &s, &e)) return;
-    int lx = get_local_id(0), ly = get_local_id(1), px = (int)(tile % (uint)tiles_x) * TILE + lx;
-    float2 pf[PIX_PER_ITEM];
-    float T[PIX_PER_ITEM];
-    float3 C[PIX_PER_ITEM];
-    uint last[PIX_PER_ITEM];
-    int run[PIX_PER_ITEM], stop[PIX_PER_ITEM];
-    for (int q = 0; q < PIX_PER_ITEM; q++) {
-        int py = (int)(tile / (uint)tiles_x) * TILE + ly + q * TILE_ROWS;
-        pf[q] = (float2)((float)px, (float)py);
-        run[q] = px < W && py < H;
-        stop[q] = 0;
-        T[q] = 1.f;
-        C[q] = (float3)(0.f);
-        last[q] = 0u;
-    }
-    blend_unit(rs, s, e, sorted_pairs, pair_gid, xy, conic_opacity, rgb, pf, run, stop, T, C, last, l_xy, l_co, l_rgb,
-               &l_live);
-    size_t slot = (size_t)(unit_off[tile] + k) * (TILE * TILE);
-    for (int q = 0; q < PIX_PER_ITEM; q++) {
-        size_t i = slot + (size_t)(ly + q * TILE_ROWS) * TILE + lx;
-        ckpt[i] = (float4)(C[q], T[q]);
-        unit_last[i] = last[q] | ((uint)stop[q] << 31);
-    }
+    unit_pass(tiles, split, chunk, unit_off, unit_tile, ranges, sorted_pairs, pair_gid, xy, conic_opacity, rgb, W, H,
+              tiles_x, ckpt, unit_last, 0, 0, 0, 0, l_xy, l_co, l_rgb, &l_live);
 }
 
 __kernel void rasterize_fwd_replay(SPLIT_UNIT_ARGS, __global float *out_img, __global float *final_T,
@@ -129,45 +165,8 @@ __kernel void rasterize_fwd_replay(SPLIT_UNIT_ARGS, __global float *out_img, __g
     __local float4 l_co[BATCH];
     __local float l_rgb[BATCH * 3];
     __local int l_live;
-    uint tile, k, rs, s, e;
-    if (!split_unit(tiles, split, chunk, unit_off, unit_tile, ranges, &tile, &k, &rs, &s, &e)) return;
-    int lx = get_local_id(0), ly = get_local_id(1), px = (int)(tile % (uint)tiles_x) * TILE + lx;
-    __global const float4 *ck = ckpt + (size_t)unit_off[tile] * (TILE * TILE);
-    __global const uint *ul = unit_last + (size_t)unit_off[tile] * (TILE * TILE);
-    float2 pf[PIX_PER_ITEM];
-    float T[PIX_PER_ITEM];
-    float3 C[PIX_PER_ITEM];
-    uint last[PIX_PER_ITEM];
-    int run[PIX_PER_ITEM], stop[PIX_PER_ITEM], here[PIX_PER_ITEM];
-    for (int q = 0; q < PIX_PER_ITEM; q++) {
-        int py = (int)(tile / (uint)tiles_x) * TILE + ly + q * TILE_ROWS, p = (ly + q * TILE_ROWS) * TILE + lx;
-        float A = 1.f;
-        int go = px < W && py < H;
-        for (uint v = 0; go && v < k; v++) {
-            float Tv = ck[(size_t)v * (TILE * TILE) + p].w;
-            if (unit_stops(A, Tv, ul[(size_t)v * (TILE * TILE) + p])) go = 0;
-            A *= Tv;
-        }
-        size_t i = (size_t)k * (TILE * TILE) + p;
-        here[q] = run[q] = go && unit_stops(A, ck[i].w, ul[i]);
-        pf[q] = (float2)((float)px, (float)py);
-        stop[q] = 0;
-        T[q] = A;
-        C[q] = (float3)(0.f);
-        last[q] = 0u;
-    }
-    blend_unit(rs, s, e, sorted_pairs, pair_gid, xy, conic_opacity, rgb, pf, run, stop, T, C, last, l_xy, l_co, l_rgb,
-               &l_live);
-    size_t hw = (size_t)W * H;
-    for (int q = 0; q < PIX_PER_ITEM; q++) {
-        if (!here[q]) continue;
-        size_t pix = (size_t)((int)(tile / (uint)tiles_x) * TILE + ly + q * TILE_ROWS) * W + px;
-        out_img[pix] = C[q].x;
-        out_img[hw + pix] = C[q].y;
-        out_img[2 * hw + pix] = C[q].z;
-        final_T[pix] = T[q];
-        n_contrib[pix] = last[q];
-    }
+    unit_pass(tiles, split, chunk, unit_off, unit_tile, ranges, sorted_pairs, pair_gid, xy, conic_opacity, rgb, W, H,
+              tiles_x, ckpt, unit_last, 1, out_img, final_T, n_contrib, l_xy, l_co, l_rgb, &l_live);
 }
 
 __kernel void rasterize_fwd_merge(uint split, __global const uint *tile_order, __global const uint *unit_off, int W,
