@@ -11,16 +11,30 @@
  * consistently, so the surface has no cracks and no ambiguous cases; cells with a corner no
  * view touched are left out. A vertex on an edge is interpolated from the edge's lower grid
  * corner to its higher one, so every cell that shares the edge computes the same bits and the
- * host welds the triangle soup by position. Triangles face the positive (empty) side. */
+ * host welds the triangle soup by position. Triangles face the positive (empty) side.
+ * The grid may be contracted (contract.h: CTC.xyz the box's centre, CTC.w its S, 0 for none;
+ * CTH.xyz its half-sizes): voxel centres and vertices are grid points taken to the world by
+ * cs_uncontract, and the truncation grows with the voxels' world size there, so a far wall
+ * gets as many voxels of band as a near one. A vertex is interpolated on the grid and then
+ * taken to the world, so the cells that share it still compute the same bits. */
 
-/* the voxel's centre in world space */
+/* the voxel's centre on the grid (in the world where the grid is not contracted) */
 static inline float3 voxel_centre(float4 grid, int x, int y, int z)
 {
     return grid.xyz + grid.w * (float3)((float)x, (float)y, (float)z);
 }
 
+/* grid point Q in the world (contract.h); *SCALE: a grid unit's world length there */
+static inline float3 to_world(float3 q, float4 ctc, float4 cth, float *scale)
+{
+    float x = q.x, y = q.y, z = q.z;
+    *scale = cs_uncontract(&x, &y, &z, ctc.x, ctc.y, ctc.z, cth.x, cth.y, cth.z, ctc.w);
+    return (float3)(x, y, z);
+}
+
 __kernel void tsdf_fuse(int nx, int ny, int nz, int z0, /* the slab: nz layers from grid layer z0 */
                         float4 grid,                     /* xyz: centre of voxel (0,0,0); w: voxel size */
+                        float4 ctc, float4 cth,          /* the contraction (above) */
                         float trunc, float max_depth, float16 cam, float4 intr, int W, int H,
                         __global const float *depth,     /* (2, H, W): expected, median depth; 0: none */
                         int plane,                       /* which of the two */
@@ -31,7 +45,9 @@ __kernel void tsdf_fuse(int nx, int ny, int nz, int z0, /* the slab: nz layers f
     int i = get_global_id(0);
     if (i >= nx * ny * nz) return;
     int x = i % nx, y = (i / nx) % ny, z = i / (nx * ny) + z0;
-    float3 p = voxel_centre(grid, x, y, z);
+    float stretch;
+    float3 p = to_world(voxel_centre(grid, x, y, z), ctc, cth, &stretch);
+    trunc *= stretch;
     float cx = cam.s0 * p.x + cam.s1 * p.y + cam.s2 * p.z + cam.s9;
     float cy = cam.s3 * p.x + cam.s4 * p.y + cam.s5 * p.z + cam.sa;
     float cz = cam.s6 * p.x + cam.s7 * p.y + cam.s8 * p.z + cam.sb;
@@ -92,23 +108,35 @@ __kernel void mc_count(int nx, int ny, int nz, __global const float *tsdf, __glo
     count[i] = n;
 }
 
-/* the vertex on the edge between corners A and B of the slab's cell (x, y, z), the slab starting
-   at grid layer Z0; from the lower corner in grid order (bits grow with x, y, z) */
-static inline float4 edge_vertex(float4 grid, int x, int y, int z, int z0, int a, int b, const float s[8], float3 *pos,
+/* the corners of the slab's cell (x, y, z) in the world (W), the slab starting at grid layer Z0,
+   and their signed distances S taken to world units over the truncation (the stored value
+   times the stretch there, so that corners of different stretch interpolate alike; the
+   signs stay) */
+static inline void cell_world(float4 grid, float4 ctc, float4 cth, int x, int y, int z, int z0, float s[8], float3 w[8])
+{
+    for (int c = 0; c < 8; c++) {
+        float stretch;
+        w[c] = to_world(voxel_centre(grid, x + (c & 1), y + ((c >> 1) & 1), z0 + z + (c >> 2)), ctc, cth, &stretch);
+        s[c] *= stretch;
+    }
+}
+
+/* the vertex on the edge between corners A and B of the slab's cell (x, y, z): where the
+   distance crosses zero on the world segment between them, from the lower corner in grid
+   order (bits grow with x, y, z) */
+static inline float4 edge_vertex(int x, int y, int z, int a, int b, const float s[8], const float3 w[8], float3 *pos,
                                  __global const float4 *colour, int nx, int ny)
 {
     if (a > b) { int t = a; a = b; b = t; }
     float f = s[a] / (s[a] - s[b]);
-    float3 pa = voxel_centre(grid, x + (a & 1), y + ((a >> 1) & 1), z0 + z + (a >> 2));
-    float3 pb = voxel_centre(grid, x + (b & 1), y + ((b >> 1) & 1), z0 + z + (b >> 2));
-    *pos = pa + f * (pb - pa);
+    *pos = w[a] + f * (w[b] - w[a]);
     size_t va = ((size_t)(z + (a >> 2)) * ny + (y + ((a >> 1) & 1))) * nx + x + (a & 1);
     size_t vb = ((size_t)(z + (b >> 2)) * ny + (y + ((b >> 1) & 1))) * nx + x + (b & 1);
     return colour[va] + f * (colour[vb] - colour[va]);
 }
 
-/* triangle AT, faced towards the positive side (OUT - IN: from the inside corners to the
-   outside ones), into OUT at AT - LO when it is in the pass's window [LO, HI) */
+/* triangle AT, faced towards the positive side (DIR: from the inside corners to the outside
+   ones), into OUT at AT - LO when it is in the pass's window [LO, HI) */
 static inline void put_triangle(__global uint4 *out, uint at, uint lo, uint hi, float3 p[3], float4 c[3], float3 dir)
 {
     if (at < lo || at >= hi) return;
@@ -127,7 +155,7 @@ static inline void put_triangle(__global uint4 *out, uint at, uint lo, uint hi, 
 /* the slab's triangles LO .. HI - 1 (a pass: the host emits a large slab's triangles in several):
    (float bits of x, y, z; colour as 8-bit r | g << 8 | b << 16) per corner, 3 corners a
    triangle, from each cell's offset (the scanned counts, one past the last cell included) */
-__kernel void mc_emit(int nx, int ny, int nz, int z0, float4 grid, __global const float *tsdf,
+__kernel void mc_emit(int nx, int ny, int nz, int z0, float4 grid, float4 ctc, float4 cth, __global const float *tsdf,
                       __global const float4 *colour, __global const uint *offset, uint lo, uint hi, __global uint4 *out)
 {
     int i = get_global_id(0), cx = nx - 1, cy = ny - 1;
@@ -136,7 +164,9 @@ __kernel void mc_emit(int nx, int ny, int nz, int z0, float4 grid, __global cons
     uint at = offset[i];
     if (at >= hi || offset[i + 1] <= lo) return; /* none of this cell's triangles in the pass */
     float s[8];
+    float3 w[8];
     if (!cell_values(nx, ny, x, y, z, tsdf, colour, s)) return;
+    cell_world(grid, ctc, cth, x, y, z, z0, s, w);
     for (int t = 0; t < 6; t++) {
         int in[4], outc[4], ni = 0, no = 0;
         for (int k = 0; k < 4; k++) {
@@ -146,22 +176,22 @@ __kernel void mc_emit(int nx, int ny, int nz, int z0, float4 grid, __global cons
         }
         if (ni == 0 || no == 0) continue;
         float3 ci = (float3)(0.f), co = (float3)(0.f);
-        for (int k = 0; k < ni; k++) ci += (float3)(in[k] & 1, (in[k] >> 1) & 1, in[k] >> 2) / (float)ni;
-        for (int k = 0; k < no; k++) co += (float3)(outc[k] & 1, (outc[k] >> 1) & 1, outc[k] >> 2) / (float)no;
+        for (int k = 0; k < ni; k++) ci += w[in[k]] / (float)ni;
+        for (int k = 0; k < no; k++) co += w[outc[k]] / (float)no;
         float3 dir = co - ci, p[3];
         float4 c[3];
         if (ni == 1 || no == 1) { /* one corner apart: a triangle on its three edges */
             int lone = ni == 1 ? in[0] : outc[0];
             int *rest = ni == 1 ? outc : in;
-            for (int k = 0; k < 3; k++) c[k] = edge_vertex(grid, x, y, z, z0, lone, rest[k], s, &p[k], colour, nx, ny);
+            for (int k = 0; k < 3; k++) c[k] = edge_vertex(x, y, z, lone, rest[k], s, w, &p[k], colour, nx, ny);
             put_triangle(out, at++, lo, hi, p, c, dir);
         } else { /* two and two: the quad in0-out0, in0-out1, in1-out1, in1-out0 */
             float3 q[4];
             float4 qc[4];
-            qc[0] = edge_vertex(grid, x, y, z, z0, in[0], outc[0], s, &q[0], colour, nx, ny);
-            qc[1] = edge_vertex(grid, x, y, z, z0, in[0], outc[1], s, &q[1], colour, nx, ny);
-            qc[2] = edge_vertex(grid, x, y, z, z0, in[1], outc[1], s, &q[2], colour, nx, ny);
-            qc[3] = edge_vertex(grid, x, y, z, z0, in[1], outc[0], s, &q[3], colour, nx, ny);
+            qc[0] = edge_vertex(x, y, z, in[0], outc[0], s, w, &q[0], colour, nx, ny);
+            qc[1] = edge_vertex(x, y, z, in[0], outc[1], s, w, &q[1], colour, nx, ny);
+            qc[2] = edge_vertex(x, y, z, in[1], outc[1], s, w, &q[2], colour, nx, ny);
+            qc[3] = edge_vertex(x, y, z, in[1], outc[0], s, w, &q[3], colour, nx, ny);
             p[0] = q[0], p[1] = q[1], p[2] = q[2], c[0] = qc[0], c[1] = qc[1], c[2] = qc[2];
             put_triangle(out, at++, lo, hi, p, c, dir);
             p[0] = q[0], p[1] = q[2], p[2] = q[3], c[0] = qc[0], c[1] = qc[2], c[2] = qc[3];

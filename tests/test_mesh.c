@@ -29,6 +29,25 @@
 #include "tsdf.h"
 #include "util.h"
 
+/* the contraction written out again (contract.h): grid point Q to world point P, and the
+   radial stretch there */
+static double ref_uncontract(const cs_contract *ct, const double q[3], double p[3])
+{
+    double u[3], r1 = 0;
+    for (int k = 0; k < 3; k++) u[k] = (q[k] - ct->c[k]) / ct->h[k], r1 = fmax(r1, fabs(u[k])), p[k] = q[k];
+    if (ct->s <= 0 || r1 <= 1) return 1;
+    double r = ct->s / (1 + ct->s - fmin(r1, 1 + ct->s * (1 - 1.0 / CS_CONTRACT_RMAX)));
+    for (int k = 0; k < 3; k++) p[k] = ct->c[k] + ct->h[k] * u[k] * r / r1;
+    return r * r / ct->s;
+}
+
+/* voxel (x, y, z) of grid G in the world; the radial stretch there */
+static double voxel_world(const cs_tsdf_grid *g, int x, int y, int z, double p[3])
+{
+    double q[3] = {g->origin[0] + g->voxel * x, g->origin[1] + g->voxel * y, g->origin[2] + g->voxel * z};
+    return ref_uncontract(&g->ct, q, p);
+}
+
 /* a sphere's signed distance (in truncation units, clamped to +-1) written into slab T */
 static int fill_sphere(cs_tsdf *t, const float c[3], float radius)
 {
@@ -38,9 +57,9 @@ static int fill_sphere(cs_tsdf *t, const float c[3], float radius)
     if (!d || !w) return free(d), free(w), cs_fail("out of host memory");
     for (size_t i = 0; i < n; i++) {
         int x = (int)(i % g->nx), y = (int)(i / g->nx % g->ny), z = (int)(i / ((size_t)g->nx * g->ny)) + t->z0;
-        double p[3] = {g->origin[0] + g->voxel * x, g->origin[1] + g->voxel * y, g->origin[2] + g->voxel * z};
+        double p[3], st = voxel_world(g, x, y, z, p);
         double r = sqrt(pow(p[0] - c[0], 2) + pow(p[1] - c[1], 2) + pow(p[2] - c[2], 2));
-        d[i] = (float)fmax(-1, fmin(1, (r - radius) / g->trunc));
+        d[i] = (float)fmax(-1, fmin(1, (r - radius) / (g->trunc * st)));
         w[4 * i] = w[4 * i + 1] = w[4 * i + 2] = 0.5f, w[4 * i + 3] = 1.f;
     }
     int rc = cs_buf_write(t->cl, &t->tsdf, 0, n * 4, d) || cs_buf_write(t->cl, &t->colour, 0, n * 16, w);
@@ -83,23 +102,25 @@ static int open_device(cs_cl *cl, cs_kernels *k)
     return -1;
 }
 
-int test_marching_sphere(void)
+/* the sphere of centre C and RADIUS meshed on grid G: on the sphere within TOL of the local
+   voxel's world size, closed, manifold, genus 0, facing out, the same in slabs and in emission
+   passes, and simplified to half */
+static int sphere_case(cs_cl *cl, const cs_kernels *k, const cs_tsdf_grid *g, const float c[3], float radius, double tol)
 {
-    cs_cl cl;
-    cs_kernels k;
-    CHECK_OK(open_device(&cl, &k));
-    uint64_t rs = test_seed() ^ 0x3e54;
-    cs_tsdf_grid g = {40, 37, 35, {-1.f, -0.9f, -0.85f}, 0.05f, 0.2f, 10.f, 0};
-    float c[3] = {(float)(-0.05 + 0.1 * test_rand(&rs)), (float)(0.05 * test_rand(&rs)), 0.f}, radius = 0.61f;
     cs_mesh one, three, tight;
     int passes, tight_passes;
-    CHECK_OK(sphere_mesh(&cl, &k, &g, c, radius, g.nz, 0, &passes, &one));
-    CHECK_OK(sphere_mesh(&cl, &k, &g, c, radius, 13, 0, &passes, &three));
-    CHECK_OK(sphere_mesh(&cl, &k, &g, c, radius, g.nz, 5000, &tight_passes, &tight));
-    double worst = 0, vol = 0;
+    CHECK_OK(sphere_mesh(cl, k, g, c, radius, g->nz, 0, &passes, &one));
+    CHECK_OK(sphere_mesh(cl, k, g, c, radius, 13, 0, &passes, &three));
+    CHECK_OK(sphere_mesh(cl, k, g, c, radius, g->nz, 5000, &tight_passes, &tight));
+    double worst = 0, vol = 0, most_stretch = 1;
     for (size_t v = 0; v < one.nv; v++) {
         const float *p = &one.pos[3 * v];
-        worst = fmax(worst, fabs(sqrt(pow(p[0] - c[0], 2) + pow(p[1] - c[1], 2) + pow(p[2] - c[2], 2)) - radius));
+        double box = 0; /* the vertex's box-distance: its voxels' world size is the voxel x r^2 / S past 1 */
+        for (int a = 0; a < 3; a++) box = fmax(box, fabs(p[a] - g->ct.c[a]) / g->ct.h[a]);
+        double stretch = g->ct.s > 0 && box > 1 ? box * box / g->ct.s : 1;
+        most_stretch = fmax(most_stretch, stretch);
+        double off = fabs(sqrt(pow(p[0] - c[0], 2) + pow(p[1] - c[1], 2) + pow(p[2] - c[2], 2)) - radius);
+        worst = fmax(worst, off / (g->voxel * stretch));
     }
     for (size_t t = 0; t < one.nt; t++) { /* signed volume: positive when the triangles face out */
         const float *a = &one.pos[3 * one.tri[3 * t]], *b = &one.pos[3 * one.tri[3 * t + 1]], *d = &one.pos[3 * one.tri[3 * t + 2]];
@@ -109,11 +130,13 @@ int test_marching_sphere(void)
     cs_mesh_edge_counts(&one, &open, &nonman);
     long euler = (long)one.nv - (long)(3 * one.nt / 2) + (long)one.nt;
     double true_vol = 4.0 / 3.0 * M_PI * pow(radius, 3);
-    printf("  sphere r %.2f (%.1f voxels): %zu vertices, %zu triangles, worst radial error %.4f voxel, volume %.4f (true "
-           "%.4f), %zu open / %zu non-manifold edges, Euler %ld; in 3 slabs %zu vertices %zu triangles\n",
-           radius, radius / g.voxel, one.nv, one.nt, worst / g.voxel, vol, true_vol, open, nonman, euler, three.nv, three.nt);
-    /* linear interpolation of a sphere's distance: the error is about h^2 / (8 r), 0.004 voxel here */
-    CHECK(worst < 0.05 * g.voxel, "a vertex %.4f voxel off the sphere", worst / g.voxel);
+    printf("  sphere r %.2f (%.1f voxels), contraction %g (voxels up to %.2fx): %zu vertices, %zu triangles, worst "
+           "radial error %.4f local voxel, volume %.4f (true %.4f), %zu open / %zu non-manifold edges, Euler %ld; in 3 "
+           "slabs %zu vertices %zu triangles\n",
+           radius, radius / g->voxel, g->ct.s, most_stretch, one.nv, one.nt, worst, vol, true_vol, open, nonman, euler,
+           three.nv, three.nt);
+    /* linear interpolation of a sphere's distance: the error is about h^2 / (8 r), 0.004 voxel uncontracted */
+    CHECK(worst < tol, "a vertex %.4f local voxel off the sphere", worst);
     CHECK(open == 0 && nonman == 0 && euler == 2, "not a closed genus-0 2-manifold: %zu open, %zu non-manifold, Euler %ld",
           open, nonman, euler);
     CHECK(fabs(vol / true_vol - 1) < 0.01, "volume %.5f, the sphere's %.5f (facing in, or holes)", vol, true_vol);
@@ -131,21 +154,45 @@ int test_marching_sphere(void)
     CHECK_OK(cs_mesh_simplify(&one, one.nt / 2, &err));
     CHECK(one.nt <= three.nt / 2 && one.nt > three.nt / 4, "simplified to %zu of %zu", one.nt, three.nt);
     cs_mesh_free(&one), cs_mesh_free(&three);
-    cs_kernels_release(&k);
-    cs_cl_close(&cl);
     return 0;
 }
 
-/* ---- the fusion against a CPU reference --------------------------------------------------- */
-
-int test_tsdf_fuse(void)
+/* The sphere on a plain grid, then on a contracted one whose box (of random half-sizes) it
+   crosses: near the axes it lies in the band past the box, where the voxels are stretched. */
+int test_marching_sphere(void)
 {
     cs_cl cl;
     cs_kernels k;
     CHECK_OK(open_device(&cl, &k));
-    uint64_t rs = test_seed() ^ 0xf05e;
+    uint64_t rs = test_seed() ^ 0x3e54;
+    cs_tsdf_grid g = {40, 37, 35, {-1.f, -0.9f, -0.85f}, 0.05f, 0.2f, 10.f, 0, {{0, 0, 0}, {1, 1, 1}, 0}};
+    float c[3] = {(float)(-0.05 + 0.1 * test_rand(&rs)), (float)(0.05 * test_rand(&rs)), 0.f}, radius = 0.61f;
+    int rc = sphere_case(&cl, &k, &g, c, radius, 0.05);
+    cs_tsdf_grid h = g;
+    h.ct.s = (float)(0.5 + 0.5 * test_rand(&rs));
+    for (int a = 0; a < 3; a++) {
+        h.ct.c[a] = c[a];
+        h.ct.h[a] = (float)(0.38 + 0.06 * test_rand(&rs)); /* the axes' points lie past the box, the diagonals' inside */
+        h.origin[a] = c[a] - h.ct.h[a] * (1 + h.ct.s) - 2 * h.voxel;
+    }
+    h.nx = (int)ceil(2 * (c[0] - h.origin[0]) / h.voxel) + 1;
+    h.ny = (int)ceil(2 * (c[1] - h.origin[1]) / h.voxel) + 1;
+    h.nz = (int)ceil(2 * (c[2] - h.origin[2]) / h.voxel) + 1;
+    rc = rc || sphere_case(&cl, &k, &h, c, radius, 0.05);
+    cs_kernels_release(&k);
+    cs_cl_close(&cl);
+    return rc;
+}
+
+/* ---- the fusion against a CPU reference --------------------------------------------------- */
+
+/* two fusions of one random depth view into grid G, against the CPU; *TOUCHED / *SKIPPED:
+   voxels fused, and voxels under pixels with no surface or one past max_depth; *FAR: fused
+   voxels whose grid point is stretched (contracted) */
+static int fuse_case(cs_cl *cl, const cs_kernels *k, const cs_tsdf_grid *g, uint64_t *rs, int *touched, int *skipped,
+                     int *far)
+{
     int W = 37, H = 29;
-    cs_tsdf_grid g = {12, 11, 10, {-0.5f, -0.45f, 1.5f}, 0.1f, 0.25f, 3.2f, 1};
     /* a camera at the origin looking down +z; depths random around 2 (0: none, some past max) */
     cs_view v = {0};
     v.cam.s[0] = v.cam.s[4] = v.cam.s[8] = 1.f;
@@ -153,47 +200,73 @@ int test_tsdf_fuse(void)
     v.width = W, v.height = H;
     size_t hw = (size_t)W * H;
     float *depth = malloc(sizeof(float) * 2 * hw), *img = malloc(sizeof(float) * 3 * hw);
+    CHECK(depth && img, "out of host memory");
     for (size_t i = 0; i < 2 * hw; i++) {
-        double u = test_rand(&rs);
-        depth[i] = u < 0.1 ? 0.f : u > 0.95 ? 4.f : (float)(1.6 + 0.8 * test_rand(&rs));
+        double u = test_rand(rs);
+        depth[i] = u < 0.1 ? 0.f : u > 0.95 ? 4.f : (float)(1.6 + 0.8 * test_rand(rs));
     }
-    for (size_t i = 0; i < 3 * hw; i++) img[i] = (float)test_rand(&rs);
+    for (size_t i = 0; i < 3 * hw; i++) img[i] = (float)test_rand(rs);
     cs_renderer r = {0};
-    r.cl = &cl;
+    r.cl = cl;
     cs_tsdf t;
-    CHECK_OK(cs_buf_alloc(&cl, &r.depth_img, CS_MEM_OTHER, 8 * hw, "depth") ||
-             cs_buf_alloc(&cl, &r.img, CS_MEM_OTHER, 12 * hw, "img") || cs_buf_write(&cl, &r.depth_img, 0, 8 * hw, depth) ||
-             cs_buf_write(&cl, &r.img, 0, 12 * hw, img) || cs_tsdf_begin(&t, &cl, &k, &g, 2, 6));
+    CHECK_OK(cs_buf_alloc(cl, &r.depth_img, CS_MEM_OTHER, 8 * hw, "depth") ||
+             cs_buf_alloc(cl, &r.img, CS_MEM_OTHER, 12 * hw, "img") || cs_buf_write(cl, &r.depth_img, 0, 8 * hw, depth) ||
+             cs_buf_write(cl, &r.img, 0, 12 * hw, img) || cs_tsdf_begin(&t, cl, k, g, 2, 6));
     CHECK_OK(cs_tsdf_fuse(&t, &r, &v) || cs_tsdf_fuse(&t, &r, &v));
-    size_t n = (size_t)g.nx * g.ny * 6;
+    size_t n = (size_t)g->nx * g->ny * 6;
     float *d = malloc(n * 4), *c = malloc(n * 16);
-    CHECK_OK(cs_buf_read(&cl, &t.tsdf, 0, n * 4, d) || cs_buf_read(&cl, &t.colour, 0, n * 16, c));
-    int touched = 0, skipped = 0;
+    CHECK(d && c, "out of host memory");
+    CHECK_OK(cs_buf_read(cl, &t.tsdf, 0, n * 4, d) || cs_buf_read(cl, &t.colour, 0, n * 16, c));
+    *touched = *skipped = *far = 0;
     for (size_t i = 0; i < n; i++) {
-        int x = (int)(i % g.nx), y = (int)(i / g.nx % g.ny), z = (int)(i / ((size_t)g.nx * g.ny)) + 2;
-        double p[3] = {g.origin[0] + g.voxel * x, g.origin[1] + g.voxel * y, g.origin[2] + g.voxel * z};
+        int x = (int)(i % g->nx), y = (int)(i / g->nx % g->ny), z = (int)(i / ((size_t)g->nx * g->ny)) + 2;
+        double p[3], stretch = voxel_world(g, x, y, z, p), trunc = g->trunc * stretch;
         double u = v.intr.s[0] * p[0] / p[2] + v.intr.s[2], vv = v.intr.s[1] * p[1] / p[2] + v.intr.s[3];
         double want_s = 0, want_w = 0;
-        if (u >= 0 && vv >= 0 && u < W && vv < H && p[2] <= g.max_depth) {
+        if (u >= 0 && vv >= 0 && u < W && vv < H && p[2] <= g->max_depth) {
             size_t px = (size_t)vv * W + (size_t)u;
             double dd = depth[hw + px], sdf = dd - p[2];
-            if (!(dd > 0 && dd <= g.max_depth)) skipped++;
-            else if (sdf >= -g.trunc) want_s = fmin(1, sdf / g.trunc), want_w = 2;
+            if (!(dd > 0 && dd <= g->max_depth)) (*skipped)++;
+            else if (sdf >= -trunc) want_s = fmin(1, sdf / trunc), want_w = 2;
             if (want_w) {
                 for (int ch = 0; ch < 3; ch++)
                     CHECK(fabs(c[4 * i + ch] - img[ch * hw + px]) < 1e-5, "voxel %zu colour %d", i, ch);
             }
         }
-        touched += want_w > 0;
+        *touched += want_w > 0;
+        *far += want_w > 0 && stretch > 1.5;
         CHECK(fabs(d[i] - want_s) < 1e-5 && c[4 * i + 3] == want_w, "voxel %zu: %g weight %g, the CPU's %g weight %g", i,
               d[i], c[4 * i + 3], want_s, want_w);
     }
-    printf("  %zu voxels: %d fused, %d under pixels with no surface or one past max_depth, matching the CPU\n", n, touched,
-           skipped);
-    CHECK(touched > (int)n / 4 && skipped > 0, "too few voxels fused (%d) or skipped (%d) to test", touched, skipped);
     free(d), free(c), free(depth), free(img);
     cs_tsdf_free(&t);
-    cs_buf_free(&cl, &r.depth_img), cs_buf_free(&cl, &r.img);
+    cs_buf_free(cl, &r.depth_img), cs_buf_free(cl, &r.img);
+    return 0;
+}
+
+/* The fusion on a plain grid and on a contracted one (contract.h: the voxels past a box
+   around the grid's middle stand for points further away, with a truncation grown by their
+   stretch), against the CPU. */
+int test_tsdf_fuse(void)
+{
+    cs_cl cl;
+    cs_kernels k;
+    CHECK_OK(open_device(&cl, &k));
+    uint64_t rs = test_seed() ^ 0xf05e;
+    cs_tsdf_grid g = {12, 11, 10, {-0.5f, -0.45f, 1.5f}, 0.1f, 0.25f, 3.2f, 1, {{0, 0, 0}, {1, 1, 1}, 0}};
+    int touched, skipped, far;
+    int rc = fuse_case(&cl, &k, &g, &rs, &touched, &skipped, &far);
+    printf("  %d voxels: %d fused, %d under pixels with no surface or one past max_depth, matching the CPU\n",
+           g.nx * g.ny * 6, touched, skipped);
+    CHECK(!rc && touched > g.nx * g.ny * 6 / 4 && skipped > 0, "too few voxels fused (%d) or skipped (%d) to test",
+          touched, skipped);
+    /* contracted: grid points up to 1.4 box half-sizes out stand for depths to about 2.75 */
+    g.ct = (cs_contract){{0.05f, 0.f, 2.0f}, {0.3f, 0.3f, 0.3f}, (float)(0.5 + 0.5 * test_rand(&rs))};
+    rc = fuse_case(&cl, &k, &g, &rs, &touched, &skipped, &far);
+    printf("  contracted (band %.2f): %d fused, %d of them stretched over 1.5x, %d skipped, matching the CPU\n", g.ct.s,
+           touched, far, skipped);
+    CHECK(!rc && touched > g.nx * g.ny * 6 / 8 && far > 20, "contracted: too few voxels fused (%d) or stretched (%d)",
+          touched, far);
     cs_kernels_release(&k);
     cs_cl_close(&cl);
     return 0;
@@ -810,12 +883,14 @@ int test_mesh_cli(void)
     uint64_t rs = test_seed() ^ 0x6e54;
     snprintf(log, sizeof log, "%s/mesh.log", dir);
     const char *variants[] = {"--voxel 0.025 --renders %s/drawn", "--voxel 0.025 --keep-components 1 --max-triangles 20000 -o %s/small.glb",
-                              "--grid 100 --depth mean --volume-mb 4 -o %s/slabs.ply", "-o %s/made/default.ply"};
-    for (int i = 0; i < 4; i++) {
+                              "--grid 100 --depth mean --volume-mb 4 -o %s/slabs.ply", "-o %s/made/default.ply",
+                              "--voxel 0.025 --contract 1 -o %s/far.ply"};
+    const char *paths[] = {"%s/run/mesh.ply", "%s/small.glb", "%s/slabs.ply", "%s/made/default.ply", "%s/far.ply"};
+    double comp0 = 0;
+    for (int i = 0; i < 5; i++) {
         char args[600], path[800];
         snprintf(args, sizeof args, variants[i], dir);
-        snprintf(path, sizeof path, i == 0 ? "%s/run/mesh.ply" : i == 1 ? "%s/small.glb" : i == 2 ? "%s/slabs.ply" : "%s/made/default.ply",
-                 dir);
+        snprintf(path, sizeof path, paths[i], dir);
         CHECK(cli_run("", log, "mesh -m %s %s", out, args) == 0, "mesh %s failed, see %s", args, log);
         cs_mesh m;
         CHECK_OK(read_mesh(path, &m));
@@ -828,8 +903,17 @@ int test_mesh_cli(void)
            0.048, 54.5% of the area within 0.03, completeness 0.016 (H100: 0.048, 52.6%, 0.017): what is
            off lies near the objects' bases and under the sphere, where the model is poor (#23's note);
            the thresholds hold that, and fail on a broken fusion */
-        CHECK(acc < 0.08 && within > 0.35 && comp < 0.035, "%s: accuracy %.4f, %.3f within, completeness %.4f", args, acc,
-              within, comp);
+        /* --contract 1 (i == 4) adds what the views see past the box of the opaque Gaussians: on
+           the demo, which has nothing there, pieces under the ground disc (accuracy 0.070-0.073 on PoCL),
+           so only its completeness is held to the plain grid's */
+        if (i < 4)
+            CHECK(acc < 0.08 && within > 0.35 && comp < 0.035, "%s: accuracy %.4f, %.3f within, completeness %.4f", args,
+                  acc, within, comp);
+        if (i == 0) comp0 = comp;
+        if (i == 4)
+            CHECK(text && strstr(text, "past the model's box") && comp < comp0 + 0.002 && acc < 0.12,
+                  "--contract 1: completeness %.4f (%.4f on the plain grid), accuracy %.4f: %s", comp, comp0, acc,
+                  text ? text : "");
         if (i == 0) CHECK(mesh_psnr(dir, scene, text) == 0 && closed_where_seen(&m) == 0, "(above)");
         if (i == 1) {
             size_t pieces = 0;
@@ -876,6 +960,7 @@ int test_mesh_cli(void)
     /* bad arguments and inputs */
     CHECK(cli_run("", log, "mesh -m %s --depth middle", out) == 2, "--depth middle accepted");
     CHECK(cli_run("", log, "mesh -m %s --voxel -1", out) == 2, "--voxel -1 accepted");
+    CHECK(cli_run("", log, "mesh -m %s --contract -1", out) == 2, "--contract -1 accepted");
     CHECK(cli_run("", log, "mesh -m %s --voxel 0.1 --grid 30", out) == 2, "--voxel with --grid accepted");
     CHECK(cli_run("", log, "mesh") == 2, "mesh without -m accepted");
     CHECK(cli_run("", log, "mesh -m %s --shell 12 --refine 10", out) == 2, "--shell 12 accepted");

@@ -18,11 +18,13 @@ MAX_LINES=100
 cd "$ROOT"
 FOLDERS='base runtime io data model stages eval report serve train mesh batch blocks cli'
 # "index folder module..." a row per folder; cl/layout.h and the generated kernel sources are base,
-# the generated web sources (src/serve/web/) serve
+# cl/contract.h (the mesh volume's contraction, shared with mesh.cl) is mesh, the generated web
+# sources (src/serve/web/) serve
 LAYERS=$(i=0; for f in $FOLDERS; do
     mods=$(for x in src/$f/*.c src/$f/*.h; do [ -f "$x" ] && basename "$x" | sed 's/\.[ch]$//'; done | sort -u | tr '\n' ' ')
     [ $f = base ] && mods="$mods layout cl_sources"
     [ $f = serve ] && mods="$mods web_sources"
+    [ $f = mesh ] && mods="$mods contract"
     echo "$i $f $mods"; i=$((i + 1))
 done)
 status=0

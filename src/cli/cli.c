@@ -62,7 +62,8 @@ static const opt_desc OPTS[] = {
     {"--output", "-o", O_VALUE, C(CS_CMD_BATCH), NULL, V_NONE, "ROOT", "the batch's folder: ROOT/<job>/, ROOT/summary.json"},
     {"--output", "-o", O_VALUE, C(CS_CMD_EXPORT), NULL, V_NONE, "FILE",
      "the file to write (default: beside the PLY, point_cloud.spz, .splat, .compressed.ply, _baked.ply)"},
-    {"--output", "-o", O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "FILE", "the mesh to write (default OUT/mesh.ply)"},
+    {"--output", "-o", O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "FILE",
+     "the mesh to write: .ply, or .glb for binary glTF (default OUT/mesh.ply)"},
     {"--voxel", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "SIZE",
      "voxel side in scene units (default: the bounds' longest side / --grid)"},
     {"--grid", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
@@ -71,7 +72,12 @@ static const opt_desc OPTS[] = {
     {"--max-triangles", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N", "simplify to at most N triangles (meshoptimizer)"},
     {"--depth", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "median|mean", "the rendered depth fused (default median)"},
     {"--max-depth", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "D",
-     "depths past D (camera z) count as no surface (default: twice the cameras' spread)"},
+     "depths past D (camera z) count as no surface (default: where the training views see 99% of the opaque "
+     "Gaussians, +25%)"},
+    {"--contract", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "S",
+     "keep what lies past the box of the model's opaque Gaussians, out to the depth limit, in voxels that grow with "
+     "the distance: a band of S times the box's half-size on each side holds it all (default 0: the grid ends at the "
+     "box)"},
     {"--trunc", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "VOXELS", "truncation of the signed distance (default 4)"},
     {"--volume-mb", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "MB",
      "the volume's largest slab (default: half of what memory.vram_budget_mb leaves)"},
@@ -172,8 +178,8 @@ static const struct {
                         "PSNR, SSIM and LPIPS of two images of one size, as one JSON object"},
     [CS_CMD_EXPORT] = {"export", "clsplat export (-m OUT | --ply FILE) --format spz|splat|compressed-ply|ply [-o FILE] [--bake]",
                        "write a trained scene in a web viewer's format (.spz, .splat, compressed PLY) or a baked PLY"},
-    [CS_CMD_MESH] = {"mesh", "clsplat mesh -m OUT [-o mesh.ply] [--voxel SIZE | --grid N] [--max-triangles N] "
-                             "[--depth median|mean] [--max-depth D] [--keep-components N] [--refine N] [--refine-dssim W] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--shell L] [--psnr] [--renders DIR]",
+    [CS_CMD_MESH] = {"mesh", "clsplat mesh -m OUT [-o mesh.ply|mesh.glb] [--voxel SIZE | --grid N] [--max-triangles N] "
+                             "[--depth median|mean] [--max-depth D] [--contract S] [--keep-components N] [--refine N] [--refine-dssim W] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--shell L] [--psnr] [--renders DIR]",
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
     [CS_CMD_VIEW] = {"view", "clsplat view -m OUT [--port PORT] [--host ADDR]",
                      "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
@@ -370,6 +376,7 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--per-device")) return parse_int(flag, v, 1, &a->per_device);
     else if (!strcmp(n, "--voxel")) return parse_pos(flag, v, &a->voxel);
     else if (!strcmp(n, "--max-depth")) return parse_pos(flag, v, &a->max_depth);
+    else if (!strcmp(n, "--contract")) return parse_nonneg(flag, v, &a->contract);
     else if (!strcmp(n, "--trunc")) return parse_pos(flag, v, &a->trunc);
     else if (!strcmp(n, "--volume-mb")) return parse_pos(flag, v, &a->volume_mb);
     else if (!strcmp(n, "--grid")) return parse_int(flag, v, 2, &a->grid);

@@ -51,6 +51,7 @@ typedef struct {
     int finetune;                 /* merge --finetune N (0: none) */
     int refine;                   /* mesh --refine N (0: none) */
     int shell;                    /* mesh --shell L (-1: the default) */
+    double contract;              /* mesh --contract S (0: none) */
     double refine_dssim;          /* mesh --refine-dssim W */
     int refine_geometry;          /* mesh --refine-geometry N (0: none, -1: twice --refine's) */
     double refine_step, refine_laplacian, refine_normal; /* mesh --refine-step, --refine-laplacian, --refine-normal */

@@ -256,7 +256,7 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     o->voxel = a->voxel, o->resolution = a->grid, o->max_triangles = a->max_triangles;
     o->max_depth = a->max_depth, o->trunc_voxels = a->trunc, o->volume_mb = a->volume_mb;
     o->psnr = a->psnr, o->renders = a->renders, o->keep_components = a->keep_components, o->refine = a->refine;
-    o->shell = a->shell, o->refine_dssim = a->refine_dssim;
+    o->shell = a->shell, o->refine_dssim = a->refine_dssim, o->contract = a->contract;
     if (a->refine > 100000000 || a->refine_geometry > 100000000)
         return USAGE_ERROR("mesh: --refine and --refine-geometry count views: at most 100000000");
     o->refine_geometry = a->refine_geometry >= 0 ? a->refine_geometry : a->refine > 0 ? 2 * a->refine : 0;

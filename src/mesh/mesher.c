@@ -154,7 +154,8 @@ static float default_voxel(const cs_scene *scene, const cs_mesh_stats *st, float
     return vox;
 }
 
-/* the grid over the bounds (grown by the truncation) and the slab height that fits the budget */
+/* the grid over the bounds (grown by the truncation), contracted past them by S half-sizes
+   (contract.h; the voxel set by the bounds), and the slab height that fits the budget */
 static int plan_grid(cs_cl *cl, const cs_scene *scene, const cs_mesh_opts *o, cs_mesh_stats *st, cs_tsdf_grid *g,
                      int *layers)
 {
@@ -165,6 +166,15 @@ static int plan_grid(cs_cl *cl, const cs_scene *scene, const cs_mesh_opts *o, cs
     if (o->resolution > 0 && o->voxel <= 0) snprintf(why, sizeof why, "--grid %d", o->resolution);
     if (o->voxel <= 0 && o->resolution <= 0) vox = default_voxel(scene, st, longest, why, sizeof why);
     if (!(vox > 0)) return cs_fail("the model's bounds are empty");
+    float s = o->contract > 0 ? (float)o->contract : 0.f;
+    g->ct.s = st->contract = s;
+    float lo[3];
+    for (int k = 0; k < 3; k++) {
+        g->ct.c[k] = 0.5f * (st->bounds[k] + st->bounds[3 + k]);
+        g->ct.h[k] = fmaxf(0.5f * ext[k], vox); /* a flat box still contracts around itself */
+        if (s > 0) ext[k] = 2 * g->ct.h[k] * (1 + s);
+        lo[k] = s > 0 ? g->ct.c[k] - 0.5f * ext[k] : st->bounds[k];
+    }
     double tv = o->trunc_voxels > 0 ? o->trunc_voxels : CS_MESH_DEFAULT_TRUNC;
     float pad = (float)(tv + 1) * vox;
     int nv[3];
@@ -176,11 +186,15 @@ static int plan_grid(cs_cl *cl, const cs_scene *scene, const cs_mesh_opts *o, cs
         if (cnt > 16384) return cs_fail("%s %g: %.0f voxels along an axis (16384 at most)", o->voxel > 0 ? "--voxel" : "voxel",
                                         vox, cnt);
         nv[k] = (int)cnt;
-        g->origin[k] = st->bounds[k] - pad;
+        g->origin[k] = lo[k] - pad;
     }
     g->nx = nv[0], g->ny = nv[1], g->nz = nv[2];
     g->voxel = vox;
     printf("mesh: voxel %.4g (%s; --voxel or --grid to choose), grid %dx%dx%d\n", vox, why, g->nx, g->ny, g->nz);
+    if (s > 0)
+        printf("mesh: past the model's box (%.3g x %.3g x %.3g) the voxels grow with the distance, out to the depth "
+               "limit (a band of %g half-sizes; --contract 0 to end the grid there)\n",
+               2 * g->ct.h[0], 2 * g->ct.h[1], 2 * g->ct.h[2], s);
     g->trunc = (float)tv * vox;
     g->max_depth = st->max_depth;
     g->plane = o->depth_plane;

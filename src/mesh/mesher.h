@@ -29,6 +29,7 @@ typedef struct {
     long keep_components;  /* keep the N largest connected components (0: all) */
     double refine_dssim;   /* the refinement's D-SSIM weight (mesh_refine.h) */
     int shell;             /* the background shell's level (mesh_shell.h; 0: none, -1: the default) */
+    double contract;       /* the grid's contraction past the model's box (contract.h: S; 0: none) */
     int refine;            /* fit the vertex colours to the training photos over this many views (0: not; mesh_refine.h) */
     int refine_geometry;   /* then the positions and colours over this many more (0: not) */
     cs_mesh_geom_opts geom; /* that stage's step and regularisers */
@@ -52,7 +53,8 @@ typedef struct {
 
 typedef struct {
     int nx, ny, nz, slabs, views, passes; /* passes: triangle emission passes, all slabs */
-    float voxel, bounds[6], max_depth;
+    float voxel, bounds[6], max_depth; /* bounds: the model's box (the contraction's inner box) */
+    float contract;                    /* the contraction's S (0: none) */
     size_t soup_tris, welded_vertices, welded_tris, vertices, triangles, file_bytes;
     size_t boundary_edges, nonmanifold_edges;
     size_t components, dropped_tris; /* after welding; triangles of the components left out */

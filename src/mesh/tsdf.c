@@ -20,6 +20,17 @@ static cl_float4 grid_arg(const cs_tsdf_grid *g)
     return (cl_float4){{g->origin[0], g->origin[1], g->origin[2], g->voxel}};
 }
 
+/* the contraction's box (centre and S, half-sizes) as the kernels take it */
+static cl_float4 ct_centre(const cs_tsdf_grid *g)
+{
+    return (cl_float4){{g->ct.c[0], g->ct.c[1], g->ct.c[2], g->ct.s}};
+}
+
+static cl_float4 ct_half(const cs_tsdf_grid *g)
+{
+    return (cl_float4){{g->ct.h[0], g->ct.h[1], g->ct.h[2], 0.f}};
+}
+
 int cs_tsdf_begin(cs_tsdf *t, cs_cl *cl, const cs_kernels *k, const cs_tsdf_grid *g, int z0, int layers)
 {
     memset(t, 0, sizeof *t);
@@ -43,9 +54,9 @@ int cs_tsdf_fuse(cs_tsdf *t, const cs_renderer *r, const cs_view *v)
     const cs_tsdf_grid *g = &t->g;
     int n = g->nx * g->ny * t->layers;
     size_t gs = (size_t)n, l = MESH_WG;
-    cl_float4 grid = grid_arg(g);
+    cl_float4 grid = grid_arg(g), ctc = ct_centre(g), cth = ct_half(g);
     return cs_cl_run(t->cl, t->k->tsdf_fuse, -1, 1, &gs, &l, CS_ARG(g->nx), CS_ARG(g->ny), CS_ARG(t->layers),
-                     CS_ARG(t->z0), CS_ARG(grid), CS_ARG(g->trunc), CS_ARG(g->max_depth), CS_ARG(v->cam),
+                     CS_ARG(t->z0), CS_ARG(grid), CS_ARG(ctc), CS_ARG(cth), CS_ARG(g->trunc), CS_ARG(g->max_depth), CS_ARG(v->cam),
                      CS_ARG(v->intr), CS_ARG(v->width), CS_ARG(v->height), CS_ARG(r->depth_img.mem), CS_ARG(g->plane),
                      CS_ARG(r->img.mem), CS_ARG(t->tsdf.mem), CS_ARG(t->colour.mem));
 }
@@ -68,7 +79,7 @@ int cs_tsdf_extract(cs_tsdf *t, cs_soup_vertex **soup, size_t *nt, size_t *cap)
     unsigned cells = (unsigned)((size_t)(g->nx - 1) * (g->ny - 1) * (t->layers - 1));
     size_t gs = cells, l = MESH_WG;
     cl_uint zero = 0, total = 0;
-    cl_float4 grid = grid_arg(g);
+    cl_float4 grid = grid_arg(g), ctc = ct_centre(g), cth = ct_half(g);
     if (cs_buf_fill(cl, &t->count, (size_t)cells * 4, 4, &zero, 4) ||
         cs_cl_run(cl, t->k->mc_count, -1, 1, &gs, &l, CS_ARG(g->nx), CS_ARG(g->ny), CS_ARG(t->layers),
                   CS_ARG(t->tsdf.mem), CS_ARG(t->colour.mem), CS_ARG(t->count.mem)) ||
@@ -87,7 +98,7 @@ int cs_tsdf_extract(cs_tsdf *t, cs_soup_vertex **soup, size_t *nt, size_t *cap)
     for (cl_uint lo = 0; lo < total; lo += per) {
         cl_uint hi = total - lo < per ? total : lo + per;
         if (cs_cl_run(cl, t->k->mc_emit, -1, 1, &gs, &l, CS_ARG(g->nx), CS_ARG(g->ny), CS_ARG(t->layers), CS_ARG(t->z0),
-                      CS_ARG(grid), CS_ARG(t->tsdf.mem), CS_ARG(t->colour.mem), CS_ARG(t->count.mem), CS_ARG(lo),
+                      CS_ARG(grid), CS_ARG(ctc), CS_ARG(cth), CS_ARG(t->tsdf.mem), CS_ARG(t->colour.mem), CS_ARG(t->count.mem), CS_ARG(lo),
                       CS_ARG(hi), CS_ARG(t->tris.mem)) ||
             cs_buf_read(cl, &t->tris, 0, (size_t)(hi - lo) * CS_TSDF_TRI_BYTES, *soup + 3 * (*nt + lo)))
             return -1;

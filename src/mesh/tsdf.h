@@ -7,6 +7,7 @@
 #define CS_TSDF_H
 
 #include "cl_mem.h"
+#include "contract.h"
 #include "cl_runtime.h"
 #include "kernels.h"
 #include "mesh.h"
@@ -20,6 +21,7 @@ typedef struct {
     float trunc;       /* truncation of the signed distance, world units */
     float max_depth;   /* depths past this (camera z) are taken as no surface */
     int plane;         /* the depth fused: 0 expected, 1 median (render.h's depth_img planes) */
+    cs_contract ct;    /* origin and voxel place grid points; ct takes them to the world (s 0: none) */
 } cs_tsdf_grid;
 
 typedef struct {

@@ -54,7 +54,7 @@ enum { CS_WG_PROJECT, CS_WG_PROJECT_BWD, CS_WG_BIN, CS_WG_ADAM, CS_WG_COUNT, CS_
     X(density, "rows.cl densify.cl mcmc.cl")                                                            \
     X(histo, "histo.cl")                                                                                \
     X(lpips, "lpips.cl")                                                                                \
-    X(mesh, "mesh.cl mesh_raster.cl mesh_geom.cl")
+    X(mesh, "contract.h mesh.cl mesh_raster.cl mesh_geom.cl")
 #define CS_PROGRAM_ID(name, files) CS_PROG_##name,
 enum { CS_PROGRAM_LIST(CS_PROGRAM_ID) CS_PROG_COUNT };
 #undef CS_PROGRAM_ID
