@@ -4,7 +4,7 @@ CC ?= cc
 # src/<feature>/: one folder per feature, each header beside its source (README "Where things go")
 SRC_DIRS := $(sort $(dir $(wildcard src/*/*.c src/*/*.h)))
 SRC_INC := $(addprefix -I,$(SRC_DIRS))
-HEADERS := $(wildcard src/*/*.h) cl/layout.h
+HEADERS := $(wildcard src/*/*.h) cl/layout.h cl/contract.h
 vpath %.c $(SRC_DIRS)
 PKGS := OpenCL libpng jansson libjpeg zlib libexif libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
