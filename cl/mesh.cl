@@ -15,8 +15,9 @@
  * The grid may be contracted (contract.h: CTC.xyz the box's centre, CTC.w its S, 0 for none;
  * CTH.xyz its half-sizes): voxel centres and vertices are grid points taken to the world by
  * cs_uncontract, and the truncation grows with the voxels' world size there, so a far wall
- * gets as many voxels of band as a near one. A vertex is interpolated on the grid and then
- * taken to the world, so the cells that share it still compute the same bits. */
+ * gets as many voxels of band as a near one. A vertex is placed on the world segment between
+ * its edge's corners, from their distances in world units (cell_world), so the cells that share
+ * the edge still compute the same bits. */
 
 /* the voxel's centre on the grid (in the world where the grid is not contracted) */
 static inline float3 voxel_centre(float4 grid, int x, int y, int z)

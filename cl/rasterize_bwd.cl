@@ -251,9 +251,7 @@ __kernel void rasterize_bwd(__global const uint *ranges, __global const uint *so
                             /* outputs */
                             __global float *v_out)           /* (N, CS_V2D_W) accumulated, or (M, CS_V2D_W) per pair */
 {
-    __local float2 l_xy[BATCH];
-    __local float4 l_co[BATCH];
-    __local float l_rgb[BATCH * 3];
+    STAGE_LOCALS
     __local uint l_pair[BATCH];
     __local uint l_last;
     ACC_LOCAL

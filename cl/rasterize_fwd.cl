@@ -48,6 +48,13 @@ static inline void stage_gaussian(int lid, uint g, __global const float2 *xy, __
     l_rgb[lid * 3 + 2] = rgb[g * 3 + 2];
 }
 
+/* the staging arrays stage_gaussian fills, for a kernel to declare (OpenCL C 1.2 allows __local
+   variables only at kernel scope) */
+#define STAGE_LOCALS                \
+    __local float2 l_xy[BATCH];     \
+    __local float4 l_co[BATCH];     \
+    __local float l_rgb[BATCH * 3];
+
 /* Blends the CNT staged Gaussians (positions CONTRIBUTOR + 1 ... in the tile's list) into one
  * pixel at PF: its transmittance T, colour C, last contributor LAST and (WITH_DEPTH) depth
  * sums. Returns 1 when the pixel stopped: a Gaussian would take T below CS_T_MIN. */
@@ -211,9 +218,7 @@ static inline void blend_tile(__global const uint *tile_order, /* (tiles) the ti
 
 __kernel void rasterize_fwd(RASTERIZE_FWD_ARGS)
 {
-    __local float2 l_xy[BATCH];
-    __local float4 l_co[BATCH];
-    __local float l_rgb[BATCH * 3];
+    STAGE_LOCALS
     __local int l_done;
     blend_tile(tile_order, ranges, sorted_pairs, pair_gid, xy, conic_opacity, rgb, W, H, tiles_x, bg, out_img, final_T,
                n_contrib, 0, 0, 0, unit_off, ckpt, chunk, split, l_xy, l_co, l_rgb, 0, &l_done);
@@ -222,9 +227,7 @@ __kernel void rasterize_fwd(RASTERIZE_FWD_ARGS)
 __kernel void rasterize_fwd_depth(RASTERIZE_FWD_ARGS, __global const float *depth, /* (N) camera z */
                                   __global float *out_depth)                     /* (2, H, W) */
 {
-    __local float2 l_xy[BATCH];
-    __local float4 l_co[BATCH];
-    __local float l_rgb[BATCH * 3];
+    STAGE_LOCALS
     __local float l_z[BATCH];
     __local int l_done;
     blend_tile(tile_order, ranges, sorted_pairs, pair_gid, xy, conic_opacity, rgb, W, H, tiles_x, bg, out_img, final_T,

@@ -150,9 +150,7 @@ static inline void unit_pass(uint tiles, uint split, uint chunk, __global const 
 /* OpenCL C 1.2 declares __local memory at kernel scope: each kernel has its staging arrays */
 __kernel void rasterize_fwd_unit(SPLIT_UNIT_ARGS)
 {
-    __local float2 l_xy[BATCH];
-    __local float4 l_co[BATCH];
-    __local float l_rgb[BATCH * 3];
+    STAGE_LOCALS
     __local int l_live;
     unit_pass(tiles, split, chunk, unit_off, unit_tile, ranges, sorted_pairs, pair_gid, xy, conic_opacity, rgb, W, H,
               tiles_x, ckpt, unit_last, 0, 0, 0, 0, l_xy, l_co, l_rgb, &l_live);
@@ -161,9 +159,7 @@ __kernel void rasterize_fwd_unit(SPLIT_UNIT_ARGS)
 __kernel void rasterize_fwd_replay(SPLIT_UNIT_ARGS, __global float *out_img, __global float *final_T,
                                    __global uint *n_contrib)
 {
-    __local float2 l_xy[BATCH];
-    __local float4 l_co[BATCH];
-    __local float l_rgb[BATCH * 3];
+    STAGE_LOCALS
     __local int l_live;
     unit_pass(tiles, split, chunk, unit_off, unit_tile, ranges, sorted_pairs, pair_gid, xy, conic_opacity, rgb, W, H,
               tiles_x, ckpt, unit_last, 1, out_img, final_T, n_contrib, l_xy, l_co, l_rgb, &l_live);

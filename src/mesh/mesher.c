@@ -167,7 +167,7 @@ static int plan_grid(cs_cl *cl, const cs_scene *scene, const cs_mesh_opts *o, cs
     if (o->voxel <= 0 && o->resolution <= 0) vox = default_voxel(scene, st, longest, why, sizeof why);
     if (!(vox > 0)) return cs_fail("the model's bounds are empty");
     float s = o->contract > 0 ? (float)o->contract : 0.f;
-    g->ct.s = st->contract = s;
+    g->ct.s = s;
     float lo[3];
     for (int k = 0; k < 3; k++) {
         g->ct.c[k] = 0.5f * (st->bounds[k] + st->bounds[3 + k]);

@@ -2,9 +2,10 @@
  * fused slab by slab into a TSDF volume on the device (tsdf.h), the surface extracted by
  * marching tetrahedra, welded, simplified to a triangle budget (mesh.h) and written as a PLY.
  * Bounds: the Gaussians' centres (opacity over 0.5, the 0.5-99.5 percentiles on each axis),
- * within max_depth of the cameras. Unbounded scenes are cut at max_depth (camera z), not
- * contracted: a contracted volume would mesh far background at a coarse, stretched resolution
- * that a triangle budget is better spent without. */
+ * within max_depth of the cameras. Past the bounds the grid ends, unless --contract asks for a
+ * band of voxels that grow with the distance out to max_depth (contract.h): on south_building
+ * that far background, meshed coarse, cost the refined mesh PSNR and took triangles from the
+ * budget, so it is opt-in. */
 #ifndef CS_MESHER_H
 #define CS_MESHER_H
 
@@ -54,7 +55,6 @@ typedef struct {
 typedef struct {
     int nx, ny, nz, slabs, views, passes; /* passes: triangle emission passes, all slabs */
     float voxel, bounds[6], max_depth; /* bounds: the model's box (the contraction's inner box) */
-    float contract;                    /* the contraction's S (0: none) */
     size_t soup_tris, welded_vertices, welded_tris, vertices, triangles, file_bytes;
     size_t boundary_edges, nonmanifold_edges;
     size_t components, dropped_tris; /* after welding; triangles of the components left out */
