@@ -98,7 +98,7 @@ check-oclgrind: deps
 check-rusticl: deps
 	@sh tools/install-deps.sh rusticl
 	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo
-	sh tools/check_rusticl.sh $(BUILD) unit cl -test_fast_config -test_distorted_cameras_train -test_masks_keep_distractor_out \
+	sh tools/check_rusticl.sh $(BUILD) unit cl -test_fast_config -test_fast_mcmc_config -test_distorted_cameras_train -test_masks_keep_distractor_out \
 	  -test_lpips_golden -test_train_demo_fp16 -test_mcmc_train
 
 # Layers, include and call graphs without circles, a header per module, functions <= ~100 lines.
