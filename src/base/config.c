@@ -44,6 +44,7 @@ static const key_desc KEYS[] = {
     {"data.block_plan", T_STRING, F(data.block_plan), 0, 0, NULL, 0, "a block plan (clsplat partition's PLAN/plan.json): train only block data.block of the scene, its cameras and the points of its expanded region (\"\": the whole scene)"},
     {"data.block", T_INT, F(data.block), -1, 63, NULL, 0, "the block of data.block_plan to train (-1: none)"},
     {"data.block_mask", T_BOOL, F(data.block_mask), 0, 0, NULL, 0, "block training: pixels whose ray does not pass through the block's expanded region are left out of the loss and the block's metrics, so a block does not paint its neighbours' content"},
+    {"data.skip_missing_images", T_BOOL, F(data.skip_missing_images), 0, 0, NULL, 0, "frames or images the dataset lists whose photo is missing are left out, with a note naming the first, instead of refusing the dataset (instant-ngp drops them too: its fox sample lists 67 frames and ships 50 photos); at least one must remain"},
     {"model.sh_degree", T_INT, F(model.sh_degree), 0, 3, NULL, 0, "allocated SH degree (parameters, gradients and Adam state)"},
     {"model.antialias", T_ENUM, F(model.antialias), 0, 0, "classic|mip", 0, "classic (+0.3 on the 2D covariance) or mip (mip-splatting 2D Mip filter)"},
     {"model.kernel_size", T_FLOAT, F(model.kernel_size), 0, 10, NULL, 0, "mip 2D filter variance"},

@@ -36,6 +36,7 @@ typedef struct {
     char block_plan[1024]; /* a block plan ("" none) and its block trained (block_plan.h) */
     int block;
     bool block_mask;       /* block training: pixels whose ray misses the block's expanded region leave the loss */
+    bool skip_missing_images; /* frames whose photo is missing are left out (said once) instead of refused */
 } cs_data_cfg;
 
 typedef struct {

@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "dataset.h"
+#include "missing_photos.h"
 
 /* The folder of ROOT's COLMAP model into OUT: sparse/0, or sparse/ itself when it holds
  * cameras.bin or cameras.txt (a single model exported flat, as gsplat reads it). */

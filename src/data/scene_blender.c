@@ -39,7 +39,8 @@ static int grow(cs_scene *s, int *cap)
     return 0;
 }
 
-/* Resolves a frame's file path; Blender omits the extension (.png, or a JPEG's). */
+/* Resolves a frame's file path; Blender omits the extension (.png, or a JPEG's). 1 (with the
+   message set) when no such photo exists, -1 on other errors. */
 static int resolve_image(const char *root, const char *rel, char *out, size_t n)
 {
     static const char *const exts[] = {".png", ".jpg", ".jpeg", ".PNG", ".JPG", ".JPEG"};
@@ -53,7 +54,20 @@ static int resolve_image(const char *root, const char *rel, char *out, size_t n)
             return 0;
         }
     }
-    return cs_fail("%s: image file does not exist (also tried .png, .jpg and .jpeg after it)", out);
+    cs_fail("%s: image file does not exist (also tried .png, .jpg and .jpeg after it; data.skip_missing_images=true "
+            "leaves such frames out)", out);
+    return 1;
+}
+
+/* A frame's photo into C->path: 0 found, 1 missing and skipped (data.skip_missing_images, counted
+   in M), -1 refused. */
+static int frame_image(const cs_data_cfg *cfg, const char *rel, cs_camera *c, cs_missing *m)
+{
+    int r = resolve_image(cfg->path, rel, c->path, sizeof c->path);
+    if (r <= 0) return r;
+    if (!cfg->skip_missing_images) return -1;
+    cs_missing_add(m, c->path);
+    return 1;
 }
 
 static int load_split(const cs_data_cfg *cfg, cs_scene *s, int *cap, const char *file, int is_test)
@@ -79,6 +93,7 @@ static int load_split(const cs_data_cfg *cfg, cs_scene *s, int *cap, const char 
         goto done;
     }
     double fovx = json_number_value(fov);
+    cs_missing missing = {0};
     size_t i;
     json_t *fr;
     json_array_foreach(frames, i, fr)
@@ -91,7 +106,9 @@ static int load_split(const cs_data_cfg *cfg, cs_scene *s, int *cap, const char 
         if (grow(s, cap)) goto done;
         cs_camera *c = &s->cams[s->n_cams];
         memset(c, 0, sizeof *c);
-        if (resolve_image(cfg->path, json_string_value(fp), c->path, sizeof c->path)) goto done;
+        int found = frame_image(cfg, json_string_value(fp), c, &missing);
+        if (found < 0) goto done;
+        if (found) continue;
         const char *base = strrchr(c->path, '/');
         snprintf(c->name, sizeof c->name, "%s", base ? base + 1 : c->path);
         double m[16];
@@ -106,6 +123,7 @@ static int load_split(const cs_data_cfg *cfg, cs_scene *s, int *cap, const char 
         c->is_test = is_test;
         s->n_cams++;
     }
+    cs_missing_note(&missing, (int)json_array_size(frames), path);
     ret = 0;
 done:
     json_decref(root);
@@ -226,6 +244,7 @@ int cs_read_nerfstudio(const cs_data_cfg *cfg, cs_scene *s)
         cs_fail("%s: missing array 'frames'", path);
         goto done;
     }
+    cs_missing missing = {0};
     size_t i;
     json_t *fr;
     json_array_foreach(frames, i, fr)
@@ -238,7 +257,9 @@ int cs_read_nerfstudio(const cs_data_cfg *cfg, cs_scene *s)
         if (grow(s, &cap) || ns_check_types(fr, root, path, i)) goto done;
         cs_camera *c = &s->cams[s->n_cams];
         memset(c, 0, sizeof *c);
-        if (resolve_image(cfg->path, json_string_value(fp), c->path, sizeof c->path)) goto done;
+        int found = frame_image(cfg, json_string_value(fp), c, &missing);
+        if (found < 0) goto done;
+        if (found) continue;
         const char *base = strrchr(c->path, '/');
         snprintf(c->name, sizeof c->name, "%s", base ? base + 1 : c->path);
         double m[16];
@@ -275,6 +296,7 @@ int cs_read_nerfstudio(const cs_data_cfg *cfg, cs_scene *s)
             goto done;
         s->n_cams++;
     }
+    cs_missing_note(&missing, (int)json_array_size(frames), path);
     if (ns_points(root, cfg->path, path, s)) goto done;
     cs_scene_split_every8(s, cfg->eval);
     ret = 0;

@@ -372,27 +372,42 @@ static int same_stem(const char *dir, const char *name, char *out, size_t n)
     return 0;
 }
 
-/* Each camera's photo in DIR; a photo converted to another format since the reconstruction is
-   taken under its stem (said once); missing ones are counted and named. */
-static int find_images(cs_scene *s, const char *dir, const char *list)
+/* Camera I of S moved down to the next kept place. */
+static void keep_camera(cs_scene *s, int *kept, int i)
 {
-    int missing = 0, converted = 0;
-    char first[4200] = "", alt[4200], example[4200] = "";
-    for (int i = 0; i < s->n_cams; i++) {
+    if (*kept != i) s->cams[*kept] = s->cams[i];
+    (*kept)++;
+}
+
+/* Each camera's photo in DIR; a photo converted to another format since the reconstruction is
+   taken under its stem (said once); missing ones are counted and named, and refused, or left out
+   with SKIP (data.skip_missing_images). */
+static int find_images(cs_scene *s, const char *dir, const char *list, int skip)
+{
+    int converted = 0, listed = s->n_cams, kept = 0;
+    char alt[4200], example[4200] = "";
+    cs_missing missing = {0};
+    for (int i = 0; i < listed; i++) {
         cs_camera *c = &s->cams[i];
         if (cs_path_join(c->path, sizeof c->path, dir, c->name)) return -1;
-        if (cs_file_exists(c->path)) continue;
+        if (cs_file_exists(c->path)) {
+            keep_camera(s, &kept, i);
+            continue;
+        }
         if (same_stem(dir, c->name, alt, sizeof alt) && strlen(alt) < sizeof c->path) {
             if (!converted++) snprintf(example, sizeof example, "%s for %s", alt, c->name);
             snprintf(c->path, sizeof c->path, "%s", alt);
+            keep_camera(s, &kept, i);
             continue;
         }
-        if (!missing++) snprintf(first, sizeof first, "%s", c->path);
+        cs_missing_add(&missing, c->path);
     }
-    if (missing)
-        return cs_fail("%d of the %d images listed in %s are missing from %s (the first: %s)%s", missing, s->n_cams, list,
-                       dir, first,
+    if (missing.n && !skip)
+        return cs_fail("%d of the %d images listed in %s are missing from %s (the first: %s)%s; "
+                       "data.skip_missing_images=true leaves them out", missing.n, listed, list, dir, missing.first,
                        converted ? "; others were found converted under their names with another extension" : "");
+    s->n_cams = kept;
+    cs_missing_note(&missing, listed, list);
     if (converted)
         printf("note: %d of the %d images listed in %s exist only with another extension (converted after the "
                "reconstruction; e.g. %s): using those\n", converted, s->n_cams, list, example);
@@ -434,7 +449,7 @@ int cs_read_colmap(const cs_data_cfg *cfg, cs_scene *s)
     }
     if (!use_n) snprintf(dir, sizeof dir, "%s/%s", root, cfg->images);
     if (!cs_dir_exists(dir)) return cs_fail("%s: image folder does not exist (data.images)", dir);
-    if (find_images(s, dir, bin ? "images.bin" : "images.txt")) return -1;
+    if (find_images(s, dir, bin ? "images.bin" : "images.txt", cfg->skip_missing_images)) return -1;
     for (int i = 0; i < s->n_cams; i++) {
         cs_camera *c = &s->cams[i];
         int w, h, o;
