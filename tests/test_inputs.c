@@ -227,7 +227,8 @@ int test_skip_missing_images(void)
                                      "[[1,0,0,%d],[0,1,0,0],[0,0,1,0],[0,0,0,1]]}";
     static const struct {
         const char *file, *head;
-    } formats[] = {{"transforms.json", "{\"fl_x\": 20, \"frames\": ["}, {"transforms_train.json", "{\"camera_angle_x\": 0.7, \"frames\": ["}};
+    } formats[] = {{"transforms.json", "{\"fl_x\": 20, \"frames\": ["},
+                   {"transforms_train.json", "{\"camera_angle_x\": 0.7, \"frames\": ["}};
     for (int f = 0; f < 2; f++) {
         snprintf(root, sizeof root, "%s/skip_missing_%d", test_tmpdir(), f);
         snprintf(p, sizeof p, "%s/imgs", root);
@@ -272,7 +273,8 @@ int test_skip_missing_images(void)
           cs_last_error());
     CHECK_OK(load_skipping(root, 1, &s));
     int ok = s.n_cams == 8;
-    for (int i = 0; i < s.n_cams; i++) ok = ok && strcmp(s.cams[i].name, "img_03.png") && strcmp(s.cams[i].name, "img_05.png");
+    for (int i = 0; i < s.n_cams; i++)
+        ok = ok && strcmp(s.cams[i].name, "img_03.png") && strcmp(s.cams[i].name, "img_05.png");
     CHECK(ok, "COLMAP: %d cameras kept, want the 8 whose photos exist", s.n_cams);
     cs_scene_free(&s);
     return 0;

@@ -366,16 +366,19 @@ int test_random_init_note(void)
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         snprintf(out, sizeof out, "%s/init_note_%zu", test_tmpdir(), i);
         snprintf(log, sizeof log, "%s.log", out);
-        CHECK(cli_run("", log, "train -s %s -o %s --iterations 2 --set device.tune=off --set optim.random_init_points=500 "
-                               "--set eval.test_iterations=[] --set output.save_iterations=[] --set log.tensorboard=false %s",
+        CHECK(cli_run("", log,
+                      "train -s %s -o %s --iterations 2 --set device.tune=off --set optim.random_init_points=500 "
+                      "--set eval.test_iterations=[] --set output.save_iterations=[] --set log.tensorboard=false %s",
                       data, out, runs[i].args) == 0,
               "training failed, see %s", log);
         char *text = cs_read_file(log, NULL);
         CHECK(text, "cannot read %s", log);
-        int from = strstr(text, runs[i].from) != NULL, note = strstr(text, "note: a capture trained from random points") != NULL;
+        int from = strstr(text, runs[i].from) != NULL;
+        int note = strstr(text, "note: a capture trained from random points") != NULL;
         free(text);
         CHECK(from, "%s: the log does not say it started %s (%s)", runs[i].args, runs[i].from, log);
-        CHECK(note == runs[i].note, "%s: the random-points note is %s (%s)", runs[i].args, note ? "there" : "missing", log);
+        CHECK(note == runs[i].note, "%s: the random-points note is %s (%s)", runs[i].args, note ? "there" : "missing",
+              log);
     }
     return 0;
 }
