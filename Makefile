@@ -89,12 +89,14 @@ check-oclgrind: deps
 # three training runs of the CLI whose kernels the other tests cover there and PoCL runs in make
 # test: test_fast_config (a schedule, 135 s on llvmpipe), test_distorted_cameras_train (424 s)
 # and test_masks_keep_distractor_out (202 s). Measured in a local CI run on 2026-11-26, where the
-# rusticl step alone neared 37 minutes; stop 40's CI took 68 minutes with those three left out.
+# rusticl step alone neared 37 minutes; an earlier CI run took 68 minutes with those three left out.
 # This selection: about 800 s on 2 cores (2026-11-26; test_lpips_golden ~300 s of it).
-# Also left out since stop 47 (CI then took 57 of its 60 minutes): test_train_demo_fp16 (93 s)
+# Also left out since 396aa55 (CI then took 57 of its 60 minutes): test_train_demo_fp16 (93 s)
 # and test_mcmc_train (87 s), training runs whose kernels rusticl runs in test_grad_fp16_sh,
 # test_adam_fp16_moments, test_mcmc_refine and test_mcmc_noise; test_train_demo stays, the
 # end-to-end run there.
+# And test_fast_mcmc_config (since 795daff): configs/fast_mcmc.json's schedule, as
+# test_fast_config is fast.json's; its kernels run there in the MCMC kernel tests.
 check-rusticl: deps
 	@sh tools/install-deps.sh rusticl
 	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo

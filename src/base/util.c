@@ -151,7 +151,7 @@ int cs_outputs_track(const char *dir)
     tracked_dir *t = &g_tracked[g_n_tracked++];
     memset(t, 0, sizeof *t);
     snprintf(t->dir, sizeof t->dir, "%s", d);
-    /* the paths an earlier session of this run listed are not listed twice */
+    /* the paths an earlier process of this run (before a resume) listed are not listed twice */
     snprintf(mpath, sizeof mpath, "%s/%s", d, CS_MANIFEST_NAME);
     char *text = cs_file_exists(mpath) ? cs_read_file(mpath, NULL) : NULL;
     for (char *line = text, *nl; line && *line; line = nl + 1) {

@@ -65,7 +65,7 @@ typedef struct {
     cs_progress bar;
     int it_last, eta_hint;
     double t_start, t_last;
-    double seconds_before;    /* training seconds of the sessions before a resume */
+    double seconds_before;    /* training seconds of the processes before a resume */
     double eval_seconds;      /* spent in evaluations since this process started training: not training time */
     /* live view (cs_train_opts.snapshot) */
     const cs_train_opts *opt;
