@@ -6,7 +6,9 @@
 
 #include <jpeglib.h>
 
+#include "config.h"
 #include "image.h"
+#include "scene.h"
 #include "util.h"
 
 int write_text(const char *path, const char *text) { return cs_write_file_atomic(path, text, strlen(text)); }
@@ -127,4 +129,14 @@ int write_jpeg_exif(const char *path, const cs_image *img, int orientation, int 
 int write_jpeg(const char *path, const cs_image *img)
 {
     return write_jpeg_exif(path, img, 0, 0);
+}
+
+int load_dataset(const char *dir, int eval, int skip_missing, cs_scene *s)
+{
+    cs_config c;
+    cs_config_defaults(&c);
+    snprintf(c.data.path, sizeof c.data.path, "%s", dir);
+    c.data.eval = eval;
+    c.data.skip_missing_images = skip_missing;
+    return cs_scene_load(&c.data, s);
 }

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "dataset.h"
 #include "image.h"
 
 /* Writes TEXT to PATH atomically. */
@@ -24,5 +25,8 @@ void write_gray_png(const char *path, int w, int h);
  * 32x24 images: camera 1 has model MODEL0 (0 SIMPLE_PINHOLE, 1 PINHOLE, else unsupported);
  * BAD_CAM_REF makes image 5 name camera 9; BAD_SIZE makes image 3 33 pixels wide. */
 void write_colmap(const char *root, int binary, int model0, int bad_cam_ref, int bad_size);
+/* The dataset at DIR under the default config into S: its test split when EVAL, photos it lists
+ * but lacks left out when SKIP_MISSING (data.skip_missing_images). 0, or -1 with the message. */
+int load_dataset(const char *dir, int eval, int skip_missing, cs_scene *s);
 
 #endif

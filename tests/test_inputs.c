@@ -160,14 +160,6 @@ int test_bad_plys(void)
     return 0;
 }
 
-static int load_scene(const char *dir, cs_scene *s)
-{
-    cs_config c;
-    cs_config_defaults(&c);
-    snprintf(c.data.path, sizeof c.data.path, "%s", dir);
-    return cs_scene_load(&c.data, s);
-}
-
 int test_bad_datasets(void)
 {
     char root[700], p[800];
@@ -182,18 +174,18 @@ int test_bad_datasets(void)
         write_colmap(root, 0, 1, 0, 0);
         snprintf(p, sizeof p, "%s/sparse/0/cameras.txt", root);
         CHECK_OK(write_text(p, cams[i][0]));
-        REFUSED(load_scene(root, &s), cams[i][1]);
+        REFUSED(load_dataset(root, 0, 0, &s), cams[i][1]);
     }
     /* Blender: a field of view of 0 or pi, no frames; nerfstudio: w of 1e300 */
     snprintf(root, sizeof root, "%s/bad_blender", test_tmpdir());
     cs_mkdirs(root);
     snprintf(p, sizeof p, "%s/transforms_train.json", root);
     CHECK_OK(write_text(p, "{\"camera_angle_x\": 0, \"frames\": []}"));
-    REFUSED(load_scene(root, &s), "not a field of view in (0, pi)");
+    REFUSED(load_dataset(root, 0, 0, &s), "not a field of view in (0, pi)");
     CHECK_OK(write_text(p, "{\"camera_angle_x\": 3.141592653589793, \"frames\": []}"));
-    REFUSED(load_scene(root, &s), "not a field of view in (0, pi)");
+    REFUSED(load_dataset(root, 0, 0, &s), "not a field of view in (0, pi)");
     CHECK_OK(write_text(p, "{\"camera_angle_x\": 0.7, \"frames\": []}"));
-    REFUSED(load_scene(root, &s), "no cameras");
+    REFUSED(load_dataset(root, 0, 0, &s), "no cameras");
     snprintf(root, sizeof root, "%s/bad_ns", test_tmpdir());
     snprintf(p, sizeof p, "%s/imgs", root);
     cs_mkdirs(p);
@@ -202,7 +194,7 @@ int test_bad_datasets(void)
     snprintf(p, sizeof p, "%s/transforms.json", root);
     CHECK_OK(write_text(p, "{\"fl_x\": 20, \"w\": 1e300, \"h\": 12, \"frames\": [{\"file_path\": \"imgs/f_0.png\", "
                            "\"transform_matrix\": [[1,0,0,0],[0,1,0,0],[0,0,1,0],[0,0,0,1]]}]}"));
-    REFUSED(load_scene(root, &s), "is outside 1..32768");
+    REFUSED(load_dataset(root, 0, 0, &s), "is outside 1..32768");
     return 0;
 }
 
@@ -210,15 +202,6 @@ int test_bad_datasets(void)
    first and the setting; with it those frames are left out (instant-ngp's fox lists 67 frames and
    ships 50 photos), and a dataset left with none is still refused. Each reader: nerfstudio,
    Blender, COLMAP. */
-static int load_skipping(const char *dir, int skip, cs_scene *s)
-{
-    cs_config c;
-    cs_config_defaults(&c);
-    snprintf(c.data.path, sizeof c.data.path, "%s", dir);
-    c.data.skip_missing_images = skip;
-    return cs_scene_load(&c.data, s);
-}
-
 int test_skip_missing_images(void)
 {
     char root[700], p[900];
@@ -248,12 +231,12 @@ int test_skip_missing_images(void)
             strcat(json, "]}");
             snprintf(p, sizeof p, "%s/%s", root, formats[f].file);
             CHECK_OK(write_text(p, json));
-            REFUSED(load_skipping(root, 0, &s), "data.skip_missing_images=true");
+            REFUSED(load_dataset(root, 0, 0, &s), "data.skip_missing_images=true");
             if (only_missing) {
-                REFUSED(load_skipping(root, 1, &s), "no cameras");
+                REFUSED(load_dataset(root, 0, 1, &s), "no cameras");
                 continue;
             }
-            CHECK_OK(load_skipping(root, 1, &s));
+            CHECK_OK(load_dataset(root, 0, 1, &s));
             CHECK(s.n_cams == 2 && !strcmp(s.cams[0].name, "f_0.png") && !strcmp(s.cams[1].name, "f_2.png") &&
                       fabs(s.cams[1].t[0] + 2) < 1e-9,
                   "%s: %d cameras kept (%s ...), want f_0 and f_2 with their poses", formats[f].file, s.n_cams,
@@ -268,10 +251,10 @@ int test_skip_missing_images(void)
         snprintf(p, sizeof p, "%s/images/img_%02d.png", root, i);
         CHECK(remove(p) == 0, "cannot remove %s", p);
     }
-    REFUSED(load_skipping(root, 0, &s), "2 of the 10 images listed in images.txt are missing");
+    REFUSED(load_dataset(root, 0, 0, &s), "2 of the 10 images listed in images.txt are missing");
     CHECK(strstr(cs_last_error(), "data.skip_missing_images=true"), "the refusal does not name the setting: %s",
           cs_last_error());
-    CHECK_OK(load_skipping(root, 1, &s));
+    CHECK_OK(load_dataset(root, 0, 1, &s));
     int ok = s.n_cams == 8;
     for (int i = 0; i < s.n_cams; i++)
         ok = ok && strcmp(s.cams[i].name, "img_03.png") && strcmp(s.cams[i].name, "img_05.png");

@@ -14,6 +14,7 @@
 
 #include "cli_run.h"
 #include "config.h"
+#include "fixtures.h"
 #include "kernels.h"
 #include "mesh.h"
 #include "mesh_device.h"
@@ -642,16 +643,6 @@ static void chamfer(const cs_mesh *m, double tol, uint64_t *rs, double *acc, dou
     free(pts);
 }
 
-/* the dataset at DIR under the default config, with its test split when EVAL */
-static int load_scene(const char *dir, bool eval, cs_scene *sc)
-{
-    cs_config cfg;
-    cs_config_defaults(&cfg);
-    snprintf(cfg.data.path, sizeof cfg.data.path, "%s", dir);
-    cfg.data.eval = eval;
-    return cs_scene_load(&cfg.data, sc);
-}
-
 /* a 16-bit grey PNG into *PX (host order); -1 when it is not one */
 static int read_png16(const char *path, int *w, int *h, uint16_t **px)
 {
@@ -693,7 +684,7 @@ static int check_depth_maps(const char *dir, const char *scene, const char *out)
     json_decref(j);
     CHECK(scale > 0, "no scale in %s", p);
     cs_scene sc;
-    CHECK_OK(load_scene(scene, false, &sc));
+    CHECK_OK(load_dataset(scene, false, 0, &sc));
     long covered = 0, near = 0, within = 0;
     for (int c = 0; c < sc.n_cams; c++) {
         const cs_camera *cam = &sc.cams[c];
@@ -737,7 +728,7 @@ static int mesh_psnr(const char *dir, const char *scene, const char *log)
     CHECK(at && sscanf(at, "mesh: drawn at %d test views: PSNR %lf dB (lowest %*f), %lf%%", &views, &psnr, &covered) == 3,
           "no PSNR line in the mesh log");
     cs_scene sc;
-    CHECK_OK(load_scene(scene, true, &sc));
+    CHECK_OK(load_dataset(scene, true, 0, &sc));
     int tests = cs_scene_count(&sc, 1), files = 0;
     for (int i = 0; i < sc.n_cams; i++) {
         char p[1400], stem[256];
