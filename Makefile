@@ -95,13 +95,14 @@ check-oclgrind: deps
 # and test_mcmc_train (87 s), training runs whose kernels rusticl runs in test_grad_fp16_sh,
 # test_adam_fp16_moments, test_mcmc_refine and test_mcmc_noise; test_train_demo stays, the
 # end-to-end run there.
-# And test_fast_mcmc_config (since 795daff): configs/fast_mcmc.json's schedule, as
-# test_fast_config is fast.json's; its kernels run there in the MCMC kernel tests.
+# And test_fast_mcmc_config (since 795daff) and test_mcmc_4k_config: configs/fast_mcmc.json's
+# and mcmc_4k.json's schedules, as test_fast_config is fast.json's; their kernels run there in the
+# MCMC kernel tests.
 check-rusticl: deps
 	@sh tools/install-deps.sh rusticl
 	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo
 	sh tools/check_rusticl.sh $(BUILD) unit cl -test_fast_config -test_fast_mcmc_config -test_distorted_cameras_train -test_masks_keep_distractor_out \
-	  -test_lpips_golden -test_train_demo_fp16 -test_mcmc_train
+	  -test_mcmc_4k_config -test_lpips_golden -test_train_demo_fp16 -test_mcmc_train
 
 # Layers, include and call graphs without circles, a header per module, functions <= ~100 lines.
 check-structure: $(BUILD)/libclsplat.a $(BUILD)/obj/main.o

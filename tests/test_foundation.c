@@ -30,7 +30,7 @@ static void tpath(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/
 /* every shipped config in configs/ loads: a renamed setting fails here, not at a user's */
 static int shipped_configs(void)
 {
-    const char *names[] = {"default", "demo", "fast", "fast_mcmc", "gpu16gb", "gpu8gb", "mcmc", "mip"};
+    const char *names[] = {"default", "demo", "fast", "fast_mcmc", "gpu16gb", "gpu8gb", "mcmc", "mcmc_4k", "mip"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char p[300];
         snprintf(p, sizeof p, "configs/%s.json", names[i]);

@@ -1,11 +1,12 @@
 #!/bin/bash
 # The training modes side by side on one scene, on a GPU machine in one call, interleaved so that
 # drift hits each alike: d = the default 30k, m = MCMC 30k (cap CAP), f = configs/fast.json,
-# F = configs/fast_mcmc.json, each through tools/device_train.sh; one line per run (loop seconds,
-# test PSNR / SSIM / LPIPS, Gaussians, process wall, accounted and driver peak).
+# F = configs/fast_mcmc.json, q = configs/mcmc_4k.json, each through tools/device_train.sh; one
+# line per run (loop seconds, test PSNR / SSIM / LPIPS, Gaussians, process wall, accounted and
+# driver peak).
 #   usage: [CAP=300000] tools/device_modes.sh BUNDLE_DIR SCENE "ORDER" [--set key=value ...]
 #   e.g.   tools/device_modes.sh dev_bundle fox "d F m d F m d F" -r 2 --set eval.lpips_weights=W
-# (the stop-53 fox table in the README). BUNDLE_DIR holds clsplat, lib/ and data/SCENE.
+# (the fox table of 2026-11-27 in the README). BUNDLE_DIR holds clsplat, lib/ and data/SCENE.
 set -u
 B=${1:?bundle dir}; S=${2:?scene}; ORDER=${3:?order}; shift 3
 R=${OUT:-/tmp}
@@ -16,7 +17,8 @@ for o in $ORDER; do
     m) it=30000; a=(-c configs/mcmc.json --set densify.cap_max="${CAP:-300000}") ;;
     f) it=12500; a=(-c configs/fast.json) ;;
     F) it=12500; a=(-c configs/fast_mcmc.json) ;;
-    *) echo "device_modes: unknown mode '$o' (d, m, f or F)" >&2; exit 2 ;;
+    q) it=4000; a=(-c configs/mcmc_4k.json) ;;
+    *) echo "device_modes: unknown mode '$o' (d, m, f, F or q)" >&2; exit 2 ;;
   esac
   n[$o]=$(( ${n[$o]:-0} + 1 )); t=$o${n[$o]}
   TAG=$t OUT=$R bash "$(dirname "$0")/device_train.sh" "$B" "$S" "$it" "$@" "${a[@]}" > "$R/$t.txt" 2>&1
