@@ -1,5 +1,5 @@
 # clsplat: Gaussian Splatting trainer in C11 + OpenCL.  Targets: all, test, demo, check-real,
-# check-structure, check-slurm, check-oclgrind, check-interop, sanitize, fuzz (FUZZ_SECONDS), install (PREFIX, DESTDIR), clean.  `make demo` and `make test` install missing Debian packages when run as root.
+# check-structure, check-slurm, check-oclgrind, check-interop, check-rusticl, check-convert, sanitize, fuzz (FUZZ_SECONDS), install (PREFIX, DESTDIR), clean.  `make demo` and `make test` install missing Debian packages when run as root.
 CC ?= cc
 # src/<feature>/: one folder per feature, each header beside its source (README "Where things go")
 SRC_DIRS := $(sort $(dir $(wildcard src/*/*.c src/*/*.h)))
@@ -28,7 +28,7 @@ LIB_OBJ := $(addprefix $(BUILD)/obj/,$(notdir $(LIB_SRC:.c=.o))) $(BUILD)/obj/cl
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC))
 
-.PHONY: all deps test demo check-real check-structure check-slurm check-oclgrind check-interop check-rusticl sanitize fuzz fuzz-deps install uninstall clean
+.PHONY: all deps test demo check-real check-structure check-slurm check-oclgrind check-interop check-rusticl check-convert sanitize fuzz fuzz-deps install uninstall clean
 all: $(BUILD)/clsplat $(BUILD)/gen_demo $(BUILD)/psnr_dirs
 
 deps:
@@ -77,6 +77,13 @@ check-slurm: all
 # clsplat's exports in splat-transform and in Spark under headless Chromium (tools/check_interop.sh)
 check-interop: deps
 	BUILD=$(BUILD) bash tools/check_interop.sh
+
+# tools/convert.sh (poses for a folder of photos with COLMAP) on gen_demo's photos: 2.6 minutes on
+# 2 cores beside make test (2026-11-28).
+check-convert: deps
+	@sh tools/install-deps.sh colmap
+	@$(MAKE) --no-print-directory $(BUILD)/clsplat $(BUILD)/gen_demo
+	sh tools/check_convert.sh $(BUILD)
 
 check-oclgrind: deps
 	@sh tools/install-deps.sh oclgrind

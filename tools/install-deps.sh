@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs clsplat's Debian build and run dependencies when missing (as root), or names them.
 #   usage: tools/install-deps.sh [EXTRA...]   (extra groups: clang, for make fuzz; oclgrind, for make check-oclgrind;
-#   interop, for make check-interop; rusticl, for make check-rusticl)
+#   interop, for make check-interop; rusticl, for make check-rusticl; colmap, for make check-convert)
 PKGS="build-essential pkg-config ocl-icd-opencl-dev opencl-headers clinfo libpng-dev libjansson-dev libjpeg-dev libexif-dev zlib1g-dev pocl-opencl-icd python3-protobuf protobuf-compiler python3-crc32c libmeshoptimizer-dev assimp-utils libmicrohttpd-dev"
 for extra in "$@"; do
     case $extra in
@@ -9,6 +9,7 @@ for extra in "$@"; do
     oclgrind) PKGS="oclgrind" ;; # make check-oclgrind
     interop) PKGS="nodejs chromium" ;; # make check-interop (npm: with nodejs, or its own package)
     rusticl) PKGS="mesa-opencl-icd" ;; # make check-rusticl (Mesa's rusticl, llvmpipe device)
+    colmap) PKGS="colmap" ;; # make check-convert (tools/convert.sh)
     *) echo "install-deps: unknown group $extra" >&2; exit 2 ;;
     esac
 done
