@@ -799,7 +799,7 @@ static int refine_gain(const char *dir, const char *run)
    vertices too draws the test views better than fitting the colours alone over as many views,
    and brings the surface nearer gen_demo's true one (area-weighted distance of the triangles'
    centres). PoCL, 96x72, 20k triangles: 21.47 -> 25.40 dB, accuracy 0.0483 -> 0.0387,
-   completeness 0.0285 -> 0.0225 */
+   completeness 0.0285 -> 0.0225. The second run also has --profile, which must list both stages' kernels */
 static int geometry_gain(const char *dir, const char *run, uint64_t *rs)
 {
     double psnr[2] = {0, 0}, acc[2], within[2], comp[2];
@@ -808,12 +808,16 @@ static int geometry_gain(const char *dir, const char *run, uint64_t *rs)
         snprintf(log, sizeof log, "%s/geom%d.log", dir, k);
         snprintf(path, sizeof path, "%s/geom%d.ply", dir, k);
         CHECK(cli_run("", log, "mesh -m %s --max-triangles 20000 --psnr -o %s %s", run, path,
-                      k ? "--refine 200" : "--refine 600 --refine-geometry 0") == 0, "mesh failed, see %s", log);
+                      k ? "--refine 200 --profile" : "--refine 600 --refine-geometry 0") == 0, "mesh failed, see %s", log);
         char *text = cs_read_file(log, NULL);
         const char *at = text ? strstr(text, "mesh: drawn at ") : NULL;
         int ok = at && sscanf(at, "mesh: drawn at %*d test views: PSNR %lf", &psnr[k]) == 1;
+        /* --profile: both stages' kernels timed, a view each */
+        const char *prof = text ? strstr(text, "mesh: the refinement's kernels") : NULL;
+        int timed = prof && strstr(prof, "mesh_cover") && strstr(prof, "mesh_aa_fwd") && strstr(prof, "mesh_pos_adam");
         free(text);
         CHECK(ok, "no PSNR line in %s", log);
+        CHECK(!k || timed, "--profile printed no kernel times for both stages in %s", log);
         cs_mesh m;
         CHECK_OK(read_mesh(path, &m));
         uint64_t r = *rs; /* the same samples for both */
@@ -956,6 +960,7 @@ int test_mesh_cli(void)
     CHECK(cli_run("", log, "mesh") == 2, "mesh without -m accepted");
     CHECK(cli_run("", log, "mesh -m %s --shell 12 --refine 10", out) == 2, "--shell 12 accepted");
     CHECK(cli_run("", log, "mesh -m %s --shell 3", out) == 2, "--shell without --refine accepted");
+    CHECK(cli_run("", log, "mesh -m %s --profile", out) == 2, "--profile without --refine accepted");
     CHECK(cli_run("", log, "mesh -m %s -o %s/mesh.obj", out, dir) == 2, "-o mesh.obj accepted");
     CHECK(cli_run("", log, "render -m %s --orbit 3 --depth-maps", out) == 2, "render --orbit --depth-maps accepted");
     CHECK(cli_run("", log, "mesh -m %s/nothing", dir) == 1, "a missing model accepted");

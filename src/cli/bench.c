@@ -111,28 +111,6 @@ static void print_kernel_resources(cs_cl *cl, const cs_kernels *k)
     printf("\n");
 }
 
-static int by_ms_desc(const void *a, const void *b)
-{
-    double x = ((const cs_prof_kernel *)a)->ms, y = ((const cs_prof_kernel *)b)->ms;
-    return (x < y) - (x > y);
-}
-
-/* each kernel's mean time and launches a pass over the REPS timed passes, slowest first */
-static void print_kernel_times(cs_cl *cl, int reps)
-{
-    cs_prof_kernel t[CS_PROF_MAX_KERNELS];
-    int n = cl->prof.n_kernels;
-    memcpy(t, cl->prof.by_kernel, sizeof(cs_prof_kernel) * (size_t)n);
-    qsort(t, (size_t)n, sizeof t[0], by_ms_desc);
-    printf("  by kernel (mean a pass):");
-    for (int i = 0; i < n; i++) {
-        char name[64] = "?";
-        clGetKernelInfo(t[i].kernel, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
-        printf("%s %s %.3f ms x%.0f", i % 4 ? "," : "\n   ", name, t[i].ms / reps, (double)t[i].launches / reps);
-    }
-    printf("\n");
-}
-
 /* Uploads camera C's image as 8-bit ground truth (RGB, or RGB and a weight). */
 static int upload_gt(cs_cl *cl, const cs_scene *scene, const cs_camera *c, cs_buf *gt)
 {
@@ -182,7 +160,7 @@ int cs_bench(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_sp
                c->width, c->height, s->n, r.n_pairs, iters);
         print_tile_stats(cl, &r);
         print_table(cl, &ko, &r, c, s->n, med, wall);
-        print_kernel_times(cl, iters);
+        cs_prof_print_kernels(cl, iters, "  by kernel (mean a pass):");
     }
     cs_buf_free(cl, &gt);
     cs_renderer_free(&r);

@@ -103,6 +103,8 @@ static const opt_desc OPTS[] = {
     {"--psnr", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
      "draw the mesh with its vertex colours at the test views and print its PSNR against the photos"},
     {"--renders", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "DIR", "--psnr, and write those drawings to DIR as PNGs"},
+    {"--profile", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
+     "time every kernel of --refine and print each one's time a view (a finish after each view: slower)"},
     {"--format", NULL, O_VALUE, C(CS_CMD_EXPORT), NULL, V_NONE, "spz|splat|compressed-ply|ply", "the format to write"},
     {"--bake", NULL, O_FLAG, C(CS_CMD_EXPORT), NULL, V_NONE, NULL,
      "with --format ply: fold the 3D filter into scales and opacities (the compact formats always do)"},
@@ -179,7 +181,7 @@ static const struct {
     [CS_CMD_EXPORT] = {"export", "clsplat export (-m OUT | --ply FILE) --format spz|splat|compressed-ply|ply [-o FILE] [--bake]",
                        "write a trained scene in a web viewer's format (.spz, .splat, compressed PLY) or a baked PLY"},
     [CS_CMD_MESH] = {"mesh", "clsplat mesh -m OUT [-o mesh.ply|mesh.glb] [--voxel SIZE | --grid N] [--max-triangles N] "
-                             "[--depth median|mean] [--max-depth D] [--contract S] [--keep-components N] [--refine N] [--refine-dssim W] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--shell L] [--psnr] [--renders DIR]",
+                             "[--depth median|mean] [--max-depth D] [--contract S] [--keep-components N] [--refine N] [--refine-dssim W] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--shell L] [--psnr] [--renders DIR] [--profile]",
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
     [CS_CMD_VIEW] = {"view", "clsplat view -m OUT [--port PORT] [--host ADDR]",
                      "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
@@ -396,6 +398,7 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--refine-laplacian")) return parse_nonneg(flag, v, &a->refine_laplacian);
     else if (!strcmp(n, "--refine-normal")) return parse_nonneg(flag, v, &a->refine_normal);
     else if (!strcmp(n, "--psnr")) a->psnr = true;
+    else if (!strcmp(n, "--profile")) a->profile = true;
     else if (!strcmp(n, "--blocks")) return parse_int(flag, v, 1, &a->blocks);
     else if (!strcmp(n, "--finetune")) return parse_int(flag, v, 1, &a->finetune);
     else if (!strcmp(n, "--gaussians")) return parse_int(flag, v, 1, &a->gaussians);

@@ -256,7 +256,7 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     o->voxel = a->voxel, o->resolution = a->grid, o->max_triangles = a->max_triangles;
     o->max_depth = a->max_depth, o->trunc_voxels = a->trunc, o->volume_mb = a->volume_mb;
     o->psnr = a->psnr, o->renders = a->renders, o->keep_components = a->keep_components, o->refine = a->refine;
-    o->shell = a->shell, o->refine_dssim = a->refine_dssim, o->contract = a->contract;
+    o->shell = a->shell, o->refine_dssim = a->refine_dssim, o->contract = a->contract, o->profile = a->profile;
     if (a->refine > 100000000 || a->refine_geometry > 100000000)
         return USAGE_ERROR("mesh: --refine and --refine-geometry count views: at most 100000000");
     o->refine_geometry = a->refine_geometry >= 0 ? a->refine_geometry : a->refine > 0 ? 2 * a->refine : 0;
@@ -264,6 +264,7 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     if (a->voxel > 0 && a->grid > 0) return USAGE_ERROR("mesh: --voxel and --grid both set the voxel size; give one");
     if (a->refine_geometry > 0 && a->refine <= 0)
         return USAGE_ERROR("mesh: --refine-geometry %d needs --refine N: the colours are fitted first", a->refine_geometry);
+    if (a->profile && a->refine <= 0) return USAGE_ERROR("mesh: --profile times --refine's kernels: give --refine N");
     if (a->shell > 0 && a->refine <= 0)
         return USAGE_ERROR("mesh: --shell %d needs --refine N: the shell's colours come from fitting it to the photos", a->shell);
     size_t on = strlen(out);

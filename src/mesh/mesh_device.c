@@ -56,8 +56,9 @@ static int cover(cs_mesh_dev *d, cl_int pass)
 {
     size_t gt = d->nt, l = MESH_DEV_WG;
     cl_int nt = (cl_int)d->nt;
-    return cs_cl_run(d->cl, d->k.mesh_cover, -1, 1, &gt, &l, CS_ARG(nt), CS_ARG(d->tris.mem), CS_ARG(d->uvz.mem),
-                     CS_ARG(d->W), CS_ARG(d->H), CS_ARG(pass), CS_ARG(d->depth.mem), CS_ARG(d->tri.mem));
+    return cs_cl_run(d->cl, d->k.mesh_cover, CS_MESH_PROF_STAGE, 1, &gt, &l, CS_ARG(nt), CS_ARG(d->tris.mem),
+                     CS_ARG(d->uvz.mem), CS_ARG(d->W), CS_ARG(d->H), CS_ARG(pass), CS_ARG(d->depth.mem),
+                     CS_ARG(d->tri.mem));
 }
 
 int cs_mesh_dev_visibility(cs_mesh_dev *d, const cs_camera *c)
@@ -71,11 +72,11 @@ int cs_mesh_dev_visibility(cs_mesh_dev *d, const cs_camera *c)
     cl_int none = 0x7fffffff, nv = (cl_int)d->nv;
     size_t gv = d->nv, gp = px;
     return cs_buf_fill(d->cl, &d->depth, 0, 4 * px, &inf, 4) || cs_buf_fill(d->cl, &d->tri, 0, 4 * px, &none, 4) ||
-                   cs_cl_run(d->cl, d->k.mesh_project, -1, 1, &gv, &l, CS_ARG(nv), CS_ARG(d->pos.mem), CS_ARG(v.cam),
-                             CS_ARG(v.intr), CS_ARG(d->uvz.mem)) ||
+                   cs_cl_run(d->cl, d->k.mesh_project, CS_MESH_PROF_STAGE, 1, &gv, &l, CS_ARG(nv), CS_ARG(d->pos.mem),
+                             CS_ARG(v.cam), CS_ARG(v.intr), CS_ARG(d->uvz.mem)) ||
                    cover(d, 0) || cover(d, 1) ||
-                   cs_cl_run(d->cl, d->k.mesh_weights, -1, 1, &gp, &l, CS_ARG(d->W), CS_ARG(d->H), CS_ARG(d->tris.mem),
-                             CS_ARG(d->uvz.mem), CS_ARG(d->tri.mem), CS_ARG(d->wts.mem))
+                   cs_cl_run(d->cl, d->k.mesh_weights, CS_MESH_PROF_STAGE, 1, &gp, &l, CS_ARG(d->W), CS_ARG(d->H),
+                             CS_ARG(d->tris.mem), CS_ARG(d->uvz.mem), CS_ARG(d->tri.mem), CS_ARG(d->wts.mem))
                ? -1
                : 0;
 }
@@ -99,16 +100,16 @@ int cs_mesh_dev_draw(cs_mesh_dev *d)
 {
     size_t gp = (size_t)d->W * d->H, l = MESH_DEV_WG;
     cl_int n = (cl_int)gp;
-    return cs_cl_run(d->cl, d->k.mesh_draw, -1, 1, &gp, &l, CS_ARG(n), CS_ARG(d->tris.mem), CS_ARG(d->tri.mem),
-                     CS_ARG(d->wts.mem), CS_ARG(d->col.mem), CS_ARG(d->bg), CS_ARG(d->img.mem));
+    return cs_cl_run(d->cl, d->k.mesh_draw, CS_MESH_PROF_STAGE, 1, &gp, &l, CS_ARG(n), CS_ARG(d->tris.mem),
+                     CS_ARG(d->tri.mem), CS_ARG(d->wts.mem), CS_ARG(d->col.mem), CS_ARG(d->bg), CS_ARG(d->img.mem));
 }
 
 int cs_mesh_dev_scatter(cs_mesh_dev *d, const cs_buf *v)
 {
     size_t gp = (size_t)d->W * d->H, l = MESH_DEV_WG;
     cl_int n = (cl_int)gp;
-    return cs_cl_run(d->cl, d->k.mesh_color_scatter, -1, 1, &gp, &l, CS_ARG(n), CS_ARG(d->tris.mem), CS_ARG(d->tri.mem),
-                     CS_ARG(d->wts.mem), CS_ARG(v->mem), CS_ARG(d->grad.mem));
+    return cs_cl_run(d->cl, d->k.mesh_color_scatter, CS_MESH_PROF_STAGE, 1, &gp, &l, CS_ARG(n), CS_ARG(d->tris.mem),
+                     CS_ARG(d->tri.mem), CS_ARG(d->wts.mem), CS_ARG(v->mem), CS_ARG(d->grad.mem));
 }
 
 int cs_mesh_dev_color_grad(cs_mesh_dev *d, const cs_image *photo, float lambda, double *loss, double *l1)
@@ -132,8 +133,9 @@ int cs_mesh_dev_color_adam(cs_mesh_dev *d, double scale, double lr, int step)
     cl_int n = (cl_int)g;
     cl_float fs = (cl_float)scale, flr = (cl_float)lr, c1 = (cl_float)(1 - pow(0.9, step)),
              c2 = (cl_float)(1 - pow(0.999, step));
-    return cs_cl_run(d->cl, d->k.mesh_color_adam, -1, 1, &g, &l, CS_ARG(n), CS_ARG(d->col.mem), CS_ARG(d->grad.mem),
-                     CS_ARG(d->m1.mem), CS_ARG(d->m2.mem), CS_ARG(fs), CS_ARG(flr), CS_ARG(c1), CS_ARG(c2));
+    return cs_cl_run(d->cl, d->k.mesh_color_adam, CS_MESH_PROF_STAGE, 1, &g, &l, CS_ARG(n), CS_ARG(d->col.mem),
+                     CS_ARG(d->grad.mem), CS_ARG(d->m1.mem), CS_ARG(d->m2.mem), CS_ARG(fs), CS_ARG(flr), CS_ARG(c1),
+                     CS_ARG(c2));
 }
 
 int cs_mesh_dev_read_colors(cs_mesh_dev *d, float *col, float *grad)

@@ -13,6 +13,10 @@
 #include "loss.h"
 #include "mesh.h"
 
+/* the profiling bucket of the refinement's launches, after training's stages (clsplat mesh
+   --profile; with profiling off no event is made) */
+#define CS_MESH_PROF_STAGE CS_STAGE_COUNT
+
 typedef struct {
     cs_cl *cl;
     cs_kernels k;  /* the mesh and loss programs */

@@ -119,9 +119,9 @@ int cs_mesh_dev_draw_aa(cs_mesh_dev *d)
 {
     size_t px = (size_t)d->W * d->H, l = GEOM_WG;
     return cs_mesh_dev_draw(d) || copy_buf(d, &d->img, &d->img_aa, 12 * px) ||
-                   cs_cl_run(d->cl, d->k.mesh_aa_fwd, -1, 1, &px, &l, CS_ARG(d->W), CS_ARG(d->H), CS_ARG(d->tris.mem),
-                             CS_ARG(d->nbr.mem), CS_ARG(d->uvz.mem), CS_ARG(d->tri.mem), CS_ARG(d->depth.mem),
-                             CS_ARG(d->img.mem), CS_ARG(d->img_aa.mem))
+                   cs_cl_run(d->cl, d->k.mesh_aa_fwd, CS_MESH_PROF_STAGE, 1, &px, &l, CS_ARG(d->W), CS_ARG(d->H),
+                             CS_ARG(d->tris.mem), CS_ARG(d->nbr.mem), CS_ARG(d->uvz.mem), CS_ARG(d->tri.mem),
+                             CS_ARG(d->depth.mem), CS_ARG(d->img.mem), CS_ARG(d->img_aa.mem))
                ? -1
                : 0;
 }
@@ -130,10 +130,11 @@ int cs_mesh_dev_aa_backward(cs_mesh_dev *d, const cs_buf *v_out)
 {
     size_t px = (size_t)d->W * d->H, l = GEOM_WG;
     return copy_buf(d, v_out, &d->v_pre, 12 * px) ||
-                   cs_cl_run(d->cl, d->k.mesh_aa_bwd, -1, 1, &px, &l, CS_ARG(d->W), CS_ARG(d->H), CS_ARG(d->tris.mem),
-                             CS_ARG(d->nbr.mem), CS_ARG(d->uvz.mem), CS_ARG(d->tri.mem), CS_ARG(d->depth.mem),
-                             CS_ARG(d->img.mem), CS_ARG(v_out->mem), CS_ARG(d->v_pre.mem), CS_ARG(d->gv.mem)) ||
-                   cs_cl_run(d->cl, d->k.mesh_interior_bwd, -1, 1, &px, &l, CS_ARG(d->W), CS_ARG(d->H),
+                   cs_cl_run(d->cl, d->k.mesh_aa_bwd, CS_MESH_PROF_STAGE, 1, &px, &l, CS_ARG(d->W), CS_ARG(d->H),
+                             CS_ARG(d->tris.mem), CS_ARG(d->nbr.mem), CS_ARG(d->uvz.mem), CS_ARG(d->tri.mem),
+                             CS_ARG(d->depth.mem), CS_ARG(d->img.mem), CS_ARG(v_out->mem), CS_ARG(d->v_pre.mem),
+                             CS_ARG(d->gv.mem)) ||
+                   cs_cl_run(d->cl, d->k.mesh_interior_bwd, CS_MESH_PROF_STAGE, 1, &px, &l, CS_ARG(d->W), CS_ARG(d->H),
                              CS_ARG(d->tris.mem), CS_ARG(d->uvz.mem), CS_ARG(d->tri.mem), CS_ARG(d->col.mem),
                              CS_ARG(d->v_pre.mem), CS_ARG(d->gv.mem))
                ? -1
@@ -146,8 +147,8 @@ int cs_mesh_dev_project_backward(cs_mesh_dev *d, const cs_camera *c)
     cs_view_from_camera(c, &v);
     size_t g = d->nv, l = GEOM_WG;
     cl_int nv = (cl_int)d->nv, nm = (cl_int)d->nmove;
-    return cs_cl_run(d->cl, d->k.mesh_project_bwd, -1, 1, &g, &l, CS_ARG(nv), CS_ARG(nm), CS_ARG(d->pos.mem),
-                     CS_ARG(v.cam), CS_ARG(v.intr), CS_ARG(d->gv.mem), CS_ARG(d->gp.mem));
+    return cs_cl_run(d->cl, d->k.mesh_project_bwd, CS_MESH_PROF_STAGE, 1, &g, &l, CS_ARG(nv), CS_ARG(nm),
+                     CS_ARG(d->pos.mem), CS_ARG(v.cam), CS_ARG(v.intr), CS_ARG(d->gv.mem), CS_ARG(d->gp.mem));
 }
 
 int cs_mesh_dev_regularize(cs_mesh_dev *d, float kl, float kn)
@@ -155,16 +156,18 @@ int cs_mesh_dev_regularize(cs_mesh_dev *d, float kl, float kn)
     size_t ge = d->ne, gv = d->nv, l = GEOM_WG;
     cl_int ne = (cl_int)d->ne, nv = (cl_int)d->nv;
     float zero = 0.f;
-    if (kl != 0.f && (cs_buf_fill(d->cl, &d->acc, 0, 16 * d->nv, &zero, 4) ||
-                      cs_cl_run(d->cl, d->k.mesh_lap_gather, -1, 1, &ge, &l, CS_ARG(ne), CS_ARG(d->edges.mem),
-                                CS_ARG(d->pos.mem), CS_ARG(d->acc.mem)) ||
-                      cs_cl_run(d->cl, d->k.mesh_lap_delta, -1, 1, &gv, &l, CS_ARG(nv), CS_ARG(d->pos.mem),
-                                CS_ARG(d->inv_deg.mem), CS_ARG(d->acc.mem), CS_ARG(d->gp.mem), CS_ARG(kl)) ||
-                      cs_cl_run(d->cl, d->k.mesh_lap_scatter, -1, 1, &ge, &l, CS_ARG(ne), CS_ARG(d->edges.mem),
-                                CS_ARG(d->inv_deg.mem), CS_ARG(d->acc.mem), CS_ARG(d->gp.mem), CS_ARG(kl))))
+    if (kl != 0.f &&
+        (cs_buf_fill(d->cl, &d->acc, 0, 16 * d->nv, &zero, 4) ||
+         cs_cl_run(d->cl, d->k.mesh_lap_gather, CS_MESH_PROF_STAGE, 1, &ge, &l, CS_ARG(ne), CS_ARG(d->edges.mem),
+                   CS_ARG(d->pos.mem), CS_ARG(d->acc.mem)) ||
+         cs_cl_run(d->cl, d->k.mesh_lap_delta, CS_MESH_PROF_STAGE, 1, &gv, &l, CS_ARG(nv), CS_ARG(d->pos.mem),
+                   CS_ARG(d->inv_deg.mem), CS_ARG(d->acc.mem), CS_ARG(d->gp.mem), CS_ARG(kl)) ||
+         cs_cl_run(d->cl, d->k.mesh_lap_scatter, CS_MESH_PROF_STAGE, 1, &ge, &l, CS_ARG(ne), CS_ARG(d->edges.mem),
+                   CS_ARG(d->inv_deg.mem), CS_ARG(d->acc.mem), CS_ARG(d->gp.mem), CS_ARG(kl))))
         return -1;
-    if (kn != 0.f && cs_cl_run(d->cl, d->k.mesh_normal_reg, -1, 1, &ge, &l, CS_ARG(ne), CS_ARG(d->edges.mem),
-                               CS_ARG(d->tris.mem), CS_ARG(d->pos.mem), CS_ARG(d->gp.mem), CS_ARG(kn)))
+    if (kn != 0.f &&
+        cs_cl_run(d->cl, d->k.mesh_normal_reg, CS_MESH_PROF_STAGE, 1, &ge, &l, CS_ARG(ne), CS_ARG(d->edges.mem),
+                  CS_ARG(d->tris.mem), CS_ARG(d->pos.mem), CS_ARG(d->gp.mem), CS_ARG(kn)))
         return -1;
     return 0;
 }
@@ -182,8 +185,8 @@ int cs_mesh_dev_geom_step(cs_mesh_dev *d, const cs_camera *c, const cs_image *ph
         cs_loss_forward_backward(&d->loss, &d->img_aa, &d->gt, 0, d->W, d->H, lambda, 0) ||
         cs_mesh_dev_aa_backward(d, &d->loss.v_img) || cs_mesh_dev_scatter(d, &d->v_pre) ||
         cs_mesh_dev_project_backward(d, c) || cs_mesh_dev_regularize(d, kl, kn) ||
-        cs_cl_run(d->cl, d->k.mesh_pos_adam, -1, 1, &gv, &l, CS_ARG(nv), CS_ARG(d->pos.mem), CS_ARG(d->gp.mem),
-                  CS_ARG(d->pm1.mem), CS_ARG(d->pm2.mem), CS_ARG(lr), CS_ARG(c1), CS_ARG(c2)))
+        cs_cl_run(d->cl, d->k.mesh_pos_adam, CS_MESH_PROF_STAGE, 1, &gv, &l, CS_ARG(nv), CS_ARG(d->pos.mem),
+                  CS_ARG(d->gp.mem), CS_ARG(d->pm1.mem), CS_ARG(d->pm2.mem), CS_ARG(lr), CS_ARG(c1), CS_ARG(c2)))
         return -1;
     if (!loss) return 0;
     cs_metrics mt;

@@ -125,6 +125,23 @@ static int device_step(cs_mesh_dev *d, const cs_camera *c, const cs_image *photo
                : 0;
 }
 
+/* every launch of the refinement timed from here (a profiling queue, clsplat mesh --profile) */
+static int profile_open(cs_cl *cl, cs_prof_saved *saved)
+{
+    if (cs_cl_profile_begin(cl, saved)) return -1;
+    cl->prof.n_kernels = 0;
+    return 0;
+}
+
+/* ... and at its end each kernel's time a view over the VIEWS drawn, the slowest first */
+static int profile_close(cs_cl *cl, cs_prof_saved *saved, int views, int rc)
+{
+    if (!rc) rc = cs_prof_collect(cl);
+    if (!rc && views > 0)
+        cs_prof_print_kernels(cl, views, "mesh: the refinement's kernels (ms and launches a view, slowest first):");
+    return cs_cl_profile_end(cl, saved) || rc ? -1 : 0;
+}
+
 /* a progress line after iteration IT + 1 of TOTAL, the colour stage's first COLOURS */
 static void progress_line(int it, int total, int colours, double loss, double t0)
 {
@@ -146,6 +163,9 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs
     int rc = state_open(&r, m, scene, o->seed), on_device = 0;
     if (!rc && cl) rc = cs_mesh_dev_open(&d, cl, m, r.max_px, scene->background), on_device = !rc;
     if (!rc && on_device && o->geometry > 0) rc = cs_mesh_dev_geom_open(&d, m, o->nmove);
+    cs_prof_saved saved = {NULL, 0};
+    int profiling = 0, drawn = 0;
+    if (!rc && on_device && o->profile) rc = profile_open(cl, &saved), profiling = !rc;
     for (int it = 0; !rc && it < total; it++) {
         int k = it % r.n_views;
         const cs_camera *c = &scene->cams[r.views[k]];
@@ -167,10 +187,12 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs
                      ? -1
                      : 0;
         }
+        if (!rc && profiling && (rc = cs_prof_collect(cl)) == 0) drawn++; /* each view: under 4096 events */
         if (it < tenth) first += loss, nf++;
         if (it >= total - tenth) last += loss, nl++;
         if (!rc && progress && (it + 1) % tenth == 0) progress_line(it, total, o->iterations, loss, t0);
     }
+    if (profiling) rc = profile_close(cl, &saved, drawn, rc);
     if (!rc && on_device) rc = cs_mesh_dev_read_colors(&d, r.col, NULL);
     if (!rc && on_device && o->geometry > 0) rc = cs_mesh_dev_read_positions(&d, m->pos);
     if (on_device) cs_mesh_dev_close(&d);

@@ -25,6 +25,7 @@ typedef struct {
                        positions of the vertices below NMOVE and the colours fitted together */
     size_t nmove;
     cs_mesh_geom_opts geom; /* its step (decayed to a tenth over the stage) and regularisers */
+    int profile;            /* on the device: time every launch, print each kernel's share */
 } cs_mesh_refine_opts;
 
 typedef struct {

@@ -368,7 +368,7 @@ static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, c
     st->dropped_simplified = simplified - m.nt;
     size_t own = m.nv; /* the scene's vertices: the shell's stay where they are */
     if (!rc && level > 0) rc = add_shell(&m, scene, level, st);
-    cs_mesh_refine_opts ro = {o->refine, 0.01, o->refine_dssim, 1, o->refine_geometry, own, o->geom};
+    cs_mesh_refine_opts ro = {o->refine, 0.01, o->refine_dssim, 1, o->refine_geometry, own, o->geom, o->profile};
     if (!rc && o->refine > 0) {
         printf("mesh: fitting the vertex colours of %zu triangles to the training photos over %d views%s...\n", m.nt,
                o->refine, o->refine_geometry > 0 ? ", then their positions too over more" : ""), fflush(stdout);

@@ -36,6 +36,7 @@ typedef struct {
     cs_mesh_geom_opts geom; /* that stage's step and regularisers */
     int psnr;              /* compare the written mesh with the test photos (mesh_eval.h) */
     const char *renders;   /* and write its drawings there (NULL: not) */
+    int profile;           /* time the refinement's kernels (mesh_refine.h) */
 } cs_mesh_opts;
 
 /* the default grid: a training pixel at the cameras' median distance a voxel, within 64 to 512

@@ -461,6 +461,27 @@ int cs_prof_collect(cs_cl *cl)
     return 0;
 }
 
+static int by_ms_desc(const void *a, const void *b)
+{
+    double x = ((const cs_prof_kernel *)a)->ms, y = ((const cs_prof_kernel *)b)->ms;
+    return (x < y) - (x > y);
+}
+
+void cs_prof_print_kernels(const cs_cl *cl, double div, const char *head)
+{
+    cs_prof_kernel t[CS_PROF_MAX_KERNELS];
+    int n = cl->prof.n_kernels;
+    memcpy(t, cl->prof.by_kernel, sizeof(cs_prof_kernel) * (size_t)n);
+    qsort(t, (size_t)n, sizeof t[0], by_ms_desc);
+    printf("%s", head);
+    for (int i = 0; i < n; i++) {
+        char name[64] = "?";
+        clGetKernelInfo(t[i].kernel, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
+        printf("%s %s %.3f ms x%.0f", i % 4 ? "," : "\n   ", name, t[i].ms / div, (double)t[i].launches / div);
+    }
+    printf("\n");
+}
+
 int cs_cl_profile_begin(cs_cl *cl, cs_prof_saved *saved)
 {
     saved->queue = NULL;
