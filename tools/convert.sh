@@ -22,13 +22,17 @@ die() { echo "convert: $*" >&2; exit 1; }
 dir= cam=OPENCV matcher=exhaustive overlap=12 features= peak= guided=0 relaxed=0 gpu=0 colmap=colmap
 while [ $# -gt 0 ]; do
   case $1 in
-    -s|--source) dir=${2:-}; shift ;;
-    --camera) cam=${2:-}; shift ;;
-    --matcher) matcher=${2:-}; shift ;;
-    --overlap) overlap=${2:-}; shift ;;
-    --features) features=${2:-}; shift ;;
-    --peak) peak=${2:-}; shift ;;
-    --colmap) colmap=${2:-}; shift ;;
+    -s|--source|--camera|--matcher|--overlap|--features|--peak|--colmap)
+      [ $# -ge 2 ] || die "$1 needs a value (--help lists the arguments)" ;;
+  esac
+  case $1 in
+    -s|--source) dir=$2; shift ;;
+    --camera) cam=$2; shift ;;
+    --matcher) matcher=$2; shift ;;
+    --overlap) overlap=$2; shift ;;
+    --features) features=$2; shift ;;
+    --peak) peak=$2; shift ;;
+    --colmap) colmap=$2; shift ;;
     --guided) guided=1 ;;
     --relaxed) relaxed=1 ;;
     --gpu) gpu=1 ;;
@@ -87,8 +91,17 @@ step image_undistorter image_undistorter --image_path "$dir/input" --input_path 
   --output_path "$tmp/undistorted" --output_type COLMAP
 mkdir "$tmp/undistorted/sparse/0" && mv "$tmp/undistorted/sparse/"*.bin "$tmp/undistorted/sparse/0/" ||
   die "cannot arrange $tmp/undistorted/sparse"
-mkdir "$tmp/distorted" && mv "$tmp/database.db" "$tmp/sparse" "$log" "$tmp/distorted/" &&
-  mv "$tmp/undistorted/images" "$dir/images" && mv "$tmp/undistorted/sparse" "$dir/sparse" &&
-  mv "$tmp/distorted" "$dir/distorted" || die "cannot move the results out of $tmp"
+mkdir "$tmp/distorted" "$tmp/done" && mv "$tmp/database.db" "$tmp/sparse" "$log" "$tmp/distorted/" &&
+  mv "$tmp/undistorted/images" "$tmp/undistorted/sparse" "$tmp/distorted" "$tmp/done/" ||
+  die "cannot arrange the results in $tmp"
+# all three or none: a folder moved in is moved back when a later one cannot be
+moved=
+for d in images sparse distorted; do
+  if ! mv "$tmp/done/$d" "$dir/$d"; then
+    for m in $moved; do mv "$dir/$m" "$tmp/done/$m"; done
+    die "cannot move $tmp/done/$d to $dir/$d; the results stay in $tmp/done"
+  fi
+  moved="$moved $d"
+done
 rm -rf "$tmp"
 echo "convert: wrote $dir/images ($most photos), $dir/sparse/0 and $dir/distorted; train with clsplat train -s $dir"
