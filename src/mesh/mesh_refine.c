@@ -137,11 +137,9 @@ static int profile_open(cs_cl *cl, cs_prof_saved *saved)
 static int profile_close(cs_cl *cl, cs_prof_saved *saved, int views, int rc)
 {
     if (!rc) rc = cs_prof_collect(cl);
-    double ms = 0;
-    for (int i = 0; i < cl->prof.n_kernels; i++) ms += cl->prof.by_kernel[i].ms;
-    if (!rc && views > 0)
-        cs_prof_print_kernels(cl, views, "mesh: the refinement's kernels (ms and launches a view, slowest first):");
-    if (!rc && views > 0 && ms / views < 1e-3) /* under a microsecond a view: no real times */
+    if (!rc && views > 0 &&
+        cs_prof_print_kernels(cl, views, "mesh: the refinement's kernels (ms and launches a view, slowest first):") <
+            1e-3) /* under a microsecond a view: no real times */
         printf("mesh: (the device's profiling events report no kernel times, as Mesa 22.3's rusticl)\n");
     return cs_cl_profile_end(cl, saved) || rc ? -1 : 0;
 }

@@ -467,10 +467,11 @@ static int by_ms_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-void cs_prof_print_kernels(const cs_cl *cl, double div, const char *head)
+double cs_prof_print_kernels(const cs_cl *cl, double div, const char *head)
 {
     cs_prof_kernel t[CS_PROF_MAX_KERNELS];
     int n = cl->prof.n_kernels;
+    double sum = 0;
     memcpy(t, cl->prof.by_kernel, sizeof(cs_prof_kernel) * (size_t)n);
     qsort(t, (size_t)n, sizeof t[0], by_ms_desc);
     printf("%s", head);
@@ -478,8 +479,10 @@ void cs_prof_print_kernels(const cs_cl *cl, double div, const char *head)
         char name[64] = "?";
         clGetKernelInfo(t[i].kernel, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
         printf("%s %s %.3f ms x%.0f", i % 4 ? "," : "\n   ", name, t[i].ms / div, (double)t[i].launches / div);
+        sum += t[i].ms / div;
     }
     printf("\n");
+    return sum;
 }
 
 int cs_cl_profile_begin(cs_cl *cl, cs_prof_saved *saved)

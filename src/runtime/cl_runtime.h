@@ -139,8 +139,8 @@ int cs_cl_finish(cs_cl *cl);
  * into prof.by_kernel per kernel (cleared by setting prof.n_kernels to 0). */
 int cs_prof_collect(cs_cl *cl);
 /* Prints HEAD, then prof.by_kernel slowest first: each kernel's time and launches divided by DIV
- * (the passes or views measured), four to a line. */
-void cs_prof_print_kernels(const cs_cl *cl, double div, const char *head);
+ * (the passes or views measured), four to a line. Returns the kernels' summed time over DIV (ms). */
+double cs_prof_print_kernels(const cs_cl *cl, double div, const char *head);
 /* Stage profiling for a measurement on a queue opened without it: begin finishes the queue
  * and swaps in a profiling one (nothing to do when profiling is on already); end restores. */
 typedef struct {
