@@ -171,7 +171,9 @@ static int compare_forward_ks(dev_ctx *d, const cs_splats *s, const cs_camera *c
         return 1;
     }
     ref_render(s, &v, &o, ref, amb);
-    double maxerr = 0;
+    /* float32 compositing rounds once per blended Gaussian: up to n * 2^-24 on top of 1e-4
+     * (3000 overlapping Gaussians reached 1.22e-4 under oclgrind) */
+    double maxerr = 0, tol = 1e-4 + s->n * 0x1p-24;
     int bad = 0, namb = 0, worst = -1;
     for (int p = 0; p < W * H; p++) {
         if (amb[p]) {
@@ -180,7 +182,7 @@ static int compare_forward_ks(dev_ctx *d, const cs_splats *s, const cs_camera *c
         }
         for (int c = 0; c < 3; c++) {
             double e = fabs(img[c * W * H + p] - ref[c * W * H + p]);
-            if (!(e <= 1e-4)) bad++;
+            if (!(e <= tol)) bad++;
             if (!(e <= maxerr)) maxerr = e, worst = p;
         }
     }
