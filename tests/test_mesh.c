@@ -380,7 +380,7 @@ int test_mesh_color_grad(void)
         uint32_t tri[3 * NT];
         for (int i = 0; i < 9 * NT; i++) pos[i] = (float)(2 * test_rand(&rs) - 1), col[i] = (float)(0.2 + 0.6 * test_rand(&rs));
         for (int i = 0; i < 3 * NT; i++) tri[i] = (uint32_t)i;
-        cs_mesh m = {pos, rgb, tri, 3 * NT, NT};
+        cs_mesh m = {.pos = pos, .rgb = rgb, .tri = tri, .nv = 3 * NT, .nt = NT};
         int kind = round % 3, ch = kind == 2 ? 4 : 3;
         cs_image photo = {c.width, c.height, ch, malloc((size_t)c.width * c.height * ch)};
         int32_t *vis = malloc(sizeof(int32_t) * c.width * c.height);
@@ -1147,7 +1147,7 @@ int test_mesh_device(void)
     }
     for (int i = 0; i < 9 * NT; i++) rgb[i] = (uint8_t)(255 * test_rand(&rs)), col[i] = rgb[i] / 255.f;
     for (int i = 0; i < 3 * NT; i++) tri[i] = (uint32_t)i;
-    cs_mesh m = {pos, rgb, tri, 3 * NT, NT};
+    cs_mesh m = {.pos = pos, .rgb = rgb, .tri = tri, .nv = 3 * NT, .nt = NT};
     size_t npx = (size_t)c.width * c.height;
     int32_t *vis = malloc(sizeof(int32_t) * npx), *dvis = malloc(sizeof(int32_t) * npx);
     float *w = malloc(sizeof(float) * 3 * npx), *dw = malloc(sizeof(float) * 3 * npx);
@@ -1233,7 +1233,7 @@ int test_mesh_shell(void)
         float p0[9] = {0, 0, 0, 1, 0, 0, 0, 1, 0};
         uint8_t c0[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
         uint32_t t0[3] = {0, 1, 2};
-        cs_mesh m = {malloc(sizeof p0), malloc(sizeof c0), malloc(sizeof t0), 3, 1};
+        cs_mesh m = {.pos = malloc(sizeof p0), .rgb = malloc(sizeof c0), .tri = malloc(sizeof t0), .nv = 3, .nt = 1};
         CHECK(m.pos && m.rgb && m.tri, "out of memory");
         memcpy(m.pos, p0, sizeof p0), memcpy(m.rgb, c0, sizeof c0), memcpy(m.tri, t0, sizeof t0);
         double c[3] = {10 * test_rand(&rs) - 5, 10 * test_rand(&rs) - 5, 10 * test_rand(&rs) - 5}, r = 1 + 100 * test_rand(&rs);
@@ -1249,7 +1249,7 @@ int test_mesh_shell(void)
             CHECK(fabs(sqrt(d) - r) <= 1e-5 * r + 1e-5 && m.rgb[3 * i] == 128, "level %d vertex %zu: %.6g from the centre, not %.6g", level, i, sqrt(d), r);
         }
         size_t open, nonmanifold;
-        cs_mesh sh = {m.pos, m.rgb, m.tri + 3, m.nv, m.nt - 1};
+        cs_mesh sh = {.pos = m.pos, .rgb = m.rgb, .tri = m.tri + 3, .nv = m.nv, .nt = m.nt - 1};
         cs_mesh_edge_counts(&sh, &open, &nonmanifold);
         CHECK(open == 0 && nonmanifold == 0, "level %d: %zu open and %zu non-manifold edges", level, open, nonmanifold);
         for (size_t t = 1; t < m.nt; t++) {

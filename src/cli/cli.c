@@ -9,6 +9,7 @@
 
 #include "mesher.h"
 #include "mesh_shell.h"
+#include "mesh_tex.h"
 #include "util.h"
 
 #define C(x) (1u << (x))
@@ -95,6 +96,12 @@ static const opt_desc OPTS[] = {
      "weight of the Laplacian regulariser (default " CS_STR(CS_MESH_GEOM_LAPLACIAN) "; 0: none)"},
     {"--refine-normal", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "W",
      "weight of the normal-consistency regulariser (default " CS_STR(CS_MESH_GEOM_NORMAL) "; 0: none)"},
+    {"--texture", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "R|auto",
+     "after the refinement's other stages, give each triangle its own colours on a lattice of R subdivisions an "
+     "edge (1-8; a texture atlas in the .glb, which it needs), fitted to the photos over --refine-texture views; "
+     "auto: the most whose atlas fits 4096 texels a side"},
+    {"--refine-texture", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
+     "views of the texture stage (default: --refine's N)"},
     {"--shell", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "L",
      "a background sphere of 20 x 4^L triangles far around the scene, coloured by --refine (default with --refine: 6 "
      "for COLMAP and nerfstudio captures, at most an eighth of --max-triangles; 0 for Blender scenes; 0: none)"},
@@ -181,7 +188,7 @@ static const struct {
     [CS_CMD_EXPORT] = {"export", "clsplat export (-m OUT | --ply FILE) --format spz|splat|compressed-ply|ply [-o FILE] [--bake]",
                        "write a trained scene in a web viewer's format (.spz, .splat, compressed PLY) or a baked PLY"},
     [CS_CMD_MESH] = {"mesh", "clsplat mesh -m OUT [-o mesh.ply|mesh.glb] [--voxel SIZE | --grid N] [--max-triangles N] "
-                             "[--depth median|mean] [--max-depth D] [--contract S] [--keep-components N] [--refine N] [--refine-dssim W] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--shell L] [--psnr] [--renders DIR] [--profile]",
+                             "[--depth median|mean] [--max-depth D] [--contract S] [--keep-components N] [--refine N] [--refine-dssim W] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--psnr] [--renders DIR] [--profile]",
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
     [CS_CMD_VIEW] = {"view", "clsplat view -m OUT [--port PORT] [--host ADDR]",
                      "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
@@ -392,6 +399,12 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
                                                             CS_MESH_SHELL_MAX_LEVEL)
                                                   : 0;
     }
+    else if (!strcmp(n, "--texture")) {
+        if (!strcmp(v, "auto")) a->texture = -1;
+        else if (parse_int(flag, v, 1, &a->texture) || a->texture > CS_TEX_MAX_R)
+            return cs_fail("%s %s: subdivisions from 1 to %d, or auto", flag, v, CS_TEX_MAX_R);
+    }
+    else if (!strcmp(n, "--refine-texture")) return parse_int(flag, v, 1, &a->refine_texture);
     else if (!strcmp(n, "--refine-dssim")) return parse_unit(flag, v, &a->refine_dssim);
     else if (!strcmp(n, "--refine-geometry")) return parse_int(flag, v, 0, &a->refine_geometry);
     else if (!strcmp(n, "--refine-step")) return parse_pos(flag, v, &a->refine_step);

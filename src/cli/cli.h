@@ -52,6 +52,8 @@ typedef struct {
     int finetune;                 /* merge --finetune N (0: none) */
     int refine;                   /* mesh --refine N (0: none) */
     int shell;                    /* mesh --shell L (-1: the default) */
+    int texture;                  /* mesh --texture R (0: none, -1: auto) */
+    int refine_texture;           /* mesh --refine-texture N (0: --refine's N) */
     double contract;              /* mesh --contract S (0: none) */
     double refine_dssim;          /* mesh --refine-dssim W */
     int refine_geometry;          /* mesh --refine-geometry N (0: none, -1: twice --refine's) */

@@ -257,8 +257,9 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     o->max_depth = a->max_depth, o->trunc_voxels = a->trunc, o->volume_mb = a->volume_mb;
     o->psnr = a->psnr, o->renders = a->renders, o->keep_components = a->keep_components, o->refine = a->refine;
     o->shell = a->shell, o->refine_dssim = a->refine_dssim, o->contract = a->contract, o->profile = a->profile;
-    if (a->refine > 100000000 || a->refine_geometry > 100000000)
-        return USAGE_ERROR("mesh: --refine and --refine-geometry count views: at most 100000000");
+    o->texture = a->texture, o->texture_views = a->refine_texture > 0 ? a->refine_texture : a->refine;
+    if (a->refine > 100000000 || a->refine_geometry > 100000000 || a->refine_texture > 100000000)
+        return USAGE_ERROR("mesh: --refine, --refine-geometry and --refine-texture count views: at most 100000000");
     o->refine_geometry = a->refine_geometry >= 0 ? a->refine_geometry : a->refine > 0 ? 2 * a->refine : 0;
     o->geom = (cs_mesh_geom_opts){a->refine_step, a->refine_laplacian, a->refine_normal};
     if (a->voxel > 0 && a->grid > 0) return USAGE_ERROR("mesh: --voxel and --grid both set the voxel size; give one");
@@ -267,6 +268,12 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     if (a->profile && a->refine <= 0) return USAGE_ERROR("mesh: --profile times --refine's kernels: give --refine N");
     if (a->shell > 0 && a->refine <= 0)
         return USAGE_ERROR("mesh: --shell %d needs --refine N: the shell's colours come from fitting it to the photos", a->shell);
+    if ((a->texture || a->refine_texture) && a->refine <= 0)
+        return USAGE_ERROR("mesh: --texture and --refine-texture need --refine N: the texture is fitted to the photos after "
+                           "the vertex colours");
+    if (a->refine_texture && !a->texture) return USAGE_ERROR("mesh: --refine-texture %d needs --texture", a->refine_texture);
+    if (a->texture && !cs_mesh_is_glb(out))
+        return USAGE_ERROR("mesh: --texture writes a texture atlas, which a PLY cannot carry: give -o with a .glb name");
     size_t on = strlen(out);
     if (!cs_mesh_is_glb(out) && !(on >= 4 && !strcasecmp(out + on - 4, ".ply")))
         return USAGE_ERROR("mesh: -o %s: the file's name ends in .ply (PLY) or .glb (binary glTF)", out);
@@ -295,7 +302,10 @@ static void mesh_report(const cs_mesh_opts *o, const cs_mesh_stats *st, double s
         printf("mesh: vertex colours fitted to the photos over %d views of %d%s: loss %.4f -> %.4f (first and last "
                "tenth), %.1f s\n", o->refine + o->refine_geometry, st->refine.views,
                o->refine_geometry > 0 ? ", positions over the last of them" : "", st->refine.l1_first,
-               st->refine.l1_last, st->refine.seconds);
+               st->refine.l1_last, st->refine.seconds - st->refine.tex_seconds);
+    if (o->texture)
+        printf("mesh: texture fitted over %d more views: loss %.4f -> %.4f (first and last tenth), %.1f s\n",
+               o->texture_views, st->refine.tex_first, st->refine.tex_last, st->refine.tex_seconds);
     printf("mesh: fuse %.2f s, extract %.2f s, weld %.2f s, simplify %.2f s (error %.2g), write %.2f s; total %.2f s; "
            "peak device memory %.1f MiB (accounted)\n",
            st->secs_fuse, st->secs_extract, st->secs_weld, st->secs_simplify, st->simplify_error, st->secs_write, secs,

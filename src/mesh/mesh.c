@@ -10,12 +10,13 @@
 
 void cs_mesh_free(cs_mesh *m)
 {
-    free(m->pos), free(m->rgb), free(m->tri);
+    free(m->pos), free(m->rgb), free(m->tri), free(m->tex);
     memset(m, 0, sizeof *m);
 }
 
 static int alloc_mesh(cs_mesh *m, size_t nv, size_t nt)
 {
+    memset(m, 0, sizeof *m);
     m->pos = malloc(sizeof(float) * 3 * (nv ? nv : 1));
     m->rgb = malloc(3 * (nv ? nv : 1));
     m->tri = malloc(sizeof(uint32_t) * 3 * (nt ? nt : 1));

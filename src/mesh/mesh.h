@@ -17,6 +17,8 @@ typedef struct {
     uint8_t *rgb; /* (nv, 3) */
     uint32_t *tri; /* (nt, 3) */
     size_t nv, nt;
+    uint8_t *tex;  /* NULL, or each triangle's lattice of colours (mesh_tex.h; nt x nodes x 3) */
+    int tex_r;     /* its subdivisions (cl/mesh_tex.h) */
 } cs_mesh;
 
 /* Welds NT triangles of SOUP (3 corners each) into M: corners of equal bits become one vertex;

@@ -149,7 +149,8 @@ void cs_mesh_dev_close(cs_mesh_dev *d)
 {
     cs_buf *bufs[] = {&d->pos,    &d->tris,  &d->uvz, &d->depth, &d->tri,   &d->wts,    &d->gt, &d->img,
                       &d->col,    &d->grad,  &d->m1,  &d->m2,    &d->nbr,   &d->edges,  &d->inv_deg,
-                      &d->img_aa, &d->v_pre, &d->gv,  &d->gp,    &d->acc,   &d->pm1,    &d->pm2};
+                      &d->img_aa, &d->v_pre, &d->gv,  &d->gp,    &d->acc,   &d->pm1,    &d->pm2,
+                      &d->tex,    &d->tgrad, &d->tm1, &d->tm2};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cs_buf_free(d->cl, bufs[i]);
     cs_loss_free(&d->loss);
     cs_kernels_release(&d->k);

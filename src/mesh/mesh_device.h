@@ -31,6 +31,10 @@ typedef struct {
     cs_buf nbr, edges, inv_deg, img_aa, v_pre, gv, gp, acc, pm1, pm2;
     size_t ne, nmove;
     double edge_len; /* the mean edge length, the positions' scale */
+    /* the texture stage's (mesh_texture_dev.h), when it is open: the lattice of colours (0-1),
+       its gradient and Adam's moments, nt x nodes x 3 each */
+    cs_buf tex, tgrad, tm1, tm2;
+    int tex_r;
 } cs_mesh_dev;
 
 /* Uploads M (positions, triangles, its colours as 0-1 floats) for views of at most MAX_PX

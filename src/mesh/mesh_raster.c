@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "mesh_texture.h"
 #include "util.h"
 
 typedef struct {
@@ -145,7 +146,9 @@ int cs_mesh_rasterize(const cs_mesh *m, const cs_camera *c, const float bg[3], c
     for (size_t i = 0; i < n; i++) {
         float rgb[3] = {bg[0] * 255.f, bg[1] * 255.f, bg[2] * 255.f};
         if (drawn) drawn[i] = tri[i] >= 0;
-        if (tri[i] >= 0) {
+        if (tri[i] >= 0 && m->tex)
+            cs_mesh_tex_sample(m, (size_t)tri[i], w[3 * i + 1], w[3 * i + 2], rgb), count++;
+        else if (tri[i] >= 0) {
             const uint32_t *v = m->tri + 3 * (size_t)tri[i];
             for (int ch = 0; ch < 3; ch++)
                 rgb[ch] = w[3 * i] * m->rgb[3 * v[0] + ch] + w[3 * i + 1] * m->rgb[3 * v[1] + ch] +

@@ -8,6 +8,8 @@
 
 #include "mesh_device.h"
 #include "mesh_raster.h"
+#include "mesh_texture.h"
+#include "mesh_texture_dev.h"
 #include "scene.h"
 #include "util.h"
 
@@ -152,11 +154,59 @@ static void progress_line(int it, int total, int colours, double loss, double t0
     fflush(stdout);
 }
 
+/* view IT of the refinement (in its shuffled order), its photo decoded on first use */
+static int view_photo(refine_state *r, const cs_scene *scene, int it, const cs_camera **c, const cs_image **photo)
+{
+    int k = it % r->n_views;
+    *c = &scene->cams[r->views[k]];
+    if (!r->photos[k].px && cs_scene_read_image(scene, *c, &r->photos[k]))
+        return cs_fail_prefix("refinement, view %s", (*c)->name);
+    *photo = &r->photos[k];
+    return 0;
+}
+
+/* the texture stage: M's texture made from its refined vertex colours and fitted over
+   O->texture_views views from view FROM on (the geometry as the device holds it); DRAWN counts
+   the profiled views */
+static int texture_stage(cs_mesh_dev *d, cs_mesh *m, const cs_scene *scene, refine_state *r,
+                         const cs_mesh_refine_opts *o, int from, int progress, cs_mesh_refine_stats *st, int *drawn)
+{
+    double t0 = cs_now(), first = 0, last = 0;
+    int n = o->texture_views, tenth = n / 10 > 0 ? n / 10 : 1, nf = 0, nl = 0;
+    if (cs_mesh_tex_from_vertices(m, o->texture) || cs_mesh_dev_tex_open(d, m)) return -1;
+    if (progress)
+        printf("mesh: a texture of %d subdivisions (%d colours a triangle) fitted over %d views...\n", o->texture,
+               CS_TEX_NODES(o->texture), n), fflush(stdout);
+    for (int it = 0; it < n; it++) {
+        const cs_camera *c;
+        const cs_image *photo;
+        double loss = 0;
+        if (view_photo(r, scene, from + it, &c, &photo) || cs_mesh_dev_visibility(d, c) ||
+            cs_mesh_dev_tex_grad(d, photo, (float)o->dssim, &loss) || cs_mesh_dev_tex_adam(d, o->lr, it + 1) ||
+            (o->profile && cs_prof_collect(d->cl)))
+            return -1;
+        *drawn += o->profile != 0;
+        if (it < tenth) first += loss, nf++;
+        if (it >= n - tenth) last += loss, nl++;
+        if (progress && (it + 1) % tenth == 0)
+            printf("mesh: texture over %d of %d views, loss %.5f, %.1f s\n", it + 1, n, loss, cs_now() - t0), fflush(stdout);
+    }
+    size_t nf3 = 3 * (size_t)CS_TEX_NODES(o->texture) * m->nt;
+    float *f = malloc(sizeof(float) * (nf3 ? nf3 : 1));
+    if (!f) return cs_fail("out of host memory (a texture of %zu values)", nf3);
+    int rc = cs_mesh_dev_tex_read(d, f, NULL);
+    for (size_t i = 0; !rc && i < nf3; i++) m->tex[i] = (uint8_t)(f[i] * 255.f + 0.5f);
+    free(f);
+    st->tex_first = nf ? first / nf : 0, st->tex_last = nl ? last / nl : 0, st->tex_seconds = cs_now() - t0;
+    return rc;
+}
+
 int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs_mesh_refine_opts *o, int progress,
                           cs_mesh_refine_stats *st)
 {
     memset(st, 0, sizeof *st);
-    if (o->geometry > 0 && !cl) return cs_fail("the geometry stage of the refinement runs on a device only");
+    if ((o->geometry > 0 || o->texture > 0) && !cl)
+        return cs_fail("the geometry and texture stages of the refinement run on a device only");
     double t0 = cs_now(), first = 0, last = 0;
     int total = o->iterations + (o->geometry > 0 ? o->geometry : 0);
     int tenth = total / 10 > 0 ? total / 10 : 1, nf = 0, nl = 0;
@@ -169,22 +219,19 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs
     int profiling = 0, drawn = 0;
     if (!rc && on_device && o->profile) rc = profile_open(cl, &saved), profiling = !rc;
     for (int it = 0; !rc && it < total; it++) {
-        int k = it % r.n_views;
-        const cs_camera *c = &scene->cams[r.views[k]];
-        if (!r.photos[k].px && cs_scene_read_image(scene, c, &r.photos[k])) {
-            rc = cs_fail_prefix("refinement, view %s", c->name);
-            break;
-        }
+        const cs_camera *c;
+        const cs_image *photo;
+        if ((rc = view_photo(&r, scene, it, &c, &photo)) != 0) break;
         double loss = 0;
         if (it < o->iterations)
-            rc = on_device ? device_step(&d, c, &r.photos[k], o, it + 1, &loss)
-                           : host_step(&r, m, c, &r.photos[k], o->lr, it + 1, &loss);
+            rc = on_device ? device_step(&d, c, photo, o, it + 1, &loss)
+                           : host_step(&r, m, c, photo, o->lr, it + 1, &loss);
         else { /* positions and colours; the positions' step decays to a tenth */
             cs_mesh_geom_opts g = o->geom;
             int gs = it - o->iterations;
             g.lr *= pow(0.1, (double)gs / o->geometry);
             rc = cs_mesh_dev_visibility(&d, c) ||
-                         cs_mesh_dev_geom_step(&d, c, &r.photos[k], (float)o->dssim, &g, gs + 1, &loss) ||
+                         cs_mesh_dev_geom_step(&d, c, photo, (float)o->dssim, &g, gs + 1, &loss) ||
                          cs_mesh_dev_color_adam(&d, 1.0, o->lr, it + 1)
                      ? -1
                      : 0;
@@ -194,12 +241,13 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs
         if (it >= total - tenth) last += loss, nl++;
         if (!rc && progress && (it + 1) % tenth == 0) progress_line(it, total, o->iterations, loss, t0);
     }
-    if (profiling) rc = profile_close(cl, &saved, drawn, rc);
     if (!rc && on_device) rc = cs_mesh_dev_read_colors(&d, r.col, NULL);
     if (!rc && on_device && o->geometry > 0) rc = cs_mesh_dev_read_positions(&d, m->pos);
-    if (on_device) cs_mesh_dev_close(&d);
     if (!rc)
         for (size_t i = 0; i < 3 * m->nv; i++) m->rgb[i] = (uint8_t)(r.col[i] * 255.f + 0.5f);
+    if (!rc && on_device && o->texture > 0) rc = texture_stage(&d, m, scene, &r, o, total, progress, st, &drawn);
+    if (profiling) rc = profile_close(cl, &saved, drawn, rc);
+    if (on_device) cs_mesh_dev_close(&d);
     st->l1_first = nf ? first / nf : 0, st->l1_last = nl ? last / nl : 0;
     st->views = r.n_views, st->seconds = cs_now() - t0;
     state_free(&r);

@@ -26,10 +26,16 @@ typedef struct {
     size_t nmove;
     cs_mesh_geom_opts geom; /* its step (decayed to a tenth over the stage) and regularisers */
     int profile;            /* on the device: time every launch, print each kernel's share */
+    int texture;            /* then a texture of this many subdivisions (cl/mesh_tex.h; 0: none), made from
+                               the refined vertex colours and fitted over TEXTURE_VIEWS more views
+                               (device only; mesh_texture_dev.h) */
+    int texture_views;
 } cs_mesh_refine_opts;
 
 typedef struct {
     double l1_first, l1_last; /* mean loss of the first and of the last tenth of the iterations */
+    double tex_first, tex_last; /* the same over the texture stage's views */
+    double tex_seconds;
     int views;
     double seconds;
 } cs_mesh_refine_stats;
@@ -42,9 +48,10 @@ double cs_mesh_color_loss(const cs_mesh *m, const float *col, const cs_image *ph
                           float *grad, double *count);
 
 /* Fits M's vertex colours to SCENE's training views (O), then with O->geometry its positions
- * too: on CL's device (mesh_device.h, mesh_geom.h), or with CL NULL on the host (the colours'
- * reference the tests compare the device with; no geometry stage). A progress line each tenth
- * of the iterations when PROGRESS. -1 with a message. */
+ * too, then with O->texture a texture (m->tex): on CL's device (mesh_device.h, mesh_geom.h,
+ * mesh_texture_dev.h), or with CL NULL on the host (the colours' reference the tests compare
+ * the device with; no geometry or texture stage). A progress line each tenth of the iterations
+ * when PROGRESS. -1 with a message. */
 int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs_mesh_refine_opts *o, int progress,
                           cs_mesh_refine_stats *st);
 

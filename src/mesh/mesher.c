@@ -11,6 +11,7 @@
 #include "mesh.h"
 #include "mesh_gltf.h"
 #include "mesh_shell.h"
+#include "mesh_texture.h"
 #include "tsdf.h"
 #include "util.h"
 #include "viewer.h"
@@ -306,6 +307,21 @@ static int fuse_and_extract(cs_cl *cl, cs_viewer *w, const cs_scene *scene, int 
     return 0;
 }
 
+/* the texture's subdivisions for NT triangles: ASKED (1..CS_TEX_MAX_R), or with -1 the most whose
+   atlas fits (cs_mesh_tex_auto); -1 with a message when the atlas cannot hold them */
+static int texture_level(int asked, size_t nt, int *r)
+{
+    int most = cs_mesh_tex_auto(nt);
+    *r = asked < 0 ? most : asked;
+    if (asked < 0 && most == 0)
+        return cs_fail("--texture auto: %zu triangles do not fit an atlas of %d texels a side even at 1 subdivision; "
+                       "lower --max-triangles", nt, CS_TEX_ATLAS_SIDE);
+    if (*r > most)
+        return cs_fail("--texture %d: %zu triangles fit an atlas of %d texels a side at %d subdivisions at most "
+                       "(--texture auto takes the most)", asked, nt, CS_TEX_ATLAS_SIDE, most);
+    return 0;
+}
+
 /* the background shell's level: --shell, or with --refine on a capture that is not a Blender
    scene (those are objects on a known background) the default, at most an eighth of the
    triangle budget */
@@ -368,7 +384,10 @@ static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, c
     st->dropped_simplified = simplified - m.nt;
     size_t own = m.nv; /* the scene's vertices: the shell's stay where they are */
     if (!rc && level > 0) rc = add_shell(&m, scene, level, st);
-    cs_mesh_refine_opts ro = {o->refine, 0.01, o->refine_dssim, 1, o->refine_geometry, own, o->geom, o->profile};
+    cs_mesh_refine_opts ro = {.iterations = o->refine, .lr = 0.01, .dssim = o->refine_dssim, .seed = 1,
+                              .geometry = o->refine_geometry, .nmove = own, .geom = o->geom, .profile = o->profile,
+                              .texture_views = o->texture_views};
+    if (!rc && o->texture) rc = texture_level(o->texture, m.nt, &ro.texture);
     if (!rc && o->refine > 0) {
         printf("mesh: fitting the vertex colours of %zu triangles to the training photos over %d views%s...\n", m.nt,
                o->refine, o->refine_geometry > 0 ? ", then their positions too over more" : ""), fflush(stdout);

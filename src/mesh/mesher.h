@@ -37,6 +37,9 @@ typedef struct {
     int psnr;              /* compare the written mesh with the test photos (mesh_eval.h) */
     const char *renders;   /* and write its drawings there (NULL: not) */
     int profile;           /* time the refinement's kernels (mesh_refine.h) */
+    int texture;           /* then a texture of this many subdivisions (cl/mesh_tex.h; 0: none, -1: the most
+                              whose atlas fits, cs_mesh_tex_auto), for a .glb */
+    int texture_views;     /* fitted over this many views */
 } cs_mesh_opts;
 
 /* the default grid: a training pixel at the cameras' median distance a voxel, within 64 to 512

@@ -54,7 +54,7 @@ enum { CS_WG_PROJECT, CS_WG_PROJECT_BWD, CS_WG_BIN, CS_WG_ADAM, CS_WG_COUNT, CS_
     X(density, "rows.cl densify.cl mcmc.cl")                                                            \
     X(histo, "histo.cl")                                                                                \
     X(lpips, "lpips.cl")                                                                                \
-    X(mesh, "contract.h mesh.cl mesh_raster.cl mesh_geom.cl")
+    X(mesh, "contract.h mesh_tex.h mesh.cl mesh_raster.cl mesh_geom.cl mesh_tex.cl")
 #define CS_PROGRAM_ID(name, files) CS_PROG_##name,
 enum { CS_PROGRAM_LIST(CS_PROGRAM_ID) CS_PROG_COUNT };
 #undef CS_PROGRAM_ID
@@ -143,7 +143,9 @@ extern const char *const cs_program_files[CS_PROG_COUNT];
     X(mesh_lap_scatter, CS_WG_FIXED, mesh)                                                              \
     X(mesh_normal_reg, CS_WG_FIXED, mesh)                                                               \
     X(mesh_pos_adam, CS_WG_FIXED, mesh)                                                                 \
-    X(mesh_color_adam, CS_WG_FIXED, mesh)
+    X(mesh_color_adam, CS_WG_FIXED, mesh)                                                               \
+    X(mesh_tex_draw, CS_WG_FIXED, mesh)                                                                 \
+    X(mesh_tex_scatter, CS_WG_FIXED, mesh)
 extern const char *const cs_wg_names[CS_WG_COUNT];
 #define CS_WG_DEFAULT 256
 /* local memory project_bwd stages its rows in, for a work-group of WG items (layout.h) */
