@@ -18,13 +18,14 @@ MAX_LINES=100
 cd "$ROOT"
 FOLDERS='base runtime io data model stages eval report serve train mesh batch blocks cli'
 # "index folder module..." a row per folder; cl/layout.h and the generated kernel sources are base,
-# cl/contract.h (the mesh volume's contraction, shared with mesh.cl) is mesh, the generated web
+# cl/contract.h and cl/mesh_tex.h (the mesh volume's contraction and the mesh texture, shared with
+# the kernels) are mesh, the generated web
 # sources (src/serve/web/) serve
 LAYERS=$(i=0; for f in $FOLDERS; do
     mods=$(for x in src/$f/*.c src/$f/*.h; do [ -f "$x" ] && basename "$x" | sed 's/\.[ch]$//'; done | sort -u | tr '\n' ' ')
     [ $f = base ] && mods="$mods layout cl_sources"
     [ $f = serve ] && mods="$mods web_sources"
-    [ $f = mesh ] && mods="$mods contract"
+    [ $f = mesh ] && mods="$mods contract mesh_tex"
     echo "$i $f $mods"; i=$((i + 1))
 done)
 status=0

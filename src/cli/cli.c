@@ -108,7 +108,7 @@ static const opt_desc OPTS[] = {
     {"--keep-components", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
      "keep the N largest connected pieces of the mesh, dropping floaters (default: all)"},
     {"--psnr", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
-     "draw the mesh with its vertex colours at the test views and print its PSNR against the photos"},
+     "draw the mesh with its colours (vertex colours, or --texture) at the test views and print its PSNR against the photos"},
     {"--renders", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "DIR", "--psnr, and write those drawings to DIR as PNGs"},
     {"--profile", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
      "time every kernel of --refine and print each one's time a view (a finish after each view: slower)"},

@@ -175,8 +175,8 @@ static int texture_stage(cs_mesh_dev *d, cs_mesh *m, const cs_scene *scene, refi
     int n = o->texture_views, tenth = n / 10 > 0 ? n / 10 : 1, nf = 0, nl = 0;
     if (cs_mesh_tex_from_vertices(m, o->texture) || cs_mesh_dev_tex_open(d, m)) return -1;
     if (progress)
-        printf("mesh: a texture of %d subdivisions (%d colours a triangle) fitted over %d views...\n", o->texture,
-               CS_TEX_NODES(o->texture), n), fflush(stdout);
+        printf("mesh: fitting the texture (%d colours a triangle) over %d views...\n", CS_TEX_NODES(o->texture), n),
+            fflush(stdout);
     for (int it = 0; it < n; it++) {
         const cs_camera *c;
         const cs_image *photo;

@@ -22,6 +22,46 @@ int cs_mesh_tex_auto(size_t nt)
     return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* the projected edge (sqrt of twice the area, pixels) of every triangle of M camera C sees
+   in front with its centre inside its image, appended to E (*N of them) */
+static void edges_seen(const cs_mesh *m, const cs_camera *c, double *e, size_t *n)
+{
+    for (size_t t = 0; t < m->nt; t++) {
+        double u[3], v[3], z[3];
+        int front = 1;
+        for (int k = 0; k < 3 && front; k++) front = cs_camera_project(c, m->pos + 3 * m->tri[3 * t + k], &u[k], &v[k], &z[k]);
+        double cu = (u[0] + u[1] + u[2]) / 3, cv = (v[0] + v[1] + v[2]) / 3;
+        if (!front || !(cu >= 0 && cu < c->width && cv >= 0 && cv < c->height)) continue;
+        e[(*n)++] = sqrt(fabs((u[1] - u[0]) * (v[2] - v[0]) - (u[2] - u[0]) * (v[1] - v[0])));
+    }
+}
+
+int cs_mesh_tex_footprint(const cs_mesh *m, const cs_camera *cams, int n, double *median)
+{
+    *median = 0;
+    int most = cs_mesh_tex_auto(m->nt), views = n < 8 ? n : 8;
+    if (most == 0) return 0;
+    double *e = malloc(sizeof(double) * (m->nt * (size_t)views + 1));
+    size_t ne = 0;
+    if (!e) return 1; /* no memory for the estimate: the smallest lattice */
+    for (int k = 0; k < views; k++) edges_seen(m, &cams[(size_t)k * n / views], e, &ne);
+    int r = 1;
+    if (ne) {
+        qsort(e, ne, sizeof *e, cmp_double);
+        *median = e[ne / 2];
+        double want = ceil(2 * *median);
+        r = want < 1 ? 1 : want > most ? most : (int)want;
+    }
+    free(e);
+    return r;
+}
+
 static uint8_t to_u8(double v)
 {
     v = floor(v + 0.5);

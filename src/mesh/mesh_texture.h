@@ -8,6 +8,7 @@
 #ifndef CS_MESH_TEXTURE_H
 #define CS_MESH_TEXTURE_H
 
+#include "camera.h"
 #include "image.h"
 #include "mesh.h"
 #include "mesh_tex.h"
@@ -18,6 +19,11 @@
 /* The largest subdivision (1..CS_TEX_MAX_R) whose atlas for NT triangles fits
  * CS_TEX_ATLAS_SIDE; 0 when not even R = 1 does. */
 int cs_mesh_tex_auto(size_t nt);
+/* The subdivisions that give a lattice cell about half a training pixel: twice the median edge, in
+ * pixels, of M's triangles as the N cameras CAMS see them (sqrt of twice the projected area;
+ * at most 8 of the cameras, every triangle in front of one with its centre in the image), at
+ * least 1 and at most cs_mesh_tex_auto(m->nt) (0 when that is 0); *MEDIAN: that edge (0: none seen). */
+int cs_mesh_tex_footprint(const cs_mesh *m, const cs_camera *cams, int n, double *median);
 /* M's texture of R subdivisions (1..CS_TEX_MAX_R) from its vertex colours, interpolated
  * (replacing any it had). */
 int cs_mesh_tex_from_vertices(cs_mesh *m, int r);

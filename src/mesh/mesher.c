@@ -307,18 +307,28 @@ static int fuse_and_extract(cs_cl *cl, cs_viewer *w, const cs_scene *scene, int 
     return 0;
 }
 
-/* the texture's subdivisions for NT triangles: ASKED (1..CS_TEX_MAX_R), or with -1 the most whose
-   atlas fits (cs_mesh_tex_auto); -1 with a message when the atlas cannot hold them */
-static int texture_level(int asked, size_t nt, int *r)
+/* the texture's subdivisions for M: ASKED (1..CS_TEX_MAX_R), or with -1 a lattice cell about a
+   training pixel (cs_mesh_tex_footprint); -1 with a message when the atlas cannot hold them */
+static int texture_level(int asked, const cs_mesh *m, const cs_scene *scene, int *r)
 {
-    int most = cs_mesh_tex_auto(nt);
-    *r = asked < 0 ? most : asked;
+    int most = cs_mesh_tex_auto(m->nt), n = 0;
     if (asked < 0 && most == 0)
         return cs_fail("--texture auto: %zu triangles do not fit an atlas of %d texels a side even at 1 subdivision; "
-                       "lower --max-triangles", nt, CS_TEX_ATLAS_SIDE);
-    if (*r > most)
+                       "lower --max-triangles", m->nt, CS_TEX_ATLAS_SIDE);
+    if (asked > most)
         return cs_fail("--texture %d: %zu triangles fit an atlas of %d texels a side at %d subdivisions at most "
-                       "(--texture auto takes the most)", asked, nt, CS_TEX_ATLAS_SIDE, most);
+                       "(--texture auto chooses within it)", asked, m->nt, CS_TEX_ATLAS_SIDE, most);
+    *r = asked;
+    if (asked > 0) return 0;
+    cs_camera *train = malloc(sizeof(cs_camera) * (scene->n_cams ? scene->n_cams : 1));
+    if (!train) return cs_fail("out of host memory");
+    for (int i = 0; i < scene->n_cams; i++)
+        if (!scene->cams[i].is_test) train[n++] = scene->cams[i];
+    double edge;
+    *r = cs_mesh_tex_footprint(m, train, n, &edge);
+    free(train);
+    printf("mesh: texture of %d subdivisions (the triangles' median edge: %.2g training pixels; at most %d fit the "
+           "atlas)\n", *r, edge, most);
     return 0;
 }
 
@@ -387,7 +397,7 @@ static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, c
     cs_mesh_refine_opts ro = {.iterations = o->refine, .lr = 0.01, .dssim = o->refine_dssim, .seed = 1,
                               .geometry = o->refine_geometry, .nmove = own, .geom = o->geom, .profile = o->profile,
                               .texture_views = o->texture_views};
-    if (!rc && o->texture) rc = texture_level(o->texture, m.nt, &ro.texture);
+    if (!rc && o->texture) rc = texture_level(o->texture, &m, scene, &ro.texture);
     if (!rc && o->refine > 0) {
         printf("mesh: fitting the vertex colours of %zu triangles to the training photos over %d views%s...\n", m.nt,
                o->refine, o->refine_geometry > 0 ? ", then their positions too over more" : ""), fflush(stdout);
