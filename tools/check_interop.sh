@@ -13,6 +13,8 @@
 #  (2b) three.js's GLTFLoader in that Chromium reads the run's mesh as .glb (clsplat mesh -o
 #      mesh.glb): the counts it reads are the file's, the material is unlit with vertex colours,
 #      and its frame from that camera resembles clsplat's render (PSNR at least MIN_MESH_DB);
+#  (2c) the same with a texture (clsplat mesh --refine --texture auto): three.js's frame of the
+#      textured .glb matches clsplat's own drawing of that mesh (--renders; PSNR at least MIN_TEX_DB);
 #  (3) the run's report.html opens from the file system in that Chromium with every outside
 #      request refused: its charts are drawn and its previews decoded (tools/interop/report_check.js);
 #  (4) `clsplat view` of the Spark run: the viewer page in that Chromium draws the model (the
@@ -36,6 +38,9 @@ MIN_VIEW_DB=${MIN_VIEW_DB:-45}
 # splats (measured 23.0 dB); sRGB colours written as if linear scored 15.7, the world upside
 # down 5.6
 MIN_MESH_DB=${MIN_MESH_DB:-18}
+# the textured .glb drawn by three.js against clsplat's own drawing of that mesh (--renders): the
+# same triangles and colours, so only rasterization and 8-bit rounding differ
+MIN_TEX_DB=${MIN_TEX_DB:-30}
 sh tools/install-deps.sh interop
 if ! command -v npm >/dev/null 2>&1; then # Debian's nodejs comes without npm; nodesource's with it
     [ "$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null ||
@@ -140,6 +145,26 @@ PY
     [ "$got" = "$want" ] && [ "$(awk -v d="$db" -v m="$MIN_MESH_DB" 'BEGIN{print (d >= m) ? 1 : 0}')" = 1 ] || fail=1
 else
     echo "three.js failed on the .glb:"; cat "$W/gltf.log"; fail=1
+fi
+echo "== three.js draws clsplat mesh --texture's .glb as clsplat drew it"
+# the same mesh refined with a texture (auto subdivisions), drawn by clsplat at the test views
+# (--renders) and by three.js from the first: the atlas, its UVs and the sampler must reproduce
+# the fitted colours (measured in tools/interop: see MIN_TEX_DB)
+rm -rf "$W/tex_drawn" "$W/tex"
+"$C" mesh -m "$run" -o "$www/textured.glb" --max-triangles 5000 --refine 100 --texture auto --renders "$W/tex_drawn" \
+    > "$W/tex_mesh.log" 2>&1 || { tail -3 "$W/tex_mesh.log"; fail=1; }
+mkdir -p "$W/tex"
+if NODE_PATH=$(pwd)/$W/node_modules node tools/interop/shot.js \
+    "http://127.0.0.1:$port/gltf.html?file=textured.glb&w=$W_&h=$H_&fovy=$FOV&bg=0&m=$M_PLY" "$W/tex/$view.png" "$W_" "$H_" \
+    > "$W/tex.log" 2>&1 && [ -f "$W/tex_drawn/$view.png" ]; then
+    mkdir -p "$W/tex_ref" && cp "$W/tex_drawn/$view.png" "$W/tex_ref/"
+    cp "$W/tex/$view.png" "$OUTD/gltf_textured.png"
+    line=$("$B/psnr_dirs" "$W/tex" "$W/tex_ref") || line="no PSNR"
+    db=$(echo "$line" | awk '{print $5}')
+    echo "three.js read: $(sed -n 's/^page: gltf: //p' "$W/tex.log"); its frame vs clsplat's drawing of the textured mesh: $db dB (need >= $MIN_TEX_DB)"
+    [ "$(awk -v d="$db" -v m="$MIN_TEX_DB" 'BEGIN{print (d >= m) ? 1 : 0}')" = 1 ] || fail=1
+else
+    echo "three.js or clsplat failed on the textured .glb:"; tail -3 "$W/tex_mesh.log"; cat "$W/tex.log"; fail=1
 fi
 echo "== report.html of that run, from the file system, no network"
 rrun=$W/report_run # evaluated at 150 and 300: charts of test PSNR, previews
