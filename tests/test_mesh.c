@@ -428,6 +428,51 @@ int test_mesh_color_grad(void)
     return 0;
 }
 
+/* cs_mesh_drop_near: the triangles with a corner nearer than the radius to a camera go (one
+   corner is enough; exactly at the radius stays), the vertices only they used with them, the
+   rest keep their positions and colours */
+int test_mesh_drop_near(void)
+{
+    uint64_t rs = test_seed() ^ 0xd70;
+    const double cam[6] = {0, 0, 0, 100, 0, 0}; /* the second far from every corner */
+    const double r = 0.5 + test_rand(&rs);
+    enum { NT = 5 };
+    /* corner 0 of each triangle at these distances from camera 0 (along a random direction),
+       the others 3 units further out */
+    const double d0[NT] = {0.2 * r, 0.99 * r, r, 2 * r, 3 * r};
+    cs_mesh m = {0};
+    m.nv = 3 * NT, m.nt = NT;
+    m.pos = malloc(12 * m.nv), m.rgb = malloc(3 * m.nv), m.tri = malloc(12 * m.nt);
+    CHECK(m.pos && m.rgb && m.tri, "out of memory");
+    for (int t = 0; t < NT; t++) {
+        double u[3] = {test_randn(&rs), test_randn(&rs), test_randn(&rs)}, n = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+        for (int k = 0; k < 3; k++)
+            for (int c = 0; c < 3; c++)
+                m.pos[9 * t + 3 * k + c] = (float)(u[c] / n * (d0[t] + 3 * k) + (k == 2 && c == 1 ? 1 : 0));
+        for (int k = 0; k < 9; k++) m.rgb[9 * t + k] = (uint8_t)(10 * t + k);
+        for (int k = 0; k < 3; k++) m.tri[3 * t + k] = (uint32_t)(3 * t + k);
+    }
+    /* float rounding of the corner at exactly r: count it by the distance as stored */
+    const float *p2 = m.pos + 18;
+    int at_r_kept = p2[0] * (double)p2[0] + p2[1] * (double)p2[1] + p2[2] * (double)p2[2] >= r * r;
+    size_t dropped = 0;
+    CHECK_OK(cs_mesh_drop_near(&m, cam, 2, r, &dropped));
+    size_t want = 2 + !at_r_kept;
+    CHECK(dropped == want && m.nt == NT - want && m.nv == 3 * m.nt, "dropped %zu (want %zu), left %zu triangles, %zu vertices",
+          dropped, want, m.nt, m.nv);
+    for (size_t t = 0; t < m.nt; t++) { /* the kept ones in order, unchanged */
+        int src = (int)(NT - m.nt + t);
+        for (int k = 0; k < 3; k++) {
+            uint32_t v = m.tri[3 * t + k];
+            double dx = m.pos[3 * v], dy = m.pos[3 * v + 1], dz = m.pos[3 * v + 2];
+            CHECK(m.rgb[3 * v] == (uint8_t)(10 * src + 3 * k) && (k || sqrt(dx * dx + dy * dy + dz * dz) >= r - 1e-5),
+                  "triangle %zu corner %d: colour %d, distance %g", t, k, m.rgb[3 * v], sqrt(dx * dx + dy * dy + dz * dz));
+        }
+    }
+    cs_mesh_free(&m);
+    return 0;
+}
+
 /* cs_mesh_keep_largest on four pieces in a shuffled order: a tetrahedron (4 triangles), a quad
    (2), two lone triangles; keeping 1, 2 and 3 (the lone two tie: both kept) */
 int test_mesh_components(void)
@@ -438,7 +483,7 @@ int test_mesh_components(void)
     static const int piece[8] = {0, 0, 0, 0, 1, 1, 2, 3};
     const size_t want_tris[3] = {4, 6, 8}, want_verts[3] = {4, 8, 14};
     for (int keep = 1; keep <= 3; keep++) {
-        cs_mesh m;
+        cs_mesh m = {0};
         float pos[14 * 3];
         uint8_t rgb[14 * 3];
         uint32_t perm[14], order[8], tri[24];
@@ -818,7 +863,7 @@ static int geometry_gain(const char *dir, const char *run, uint64_t *rs)
         free(text);
         CHECK(ok, "no PSNR line in %s", log);
         CHECK(!k || timed, "--profile printed no kernel times for both stages in %s", log);
-        cs_mesh m;
+        cs_mesh m = {0};
         CHECK_OK(read_mesh(path, &m));
         uint64_t r = *rs; /* the same samples for both */
         chamfer(&m, 0.03, &r, &acc[k], &within[k], &comp[k]);
@@ -930,7 +975,7 @@ int test_mesh_cli(void)
         snprintf(args, sizeof args, variants[i], dir);
         snprintf(path, sizeof path, paths[i], dir);
         CHECK(cli_run("", log, "mesh -m %s %s", out, args) == 0, "mesh %s failed, see %s", args, log);
-        cs_mesh m;
+        cs_mesh m = {0};
         CHECK_OK(read_mesh(path, &m));
         double acc, within, comp;
         chamfer(&m, 0.03, &rs, &acc, &within, &comp);
@@ -980,7 +1025,7 @@ int test_mesh_cli(void)
     CHECK(text && strstr(text, "Primitive Types:    triangles"), "assimp: %s", text ? text : "");
     free(text);
     /* the .glb too, with the counts this test's parser reads */
-    cs_mesh g;
+    cs_mesh g = {0};
     snprintf(p, sizeof p, "%s/small.glb", dir);
     CHECK_OK(read_mesh_glb(p, &g, NULL));
     snprintf(p, sizeof p, "assimp info %s/small.glb > %s/assimp_glb.log 2>&1", dir, dir);
@@ -1087,7 +1132,7 @@ int test_mesh_glb(void)
     char p[700], cmd[1600];
     snprintf(p, sizeof p, "%s/random.glb", test_tmpdir());
     CHECK_OK(cs_mesh_write_glb(p, &m));
-    cs_mesh g;
+    cs_mesh g = {0};
     json_t *doc;
     CHECK_OK(read_mesh_glb(p, &g, &doc));
     CHECK(g.nv == m.nv && g.nt == m.nt && !memcmp(g.pos, m.pos, 12 * m.nv) && !memcmp(g.rgb, m.rgb, 3 * m.nv) &&
@@ -1153,7 +1198,7 @@ int test_mesh_depth_limit(void)
         s.logit_opacity[i] = i % 7 == 3 ? -2.f : 3.f; /* see-through ones: not counted */
         if (i % 7 == 3) s.means[3 * i] *= 50, s.means[3 * i + 1] *= 50;
     }
-    double got = cs_mesh_default_depth(&scene, &s), old = cs_scene_far_depth(&scene);
+    double got = cs_mesh_default_depth(&scene, &s, NULL), old = cs_scene_far_depth(&scene);
     cs_splats_free(&s);
     printf("  wall at %.2f: default depth limit %.3f (twice the cameras' spread: %.3f)\n", wall, got, old);
     /* the wall's depth at a view's side edges: (wall - 0.5) / cos(half the 59.5 degree field) */

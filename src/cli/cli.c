@@ -105,6 +105,9 @@ static const opt_desc OPTS[] = {
     {"--shell", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "L",
      "a background sphere of 20 x 4^L triangles far around the scene, coloured by --refine (default with --refine: 6 "
      "for COLMAP and nerfstudio captures, at most an eighth of --max-triangles; 0 for Blender scenes; 0: none)"},
+    {"--near-cut", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "F",
+     "drop triangles nearer a training camera than F times the views' median depth: floaters against the lens "
+     "(default " CS_STR(CS_MESH_NEAR_CUT) "; 0: keep them)"},
     {"--keep-components", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
      "keep the N largest connected pieces of the mesh, dropping floaters (default: all)"},
     {"--psnr", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
@@ -188,7 +191,7 @@ static const struct {
     [CS_CMD_EXPORT] = {"export", "clsplat export (-m OUT | --ply FILE) --format spz|splat|compressed-ply|ply [-o FILE] [--bake]",
                        "write a trained scene in a web viewer's format (.spz, .splat, compressed PLY) or a baked PLY"},
     [CS_CMD_MESH] = {"mesh", "clsplat mesh -m OUT [-o mesh.ply|mesh.glb] [--voxel SIZE | --grid N] [--max-triangles N] "
-                             "[--depth median|mean] [--max-depth D] [--contract S] [--keep-components N] [--refine N] [--refine-dssim W] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--psnr] [--renders DIR] [--profile]",
+                             "[--depth median|mean] [--max-depth D] [--contract S] [--keep-components N] [--near-cut F] [--refine N] [--refine-dssim W] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--psnr] [--renders DIR] [--profile]",
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
     [CS_CMD_VIEW] = {"view", "clsplat view -m OUT [--port PORT] [--host ADDR]",
                      "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
@@ -404,6 +407,7 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
         else if (parse_int(flag, v, 1, &a->texture) || a->texture > CS_TEX_MAX_R)
             return cs_fail("%s %s: subdivisions from 1 to %d, or auto", flag, v, CS_TEX_MAX_R);
     }
+    else if (!strcmp(n, "--near-cut")) return parse_nonneg(flag, v, &a->near_cut);
     else if (!strcmp(n, "--refine-texture")) return parse_int(flag, v, 1, &a->refine_texture);
     else if (!strcmp(n, "--refine-dssim")) return parse_unit(flag, v, &a->refine_dssim);
     else if (!strcmp(n, "--refine-geometry")) return parse_int(flag, v, 0, &a->refine_geometry);
@@ -427,6 +431,7 @@ int cs_cli_parse(int argc, char **argv, cs_args *a)
     memset(a, 0, sizeof *a);
     a->iters = 20;
     a->shell = -1;
+    a->near_cut = CS_MESH_NEAR_CUT;
     a->refine_dssim = 0.2;
     a->refine_geometry = -1;
     a->refine_step = CS_MESH_GEOM_LR, a->refine_laplacian = CS_MESH_GEOM_LAPLACIAN, a->refine_normal = CS_MESH_GEOM_NORMAL;

@@ -53,6 +53,7 @@ typedef struct {
     int refine;                   /* mesh --refine N (0: none) */
     int shell;                    /* mesh --shell L (-1: the default) */
     int texture;                  /* mesh --texture R (0: none, -1: auto) */
+    double near_cut;              /* mesh --near-cut F */
     int refine_texture;           /* mesh --refine-texture N (0: --refine's N) */
     double contract;              /* mesh --contract S (0: none) */
     double refine_dssim;          /* mesh --refine-dssim W */

@@ -257,6 +257,7 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     o->max_depth = a->max_depth, o->trunc_voxels = a->trunc, o->volume_mb = a->volume_mb;
     o->psnr = a->psnr, o->renders = a->renders, o->keep_components = a->keep_components, o->refine = a->refine;
     o->shell = a->shell, o->refine_dssim = a->refine_dssim, o->contract = a->contract, o->profile = a->profile;
+    o->near_cut = a->near_cut;
     o->texture = a->texture, o->texture_views = a->refine_texture > 0 ? a->refine_texture : a->refine;
     if (a->refine > 100000000 || a->refine_geometry > 100000000 || a->refine_texture > 100000000)
         return USAGE_ERROR("mesh: --refine, --refine-geometry and --refine-texture count views: at most 100000000");
@@ -314,6 +315,7 @@ static void mesh_report(const cs_mesh_opts *o, const cs_mesh_stats *st, double s
         printf("mesh: drawn at %d %s views: PSNR %.2f dB (lowest %.2f), %.1f%% of the pixels covered, in %.2f s%s%s\n",
                st->eval.views, st->eval.split, st->eval.psnr, st->eval.psnr_min, 100 * st->eval.coverage,
                st->eval.secs, o->renders ? "; drawings in " : "", o->renders ? o->renders : "");
+    if (o->psnr) printf("mesh: the lowest view: %s\n", st->eval.worst);
     if (o->psnr && st->eval.object_missed >= 0)
         printf("mesh: against the photos' alpha (object: alpha >= 0.5, %.1f%% of the pixels): %.2f%% of the object's "
                "pixels undrawn (holes, thin silhouettes), %.2f%% of the others drawn\n", 100 * st->eval.object_share,

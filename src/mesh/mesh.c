@@ -112,6 +112,26 @@ static size_t label_components(const cs_mesh *m, uint32_t *parent, uint32_t *roo
     return n;
 }
 
+int cs_mesh_drop_near(cs_mesh *m, const double *centres, int n, double radius, size_t *dropped)
+{
+    size_t nt = 0, before = m->nt;
+    double r2 = radius * radius;
+    for (size_t t = 0; t < m->nt; t++) {
+        int near = 0;
+        for (int k = 0; k < 3 && !near; k++) {
+            const float *p = m->pos + 3 * (size_t)m->tri[3 * t + k];
+            for (int c = 0; c < n && !near; c++) {
+                double dx = p[0] - centres[3 * c], dy = p[1] - centres[3 * c + 1], dz = p[2] - centres[3 * c + 2];
+                near = dx * dx + dy * dy + dz * dz < r2;
+            }
+        }
+        if (!near) memmove(&m->tri[3 * nt++], &m->tri[3 * t], 12);
+    }
+    m->nt = nt;
+    *dropped = before - nt;
+    return *dropped ? compact(m) : 0;
+}
+
 int cs_mesh_keep_largest(cs_mesh *m, size_t keep, size_t *components)
 {
     *components = 0;

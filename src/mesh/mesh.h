@@ -32,6 +32,10 @@ int cs_mesh_simplify(cs_mesh *m, size_t max_tris, float *error);
  * with the KEEP-th are kept too), dropping unused vertices; *COMPONENTS: how many M had. KEEP
  * must be at least 1. */
 int cs_mesh_keep_largest(cs_mesh *m, size_t keep, size_t *components);
+/* Drops the triangles of M with a corner nearer than RADIUS to one of the N points CENTRES (x y z
+ * each; the cameras: what sits against a lens is a floater, not the scene), then the vertices
+ * no triangle uses; *DROPPED: how many triangles went. */
+int cs_mesh_drop_near(cs_mesh *m, const double *centres, int n, double radius, size_t *dropped);
 /* Writes M as a binary little-endian PLY, atomically. */
 int cs_mesh_write_ply(const char *path, const cs_mesh *m);
 /* Edges used by one triangle only (0: closed) and edges used by more than two (0: manifold). */

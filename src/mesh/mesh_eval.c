@@ -147,8 +147,13 @@ int cs_mesh_eval(const cs_mesh *m, const cs_scene *scene, const char *renders, c
     pthread_mutex_destroy(&j.mu);
     if (!rc) {
         r->views = j.n, r->psnr_min = INFINITY;
-        for (int i = 0; i < j.n; i++)
-            r->psnr += j.psnr[i] / j.n, r->coverage += j.covered[i] / j.n, r->psnr_min = fmin(r->psnr_min, j.psnr[i]);
+        for (int i = 0; i < j.n; i++) {
+            r->psnr += j.psnr[i] / j.n, r->coverage += j.covered[i] / j.n;
+            if (j.psnr[i] < r->psnr_min) {
+                r->psnr_min = j.psnr[i];
+                snprintf(r->worst, sizeof r->worst, "%s", scene->cams[views[i]].name);
+            }
+        }
         long t[4] = {0, 0, 0, 0};
         for (int i = 0; i < j.n; i++)
             for (int k = 0; k < 4; k++) t[k] += j.px[4 * i + k];

@@ -1,6 +1,6 @@
-/* mesh_eval: a mesh judged against the photos (clsplat mesh --eval): drawn with its vertex
- * colours at the scene's test views (mesh_raster.h) and compared with each photo by PSNR, on
- * the host in threads, one view per thread at a time. */
+/* mesh_eval: a mesh judged against the photos (clsplat mesh --eval): drawn with its colours
+ * (per vertex, or its texture) at the scene's test views (mesh_raster.h) and compared with each
+ * photo by PSNR, on the host in threads, one view per thread at a time. */
 #ifndef CS_MESH_EVAL_H
 #define CS_MESH_EVAL_H
 
@@ -11,6 +11,7 @@ typedef struct {
     int views;           /* views compared */
     const char *split;   /* "test", or "train" when the scene has no test views */
     double psnr, psnr_min; /* mean and lowest over the views, dB */
+    char worst[128];     /* the lowest view's name */
     double coverage;     /* fraction of the pixels a triangle covers, over the views */
     /* on scenes whose photos have alpha (Blender): the share of the object's pixels (alpha >= 0.5)
        the mesh leaves undrawn (holes, thin silhouettes) and of the others it draws; the

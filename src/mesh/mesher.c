@@ -23,8 +23,9 @@ static int cmp_float(const void *a, const void *b)
 }
 
 /* (mesher.h) */
-double cs_mesh_default_depth(const cs_scene *scene, const cs_splats *s)
+double cs_mesh_default_depth(const cs_scene *scene, const cs_splats *s, double *median)
 {
+    if (median) *median = -1;
     enum { MAX_PAIRS = 4 << 20 };
     int views = 0;
     for (int v = 0; v < scene->n_cams; v++) views += !scene->cams[v].is_test;
@@ -46,6 +47,7 @@ double cs_mesh_default_depth(const cs_scene *scene, const cs_splats *s)
     if (m >= 10) {
         qsort(d, m, sizeof *d, cmp_float);
         r = 1.25 * d[(size_t)(0.99 * (double)(m - 1))];
+        if (median) *median = d[(m - 1) / 2];
     }
     free(d);
     return r;
@@ -90,7 +92,9 @@ static int mesh_bounds(const cs_scene *scene, const cs_splats *s, const cs_mesh_
     }
     double far = cs_scene_far_depth(scene);
     if (far < 0) return cs_fail("the dataset has no training views to mesh from");
-    double seen = o->max_depth > 0 ? -1 : cs_mesh_default_depth(scene, s);
+    double median, seen = cs_mesh_default_depth(scene, s, &median);
+    st->median_depth = (float)median;
+    if (o->max_depth > 0) seen = -1;
     if (o->max_depth <= 0)
         printf("mesh: depth limit %.4g (%s; --max-depth to choose)\n", seen > 0 ? seen : far,
                seen > 0 ? "the training views see 99% of the opaque Gaussians within it, +25%" : "twice the cameras' spread");
@@ -307,6 +311,23 @@ static int fuse_and_extract(cs_cl *cl, cs_viewer *w, const cs_scene *scene, int 
     return 0;
 }
 
+/* drops M's triangles within RADIUS of a training camera (st->near_dropped; printed) */
+static int drop_near_cameras(cs_mesh *m, const cs_scene *scene, double radius, cs_mesh_stats *st)
+{
+    double *c = malloc(sizeof(double) * 3 * (scene->n_cams ? scene->n_cams : 1));
+    int n = 0;
+    if (!c) return cs_fail("out of host memory");
+    for (int i = 0; i < scene->n_cams; i++)
+        if (!scene->cams[i].is_test) cs_camera_center(&scene->cams[i], c + 3 * n++);
+    int rc = cs_mesh_drop_near(m, c, n, radius, &st->near_dropped);
+    free(c);
+    st->near_radius = (float)radius;
+    if (!rc)
+        printf("mesh: %zu triangles within %.3g of a training camera dropped (floaters against the lens: %.3g of the "
+               "views' median depth, --near-cut)\n", st->near_dropped, radius, radius / st->median_depth);
+    return rc;
+}
+
 /* the texture's subdivisions for M: ASKED (1..CS_TEX_MAX_R), or with -1 a lattice cell about a
    training pixel (cs_mesh_tex_footprint); -1 with a message when the atlas cannot hold them */
 static int texture_level(int asked, const cs_mesh *m, const cs_scene *scene, int *r)
@@ -392,6 +413,7 @@ static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, c
     if (!rc && o->keep_components > 0 && budget > 0)
         rc = cs_mesh_keep_largest(&m, (size_t)o->keep_components, &again);
     st->dropped_simplified = simplified - m.nt;
+    if (!rc && o->near_cut > 0 && st->median_depth > 0) rc = drop_near_cameras(&m, scene, o->near_cut * st->median_depth, st);
     size_t own = m.nv; /* the scene's vertices: the shell's stay where they are */
     if (!rc && level > 0) rc = add_shell(&m, scene, level, st);
     cs_mesh_refine_opts ro = {.iterations = o->refine, .lr = 0.01, .dssim = o->refine_dssim, .seed = 1,

@@ -40,6 +40,8 @@ typedef struct {
     int texture;           /* then a texture of this many subdivisions (cl/mesh_tex.h; 0: none, -1: the most
                               whose atlas fits, cs_mesh_tex_auto), for a .glb */
     int texture_views;     /* fitted over this many views */
+    double near_cut;       /* drop triangles nearer a training camera than this times the views' median
+                              depth (floaters against the lens; 0: keep them) */
 } cs_mesh_opts;
 
 /* the default grid: a training pixel at the cameras' median distance a voxel, within 64 to 512
@@ -49,6 +51,8 @@ typedef struct {
 #define CS_STR_(x) #x
 #define CS_STR(x) CS_STR_(x)
 #define CS_MESH_DEFAULT_TRUNC 4.0
+/* triangles nearer a training camera than this times the views' median depth are dropped */
+#define CS_MESH_NEAR_CUT 0.05
 /* the background shell with --refine on a capture (20 * 4^6 = 81,920 triangles) */
 #define CS_MESH_SHELL_DEFAULT 6
 /* the geometry stage's defaults (mesh_geom.h) */
@@ -69,6 +73,9 @@ typedef struct {
     size_t shell_tris;   /* the background shell's triangles (in triangles too) */
     float shell_radius;
     long alpha_filled;   /* pixels fused at their expected depth where the photo's alpha said object */
+    float median_depth;  /* the training views' median depth of the opaque Gaussians (-1: unknown) */
+    float near_radius;   /* triangles this near a training camera were dropped (near_cut) */
+    size_t near_dropped;
     cs_mesh_refine_stats refine; /* with opts.refine */
     cs_mesh_eval_result eval; /* with opts.psnr */
 } cs_mesh_stats;
@@ -77,8 +84,9 @@ typedef struct {
  * centres of Gaussians over 0.5 opacity inside their images (a sample of at most about 4M
  * view-Gaussian pairs), their 99th percentile grown by 25% (for the corners of the views that
  * the percentile leaves out). Floaters and sky past where the views mostly look are left out; the walls of a room around the cameras are kept (twice the
- * cameras' spread, the limit before, cut them away: #38). -1 when no view sees 10 of them. */
-double cs_mesh_default_depth(const cs_scene *scene, const cs_splats *s);
+ * cameras' spread, the limit before, cut them away: #38). -1 when no view sees 10 of them.
+ * *MEDIAN (or NULL): those depths' median, -1 likewise. */
+double cs_mesh_default_depth(const cs_scene *scene, const cs_splats *s, double *median);
 
 /* Meshes S (a model of SCENE) as O says, writes O->out_path, fills ST. */
 int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const cs_mesh_opts *o,
