@@ -5,6 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "test.h"
+
 #define NEAR 1e-4
 
 /* twice the signed area of (a, b, p) */
@@ -223,4 +225,24 @@ double ref_mesh_reg_energy(const cs_mesh *m, const cs_mesh_topo *t, double kl, d
         e += kn * (1 - (na[0] * nb[0] + na[1] * nb[1] + na[2] * nb[2]));
     }
     return e;
+}
+
+void ref_mesh_test_camera(cs_camera *c)
+{
+    memset(c, 0, sizeof *c);
+    c->width = 96, c->height = 72, c->fx = c->fy = 80, c->cx = 48.5, c->cy = 35.25;
+    c->R[0] = c->R[4] = c->R[8] = 1, c->t[2] = 3;
+}
+
+void ref_mesh_random_soup(float *pos, int nt, uint64_t *rs)
+{
+    for (int t = 0; t < nt; t++) {
+        float cx = (float)(2.4 * test_rand(rs) - 1.2), cy = (float)(1.8 * test_rand(rs) - 0.9),
+              cz = (float)(2 * test_rand(rs) - 1), size = (float)(0.05 + 0.5 * test_rand(rs));
+        for (int k = 0; k < 3; k++) {
+            float *p = pos + 9 * t + 3 * k;
+            p[0] = cx + size * (float)test_randn(rs), p[1] = cy + size * (float)test_randn(rs);
+            p[2] = t % 37 == 0 && k == 0 ? -3.5f : cz + size * (float)test_randn(rs); /* a corner behind */
+        }
+    }
 }

@@ -37,4 +37,10 @@ void ref_mesh_project_bwd(const cs_camera *c, const cs_mesh *m, const double *g,
 /* KL sum_v |p_v - mean of its neighbours|^2 + KN sum over edges of two triangles (1 - n_a . n_b) */
 double ref_mesh_reg_energy(const cs_mesh *m, const cs_mesh_topo *t, double kl, double kn);
 
+/* the device tests' view: a 96x72 pinhole camera 3 units before the origin, looking down +z */
+void ref_mesh_test_camera(cs_camera *c);
+/* NT random overlapping triangles in that view (POS: 9 floats each, corners unshared), every
+   37th with a corner behind the camera */
+void ref_mesh_random_soup(float *pos, int nt, uint64_t *rs);
+
 #endif

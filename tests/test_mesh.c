@@ -26,6 +26,7 @@
 #include "mesher.h"
 #include "render.h"
 #include "scene.h"
+#include "ref_mesh.h"
 #include "test.h"
 #include "tsdf.h"
 #include "util.h"
@@ -1218,21 +1219,12 @@ int test_mesh_device(void)
     cs_cl cl;
     CHECK_OK(test_open_cl(&cl));
     cs_camera c;
-    memset(&c, 0, sizeof c);
-    c.width = 96, c.height = 72, c.fx = c.fy = 80, c.cx = 48.5, c.cy = 35.25, c.R[0] = c.R[4] = c.R[8] = 1, c.t[2] = 3;
+    ref_mesh_test_camera(&c);
     enum { NT = 300 };
     static float pos[9 * NT], col[9 * NT], grad[9 * NT], dgrad[9 * NT], dcol[9 * NT];
     static uint8_t rgb[9 * NT];
     static uint32_t tri[3 * NT];
-    for (int t = 0; t < NT; t++) {
-        float cx = (float)(2.4 * test_rand(&rs) - 1.2), cy = (float)(1.8 * test_rand(&rs) - 0.9),
-              cz = (float)(2 * test_rand(&rs) - 1), size = (float)(0.05 + 0.5 * test_rand(&rs));
-        for (int k = 0; k < 3; k++) {
-            float *p = pos + 9 * t + 3 * k;
-            p[0] = cx + size * (float)test_randn(&rs), p[1] = cy + size * (float)test_randn(&rs);
-            p[2] = t % 37 == 0 && k == 0 ? -3.5f : cz + size * (float)test_randn(&rs); /* a corner behind */
-        }
-    }
+    ref_mesh_random_soup(pos, NT, &rs);
     for (int i = 0; i < 9 * NT; i++) rgb[i] = (uint8_t)(255 * test_rand(&rs)), col[i] = rgb[i] / 255.f;
     for (int i = 0; i < 3 * NT; i++) tri[i] = (uint32_t)i;
     cs_mesh m = {.pos = pos, .rgb = rgb, .tri = tri, .nv = 3 * NT, .nt = NT};

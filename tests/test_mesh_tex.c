@@ -13,6 +13,7 @@
 #include "mesh_raster.h"
 #include "mesh_texture.h"
 #include "mesh_texture_dev.h"
+#include "ref_mesh.h"
 #include "test.h"
 #include "util.h"
 
@@ -121,7 +122,7 @@ int test_mesh_tex_atlas(void)
     return 0;
 }
 
-/* random overlapping triangles, some crossing behind the camera, with random vertex colours
+/* random overlapping triangles (ref_mesh_random_soup), with random vertex colours
    and a texture of R subdivisions made from them and then scrambled */
 static int random_textured(cs_mesh *m, int nt, int r, uint64_t *rs)
 {
@@ -129,15 +130,7 @@ static int random_textured(cs_mesh *m, int nt, int r, uint64_t *rs)
     m->nv = 3 * (size_t)nt, m->nt = (size_t)nt;
     m->pos = malloc(sizeof(float) * 3 * m->nv), m->rgb = malloc(3 * m->nv), m->tri = malloc(sizeof(uint32_t) * 3 * m->nt);
     if (!m->pos || !m->rgb || !m->tri) return -1;
-    for (int t = 0; t < nt; t++) {
-        float cx = (float)(2.4 * test_rand(rs) - 1.2), cy = (float)(1.8 * test_rand(rs) - 0.9),
-              cz = (float)(2 * test_rand(rs) - 1), size = (float)(0.05 + 0.5 * test_rand(rs));
-        for (int k = 0; k < 3; k++) {
-            float *p = m->pos + 9 * t + 3 * k;
-            p[0] = cx + size * (float)test_randn(rs), p[1] = cy + size * (float)test_randn(rs);
-            p[2] = t % 37 == 0 && k == 0 ? -3.5f : cz + size * (float)test_randn(rs);
-        }
-    }
+    ref_mesh_random_soup(m->pos, nt, rs);
     for (size_t i = 0; i < 3 * m->nv; i++) m->rgb[i] = (uint8_t)(255 * test_rand(rs));
     for (size_t i = 0; i < 3 * m->nt; i++) m->tri[i] = (uint32_t)i;
     if (cs_mesh_tex_from_vertices(m, r)) return -1;
@@ -154,8 +147,7 @@ int test_mesh_tex_device(void)
     cs_cl cl;
     CHECK_OK(test_open_cl(&cl));
     cs_camera c;
-    memset(&c, 0, sizeof c);
-    c.width = 96, c.height = 72, c.fx = c.fy = 80, c.cx = 48.5, c.cy = 35.25, c.R[0] = c.R[4] = c.R[8] = 1, c.t[2] = 3;
+    ref_mesh_test_camera(&c);
     int r = 1 + (int)(test_rand(&rs) * CS_TEX_MAX_R);
     cs_mesh m;
     CHECK_OK(random_textured(&m, 300, r, &rs));
