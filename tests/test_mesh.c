@@ -799,7 +799,11 @@ static int mesh_psnr(const char *dir, const char *scene, const char *log)
 /* the surfaces every camera sees from several sides (everything above z = 0: the sphere's upper
    half, the box top, the cylinder's upper half and cap) are closed: no edge of one triangle
    only lies on them. Open edges are at the disc's rim, under the objects, and around pieces
-   inside the objects (where a view's depth ran past a surface), 0.05 and more from the truth. */
+   inside the objects (where a view's depth ran past a surface), mostly 0.05 and more from the truth:
+   PoCL, 8 trainings (optim.seed 1-7 and the test's own): 41-133 open edges above z = 0, none
+   within 0.03; one CI run found 4 within 0.03. A few such edges are a piece near a surface, not a
+   hole in one; removing every 2000th triangle (105 holes) gives 52, a seam between slabs or a
+   failed weld hundreds, so up to 8 are let through. */
 static int closed_where_seen(const cs_mesh *m)
 {
     cs_mesh_edge_list e;
@@ -814,7 +818,7 @@ static int closed_where_seen(const cs_mesh *m)
     }
     printf("  open edges: %zu, %zu above z = 0, %zu of them within 0.03 of a true surface\n", e.n, above, on);
     free(e.v);
-    CHECK(on == 0, "%zu open edges on the seen surfaces above z = 0", on);
+    CHECK(on <= 8, "%zu open edges on the seen surfaces above z = 0", on);
     return 0;
 }
 
