@@ -19,6 +19,7 @@
 #include "mesh.h"
 #include "mesh_device.h"
 #include "mesh_eval.h"
+#include "mesh_focus.h"
 #include "mesh_gltf.h"
 #include "mesh_raster.h"
 #include "mesh_refine.h"
@@ -432,6 +433,78 @@ int test_mesh_color_grad(void)
 /* cs_mesh_drop_near: the triangles with a corner nearer than the radius to a camera go (one
    corner is enough; exactly at the radius stays), the vertices only they used with them, the
    rest keep their positions and colours */
+/* a camera at C looking at the origin (96x72, 62 degrees across) */
+static void ring_camera(cs_camera *c, const double C[3])
+{
+    ref_mesh_test_camera(c);
+    double n = sqrt(C[0] * C[0] + C[1] * C[1] + C[2] * C[2]), f[3] = {-C[0] / n, -C[1] / n, -C[2] / n};
+    double x[3] = {-f[1], f[0], 0}, xn = hypot(x[0], x[1]);
+    x[0] /= xn, x[1] /= xn;
+    double y[3] = {f[1] * x[2] - f[2] * x[1], f[2] * x[0] - f[0] * x[2], f[0] * x[1] - f[1] * x[0]};
+    const double *rows[3] = {x, y, f};
+    for (int r = 0; r < 3; r++) {
+        c->t[r] = 0;
+        for (int k = 0; k < 3; k++) c->R[3 * r + k] = rows[r][k], c->t[r] -= rows[r][k] * C[k];
+    }
+}
+
+/* mesh --focus (mesh_focus.h): training cameras on a ring round a box of opaque Gaussians,
+   a room's wall far round them (each part of it seen by a few of the views), see-through
+   Gaussians anywhere, and test cameras all looking at one part of the wall: the focus is the box */
+int test_mesh_focus(void)
+{
+    uint64_t rs = test_seed() ^ 0xf0c5;
+    enum { NV = 24, NTEST = 13, NBOX = 3000, NWALL = 3000, NCLEAR = 500 };
+    cs_scene sc = {0};
+    sc.n_cams = NV + NTEST;
+    sc.cams = calloc(NV + NTEST, sizeof(cs_camera));
+    cs_splats s = {0};
+    CHECK(sc.cams && cs_splats_alloc(&s, NBOX + NWALL + NCLEAR, 0, 0) == 0, "out of memory");
+    double a0 = 2 * M_PI * test_rand(&rs);
+    for (int v = 0; v < NV + NTEST; v++) {
+        double a = a0 + 2 * M_PI * v / NV, C[3] = {4 * cos(a), 4 * sin(a), 0.5 + test_rand(&rs)};
+        if (v >= NV) /* test views, more than half as many, all looking at one part of the wall */
+            C[0] = -2 * cos(a0) + 0.1 * test_randn(&rs), C[1] = -2 * sin(a0) + 0.1 * test_randn(&rs);
+        ring_camera(&sc.cams[v], C);
+        sc.cams[v].is_test = v >= NV;
+    }
+    double lo[3], hi[3];
+    for (int k = 0; k < 3; k++) {
+        double c = 0.3 * (test_rand(&rs) - 0.5), h = 0.2 + 0.3 * test_rand(&rs);
+        lo[k] = c - h, hi[k] = c + h;
+    }
+    for (int i = 0; i < s.n; i++) {
+        float *p = s.means + 3 * i;
+        if (i < NBOX) {
+            for (int k = 0; k < 3; k++) p[k] = (float)(lo[k] + (hi[k] - lo[k]) * test_rand(&rs));
+        } else if (i < NBOX + NWALL) { /* a wall of radius 12 */
+            double a = 2 * M_PI * test_rand(&rs);
+            p[0] = (float)(12 * cos(a)), p[1] = (float)(12 * sin(a)), p[2] = (float)(4 * test_rand(&rs) - 2);
+        } else {
+            for (int k = 0; k < 3; k++) p[k] = (float)(10 * test_randn(&rs));
+        }
+        s.logit_opacity[i] = i < NBOX + NWALL ? (float)(0.1 + 3 * test_rand(&rs)) : (float)(-0.1 - 3 * test_rand(&rs));
+    }
+    float box[6];
+    size_t kept, sampled;
+    int rc = cs_mesh_focus_box(&sc, &s, 0.f, 30, CS_MESH_FOCUS_SHARE, box, &kept, &sampled);
+    printf("  focus %.3f %.3f %.3f - %.3f %.3f %.3f (the box %.3f %.3f %.3f - %.3f %.3f %.3f), %zu of %zu\n", box[0],
+           box[1], box[2], box[3], box[4], box[5], lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], kept, sampled);
+    CHECK(rc == 0 && sampled == NBOX + NWALL && kept >= NBOX && kept < NBOX + NWALL / 10, "rc %d, %zu of %zu counted", rc,
+          kept, sampled);
+    for (int k = 0; k < 3; k++) {
+        double e = 0.02 * (hi[k] - lo[k]);
+        CHECK(box[k] >= lo[k] - 1e-6 && box[k] < lo[k] + e && box[3 + k] <= hi[k] + 1e-6 && box[3 + k] > hi[k] - e,
+              "axis %d: %g - %g, the box %g - %g", k, box[k], box[3 + k], lo[k], hi[k]);
+    }
+    /* the depth limit short of the box: nothing counts, and the caller keeps the model's box */
+    CHECK(cs_mesh_focus_box(&sc, &s, 0.f, 2.5, CS_MESH_FOCUS_SHARE, box, &kept, &sampled) == 1 && kept == 0,
+          "a depth limit of 2.5 still counted %zu", kept);
+    cs_splats_free(&s);
+    free(sc.cams);
+    return 0;
+}
+
 int test_mesh_drop_near(void)
 {
     uint64_t rs = test_seed() ^ 0xd70;

@@ -79,6 +79,10 @@ static const opt_desc OPTS[] = {
      "keep what lies past the box of the model's opaque Gaussians, out to the depth limit, in voxels that grow with "
      "the distance: a band of S times the box's half-size on each side holds it all (default 0: the grid ends at the "
      "box)"},
+    {"--focus", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
+     "for a capture taken round an object: the grid's fine voxels span where the Gaussians half the training views "
+     "see lie, and the rest, out to the depth limit, is a band of voxels that grow with the distance (--contract S "
+     "sets its width, default 1)"},
     {"--trunc", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "VOXELS", "truncation of the signed distance (default 4)"},
     {"--volume-mb", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "MB",
      "the volume's largest slab (default: half of what memory.vram_budget_mb leaves)"},
@@ -191,7 +195,7 @@ static const struct {
     [CS_CMD_EXPORT] = {"export", "clsplat export (-m OUT | --ply FILE) --format spz|splat|compressed-ply|ply [-o FILE] [--bake]",
                        "write a trained scene in a web viewer's format (.spz, .splat, compressed PLY) or a baked PLY"},
     [CS_CMD_MESH] = {"mesh", "clsplat mesh -m OUT [-o mesh.ply|mesh.glb] [--voxel SIZE | --grid N] [--max-triangles N] "
-                             "[--depth median|mean] [--max-depth D] [--contract S] [--keep-components N] [--near-cut F] [--refine N] [--refine-dssim W] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--psnr] [--renders DIR] [--profile]",
+                             "[--depth median|mean] [--max-depth D] [--contract S] [--focus] [--keep-components N] [--near-cut F] [--refine N] [--refine-dssim W] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--psnr] [--renders DIR] [--profile]",
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
     [CS_CMD_VIEW] = {"view", "clsplat view -m OUT [--port PORT] [--host ADDR]",
                      "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
@@ -416,6 +420,7 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--refine-normal")) return parse_nonneg(flag, v, &a->refine_normal);
     else if (!strcmp(n, "--psnr")) a->psnr = true;
     else if (!strcmp(n, "--profile")) a->profile = true;
+    else if (!strcmp(n, "--focus")) a->focus = true;
     else if (!strcmp(n, "--blocks")) return parse_int(flag, v, 1, &a->blocks);
     else if (!strcmp(n, "--finetune")) return parse_int(flag, v, 1, &a->finetune);
     else if (!strcmp(n, "--gaussians")) return parse_int(flag, v, 1, &a->gaussians);

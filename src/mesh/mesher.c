@@ -9,6 +9,7 @@
 
 #include "cl_mem.h"
 #include "mesh.h"
+#include "mesh_focus.h"
 #include "mesh_gltf.h"
 #include "mesh_shell.h"
 #include "mesh_texture.h"
@@ -77,6 +78,29 @@ static float bounds_logit(const cs_scene *scene)
     return photos_have_alpha(scene) ? -2.1972246f : 0.f;
 }
 
+/* --focus: st->focus, the box the training views see together (mesh_focus.h) within the bounds */
+static int focus_bounds(const cs_scene *scene, const cs_splats *s, float lg, cs_mesh_stats *st)
+{
+    float f[6];
+    int rc = cs_mesh_focus_box(scene, s, lg, st->max_depth, CS_MESH_FOCUS_SHARE, f, &st->focus_kept, &st->focus_sampled);
+    if (rc < 0) return -1;
+    for (int k = 0; !rc && k < 3; k++) {
+        st->focus[k] = fmaxf(f[k], st->bounds[k]), st->focus[3 + k] = fminf(f[3 + k], st->bounds[3 + k]);
+        rc = !(st->focus[3 + k] > st->focus[k]);
+    }
+    st->focused = !rc;
+    if (rc)
+        printf("mesh: --focus: %zu of %zu Gaussians are seen by %.0f%% of the training views: the model's box is kept\n",
+               st->focus_kept, st->focus_sampled, 100 * CS_MESH_FOCUS_SHARE);
+    else
+        printf("mesh: focus %.3g x %.3g x %.3g (the model's box: %.3g x %.3g x %.3g): where %zu of %zu Gaussians "
+               "seen by %.0f%% of the training views lie\n",
+               st->focus[3] - st->focus[0], st->focus[4] - st->focus[1], st->focus[5] - st->focus[2],
+               st->bounds[3] - st->bounds[0], st->bounds[4] - st->bounds[1], st->bounds[5] - st->bounds[2],
+               st->focus_kept, st->focus_sampled, 100 * CS_MESH_FOCUS_SHARE);
+    return 0;
+}
+
 /* max_depth (given, or cs_mesh_default_depth, or without one twice the training cameras'
    largest distance from their centroid) and the bounds: the centres of Gaussians over
    bounds_logit's opacity, 0.5 - 99.5 percentiles per axis, cut to the cameras' box grown by
@@ -122,7 +146,7 @@ static int mesh_bounds(const cs_scene *scene, const cs_splats *s, const cs_mesh_
         }
     }
     free(v);
-    return 0;
+    return o->focus ? focus_bounds(scene, s, lg, st) : 0;
 }
 
 /* a slab of L layers within AVAIL bytes and its largest buffer (colours) within the device's
@@ -136,11 +160,11 @@ static int slab_fits(const cs_cl *cl, const cs_tsdf_grid *g, int L, size_t avail
  * training cameras to the bounds' centre (finer voxels than the model was trained to show add
  * time and triangles, not detail), within CS_MESH_MIN_RESOLUTION to CS_MESH_DEFAULT_RESOLUTION
  * voxels along the longest side. */
-static float default_voxel(const cs_scene *scene, const cs_mesh_stats *st, float longest, char *why, size_t n)
+static float default_voxel(const cs_scene *scene, const float box[6], float longest, char *why, size_t n)
 {
     double c[3], *px = malloc(sizeof(double) * (size_t)(scene->n_cams > 0 ? scene->n_cams : 1));
     int m = 0;
-    for (int k = 0; k < 3; k++) c[k] = 0.5 * (st->bounds[k] + st->bounds[3 + k]);
+    for (int k = 0; k < 3; k++) c[k] = 0.5 * (box[k] + box[3 + k]);
     for (int i = 0; px && i < scene->n_cams; i++) {
         const cs_camera *cam = &scene->cams[i];
         if (cam->is_test) continue;
@@ -165,20 +189,21 @@ static int plan_grid(cs_cl *cl, const cs_scene *scene, const cs_mesh_opts *o, cs
                      int *layers)
 {
     float ext[3], longest = 0;
-    for (int k = 0; k < 3; k++) ext[k] = st->bounds[3 + k] - st->bounds[k], longest = fmaxf(longest, ext[k]);
+    const float *box = st->focused ? st->focus : st->bounds; /* the contraction's inner box */
+    for (int k = 0; k < 3; k++) ext[k] = box[3 + k] - box[k], longest = fmaxf(longest, ext[k]);
     char why[128] = "--voxel";
     float vox = o->voxel > 0 ? (float)o->voxel : o->resolution > 0 ? longest / o->resolution : 0.f;
     if (o->resolution > 0 && o->voxel <= 0) snprintf(why, sizeof why, "--grid %d", o->resolution);
-    if (o->voxel <= 0 && o->resolution <= 0) vox = default_voxel(scene, st, longest, why, sizeof why);
+    if (o->voxel <= 0 && o->resolution <= 0) vox = default_voxel(scene, box, longest, why, sizeof why);
     if (!(vox > 0)) return cs_fail("the model's bounds are empty");
-    float s = o->contract > 0 ? (float)o->contract : 0.f;
+    float s = o->contract > 0 ? (float)o->contract : st->focused ? 1.f : 0.f;
     g->ct.s = s;
     float lo[3];
     for (int k = 0; k < 3; k++) {
-        g->ct.c[k] = 0.5f * (st->bounds[k] + st->bounds[3 + k]);
+        g->ct.c[k] = 0.5f * (box[k] + box[3 + k]);
         g->ct.h[k] = fmaxf(0.5f * ext[k], vox); /* a flat box still contracts around itself */
         if (s > 0) ext[k] = 2 * g->ct.h[k] * (1 + s);
-        lo[k] = s > 0 ? g->ct.c[k] - 0.5f * ext[k] : st->bounds[k];
+        lo[k] = s > 0 ? g->ct.c[k] - 0.5f * ext[k] : box[k];
     }
     double tv = o->trunc_voxels > 0 ? o->trunc_voxels : CS_MESH_DEFAULT_TRUNC;
     float pad = (float)(tv + 1) * vox;
@@ -197,9 +222,9 @@ static int plan_grid(cs_cl *cl, const cs_scene *scene, const cs_mesh_opts *o, cs
     g->voxel = vox;
     printf("mesh: voxel %.4g (%s; --voxel or --grid to choose), grid %dx%dx%d\n", vox, why, g->nx, g->ny, g->nz);
     if (s > 0)
-        printf("mesh: past the model's box (%.3g x %.3g x %.3g) the voxels grow with the distance, out to the depth "
-               "limit (a band of %g half-sizes; --contract 0 to end the grid there)\n",
-               2 * g->ct.h[0], 2 * g->ct.h[1], 2 * g->ct.h[2], s);
+        printf("mesh: past the %s (%.3g x %.3g x %.3g) the voxels grow with the distance, out to the depth limit (a "
+               "band of %g half-sizes; %s)\n", st->focused ? "focus" : "model's box", 2 * g->ct.h[0], 2 * g->ct.h[1],
+               2 * g->ct.h[2], s, st->focused ? "--contract S to choose" : "--contract 0 to end the grid there");
     g->trunc = (float)tv * vox;
     g->max_depth = st->max_depth;
     g->plane = o->depth_plane;

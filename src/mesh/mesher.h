@@ -31,6 +31,7 @@ typedef struct {
     double refine_dssim;   /* the refinement's D-SSIM weight (mesh_refine.h) */
     int shell;             /* the background shell's level (mesh_shell.h; 0: none, -1: the default) */
     double contract;       /* the grid's contraction past the model's box (contract.h: S; 0: none) */
+    int focus;             /* the contraction's inner box is the focus (mesh_focus.h), S 1 unless contract */
     int refine;            /* fit the vertex colours to the training photos over this many views (0: not; mesh_refine.h) */
     int refine_geometry;   /* then the positions and colours over this many more (0: not) */
     cs_mesh_geom_opts geom; /* that stage's step and regularisers */
@@ -63,6 +64,9 @@ typedef struct {
 typedef struct {
     int nx, ny, nz, slabs, views, passes; /* passes: triangle emission passes, all slabs */
     float voxel, bounds[6], max_depth; /* bounds: the model's box (the contraction's inner box) */
+    int focused;         /* with opts.focus: focus[] is the contraction's inner box */
+    float focus[6];
+    size_t focus_kept, focus_sampled; /* Gaussians the focus counted, of those sampled */
     size_t soup_tris, welded_vertices, welded_tris, vertices, triangles, file_bytes;
     size_t boundary_edges, nonmanifold_edges;
     size_t components, dropped_tris; /* after welding; triangles of the components left out */
