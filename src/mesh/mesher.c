@@ -81,7 +81,14 @@ static float bounds_logit(const cs_scene *scene)
 /* --focus: st->focus, the box the training views see together (mesh_focus.h) within the bounds */
 static int focus_bounds(const cs_scene *scene, const cs_splats *s, float lg, cs_mesh_stats *st)
 {
-    float f[6];
+    float f[6], *o = malloc(sizeof(float) * (s->n ? s->n : 1));
+    if (!o) return cs_fail("out of host memory");
+    /* MCMC leaves most Gaussians faint (a plush dog's 3k-iteration model: 106 of 60k over 0.5,
+       the 80th percentile 0.06): the focus counts the brightest fifth too */
+    for (int i = 0; i < s->n; i++) o[i] = s->logit_opacity[i];
+    qsort(o, (size_t)s->n, sizeof *o, cmp_float);
+    lg = s->n ? fminf(lg, o[(size_t)(0.8 * (s->n - 1))]) : lg;
+    free(o);
     int rc = cs_mesh_focus_box(scene, s, lg, st->max_depth, CS_MESH_FOCUS_SHARE, f, &st->focus_kept, &st->focus_sampled);
     if (rc < 0) return -1;
     for (int k = 0; !rc && k < 3; k++) {
