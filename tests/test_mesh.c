@@ -430,9 +430,6 @@ int test_mesh_color_grad(void)
     return 0;
 }
 
-/* cs_mesh_drop_near: the triangles with a corner nearer than the radius to a camera go (one
-   corner is enough; exactly at the radius stays), the vertices only they used with them, the
-   rest keep their positions and colours */
 /* a camera at C looking at the origin (96x72, 62 degrees across) */
 static void ring_camera(cs_camera *c, const double C[3])
 {
@@ -505,6 +502,9 @@ int test_mesh_focus(void)
     return 0;
 }
 
+/* cs_mesh_drop_near: the triangles with a corner nearer than the radius to a camera go (one
+   corner is enough; exactly at the radius stays), the vertices only they used with them, the
+   rest keep their positions and colours */
 int test_mesh_drop_near(void)
 {
     uint64_t rs = test_seed() ^ 0xd70;

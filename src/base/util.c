@@ -378,6 +378,17 @@ double cs_median(double *v, int n)
     return v[n / 2];
 }
 
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+void cs_sort_floats(float *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_float);
+}
+
 double cs_wall_time(void)
 {
     struct timespec ts;

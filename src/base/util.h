@@ -104,6 +104,8 @@ double cs_now(void);
 size_t cs_host_mem_available(void);
 /* The median of N > 0 values (V is sorted in place; the upper one of an even count). */
 double cs_median(double *v, int n);
+/* Sorts N floats ascending in place (NaNs compare equal to everything: keep them out). */
+void cs_sort_floats(float *v, size_t n);
 /* Seconds since the Unix epoch (CLOCK_REALTIME), for timestamps in files. */
 double cs_wall_time(void);
 

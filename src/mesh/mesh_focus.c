@@ -6,12 +6,6 @@
 
 #include "util.h"
 
-static int cmp_float(const void *a, const void *b)
-{
-    float x = *(const float *)a, y = *(const float *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* how many of SCENE's training views see P inside the image within MAX_DEPTH */
 static int views_seeing(const cs_scene *scene, const float p[3], double max_depth)
 {
@@ -51,7 +45,7 @@ int cs_mesh_focus_box(const cs_scene *scene, const cs_splats *s, float min_logit
     int rc = m < 10;
     for (int k = 0; !rc && k < 3; k++) {
         for (size_t i = 0; i < m; i++) axis[i] = pts[3 * i + k];
-        qsort(axis, m, sizeof *axis, cmp_float);
+        cs_sort_floats(axis, m);
         box[k] = axis[(size_t)((double)m * 0.005)];
         box[3 + k] = axis[(size_t)((double)m * 0.995)];
     }

@@ -17,12 +17,6 @@
 #include "util.h"
 #include "viewer.h"
 
-static int cmp_float(const void *a, const void *b)
-{
-    float x = *(const float *)a, y = *(const float *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* (mesher.h) */
 double cs_mesh_default_depth(const cs_scene *scene, const cs_splats *s, double *median)
 {
@@ -46,7 +40,7 @@ double cs_mesh_default_depth(const cs_scene *scene, const cs_splats *s, double *
     }
     double r = -1;
     if (m >= 10) {
-        qsort(d, m, sizeof *d, cmp_float);
+        cs_sort_floats(d, m);
         r = 1.25 * d[(size_t)(0.99 * (double)(m - 1))];
         if (median) *median = d[(m - 1) / 2];
     }
@@ -82,14 +76,15 @@ static float bounds_logit(const cs_scene *scene)
 static int focus_bounds(const cs_scene *scene, const cs_splats *s, float lg, cs_mesh_stats *st)
 {
     float f[6], *o = malloc(sizeof(float) * (s->n ? s->n : 1));
+    size_t kept, sampled;
     if (!o) return cs_fail("out of host memory");
     /* MCMC leaves most Gaussians faint (a plush dog's 3k-iteration model: 106 of 60k over 0.5,
        the 80th percentile 0.06): the focus counts the brightest fifth too */
     for (int i = 0; i < s->n; i++) o[i] = s->logit_opacity[i];
-    qsort(o, (size_t)s->n, sizeof *o, cmp_float);
+    cs_sort_floats(o, (size_t)s->n);
     lg = s->n ? fminf(lg, o[(size_t)(0.8 * (s->n - 1))]) : lg;
     free(o);
-    int rc = cs_mesh_focus_box(scene, s, lg, st->max_depth, CS_MESH_FOCUS_SHARE, f, &st->focus_kept, &st->focus_sampled);
+    int rc = cs_mesh_focus_box(scene, s, lg, st->max_depth, CS_MESH_FOCUS_SHARE, f, &kept, &sampled);
     if (rc < 0) return -1;
     for (int k = 0; !rc && k < 3; k++) {
         st->focus[k] = fmaxf(f[k], st->bounds[k]), st->focus[3 + k] = fminf(f[3 + k], st->bounds[3 + k]);
@@ -98,13 +93,13 @@ static int focus_bounds(const cs_scene *scene, const cs_splats *s, float lg, cs_
     st->focused = !rc;
     if (rc)
         printf("mesh: --focus: %zu of %zu Gaussians are seen by %.0f%% of the training views: the model's box is kept\n",
-               st->focus_kept, st->focus_sampled, 100 * CS_MESH_FOCUS_SHARE);
+               kept, sampled, 100 * CS_MESH_FOCUS_SHARE);
     else
         printf("mesh: focus %.3g x %.3g x %.3g (the model's box: %.3g x %.3g x %.3g): where %zu of %zu Gaussians "
                "seen by %.0f%% of the training views lie\n",
                st->focus[3] - st->focus[0], st->focus[4] - st->focus[1], st->focus[5] - st->focus[2],
                st->bounds[3] - st->bounds[0], st->bounds[4] - st->bounds[1], st->bounds[5] - st->bounds[2],
-               st->focus_kept, st->focus_sampled, 100 * CS_MESH_FOCUS_SHARE);
+               kept, sampled, 100 * CS_MESH_FOCUS_SHARE);
     return 0;
 }
 
@@ -142,7 +137,7 @@ static int mesh_bounds(const cs_scene *scene, const cs_splats *s, const cs_mesh_
             free(v);
             return cs_fail("the model has %d Gaussians over %.1f opacity: nothing to mesh", m, 1 / (1 + exp(-lg)));
         }
-        qsort(v, m, sizeof *v, cmp_float);
+        cs_sort_floats(v, (size_t)m);
         st->bounds[k] = fmaxf(v[(size_t)(m * 0.005)], (float)(lo[k] - st->max_depth));
         st->bounds[3 + k] = fminf(v[(size_t)(m * 0.995)], (float)(hi[k] + st->max_depth));
         if (!(st->bounds[3 + k] > st->bounds[k])) {

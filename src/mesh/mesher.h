@@ -66,7 +66,6 @@ typedef struct {
     float voxel, bounds[6], max_depth; /* bounds: the model's box (the contraction's inner box) */
     int focused;         /* with opts.focus: focus[] is the contraction's inner box */
     float focus[6];
-    size_t focus_kept, focus_sampled; /* Gaussians the focus counted, of those sampled */
     size_t soup_tris, welded_vertices, welded_tris, vertices, triangles, file_bytes;
     size_t boundary_edges, nonmanifold_edges;
     size_t components, dropped_tris; /* after welding; triangles of the components left out */
