@@ -848,12 +848,14 @@ static int mesh_psnr(const char *dir, const char *scene, const char *log)
           "no PSNR line in the mesh log");
     cs_scene sc;
     CHECK_OK(load_dataset(scene, true, 0, &sc));
-    int tests = cs_scene_count(&sc, 1), files = 0;
+    int tests = cs_scene_count(&sc, 1), files = 0, lines = 0;
     for (int i = 0; i < sc.n_cams; i++) {
-        char p[1400], stem[256];
+        char p[1400], stem[256], line[300];
         cs_camera_stem(&sc.cams[i], stem, sizeof stem);
         snprintf(p, sizeof p, "%s/drawn/%s.png", dir, stem);
         files += sc.cams[i].is_test && cs_file_exists(p);
+        snprintf(line, sizeof line, "mesh: %s: PSNR ", sc.cams[i].name); /* --renders prints each view's */
+        lines += sc.cams[i].is_test && strstr(log, line);
     }
     cs_mesh none = {0};
     cs_mesh_eval_result floor;
@@ -862,7 +864,8 @@ static int mesh_psnr(const char *dir, const char *scene, const char *log)
     CHECK_OK(rc);
     printf("  mesh --psnr: %d test views, PSNR %.2f dB, %.1f%% covered; drawing nothing: %.2f dB\n", views, psnr, covered,
            floor.psnr);
-    CHECK(views == tests && files == tests, "%d views compared, %d drawings, %d test views", views, files, tests);
+    CHECK(views == tests && files == tests && lines == tests, "%d views compared, %d drawings, %d lines, %d test views",
+          views, files, lines, tests);
     /* measured on PoCL: 20.6 dB against 12.6 for the background alone, 56% covered */
     CHECK(psnr > floor.psnr + 5 && covered > 40 && covered < 80, "PSNR %.2f (nothing: %.2f), %.1f%% covered", psnr,
           floor.psnr, covered);
@@ -1001,7 +1004,8 @@ static int texture_gain(const char *dir, const char *run)
 /* mesh --refine on a capture (COLMAP) whose background is a sky (gen_demo --sky): the default
    background shell, coloured by the refinement, draws the sky the fused surface misses. PoCL,
    96x72, 400 iterations, 20k triangles: 17.5 dB and 94.4% covered with --shell 0, 22.2 dB and
-   100% with the default (level 3 under this budget) */
+   100% with the default (level 3 under this budget). The run without the shell is also run
+   --no-focus: on a capture the focus is the default, and the logs show which ran */
 static int shell_gain(const char *dir)
 {
     char scene[700], run[700], log[800];
@@ -1017,13 +1021,14 @@ static int shell_gain(const char *dir)
     for (int k = 0; k < 2; k++) {
         snprintf(log, sizeof log, "%s/shell%d.log", dir, k);
         CHECK(cli_run("", log, "mesh -m %s --max-triangles 20000 --refine 200 --psnr -o %s/shell%d.glb%s", run, dir, k,
-                      k ? "" : " --shell 0") == 0, "mesh failed, see %s", log);
+                      k ? "" : " --shell 0 --no-focus") == 0, "mesh failed, see %s", log);
         char *text = cs_read_file(log, NULL);
         const char *at = text ? strstr(text, "mesh: drawn at ") : NULL;
         int ok = at && sscanf(at, "mesh: drawn at %*d test views: PSNR %lf dB (lowest %*f), %lf%%", &psnr[k], &cov[k]) == 2;
         ok = ok && (strstr(text, "background shell of 1280 triangles (level 3)") != NULL) == k;
+        ok = ok && (strstr(text, "mesh: focus") != NULL) == k;
         free(text);
-        CHECK(ok, "no PSNR line, or the shell line wrong, in %s", log);
+        CHECK(ok, "no PSNR line, or the shell or focus line wrong, in %s", log);
     }
     printf("  sky scene, 20k triangles, --refine 200: %.2f dB, %.1f%% covered with --shell 0; %.2f dB, %.1f%% with "
            "the default shell\n", psnr[0], cov[0], psnr[1], cov[1]);
@@ -1093,8 +1098,9 @@ int test_mesh_cli(void)
         if (i == 2) CHECK(text && !strstr(text, " 1 slab)"), "--volume-mb 4 still fitted one slab: %s", text ? text : "");
         /* #33 item 11: the default grid follows the training resolution (a 96x72 model: a few
            hundredths, not the 512 voxels of the longest side a full-size capture gets) */
-        if (i == 3)
-            CHECK(text && strstr(text, "(a training pixel at the cameras' median distance;") && !strstr(text, "grid 5"),
+        if (i == 3) /* and no focus on a Blender scene (the default on captures) */
+            CHECK(text && strstr(text, "(a training pixel at the cameras' median distance;") && !strstr(text, "grid 5") &&
+                      !strstr(text, "mesh: focus"),
                   "the default grid: %s", text ? text : "");
         free(text);
         cs_mesh_free(&m);

@@ -77,12 +77,14 @@ static const opt_desc OPTS[] = {
      "Gaussians, +25%)"},
     {"--contract", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "S",
      "keep what lies past the box of the model's opaque Gaussians, out to the depth limit, in voxels that grow with "
-     "the distance: a band of S times the box's half-size on each side holds it all (default 0: the grid ends at the "
-     "box)"},
+     "the distance: a band of S times the box's half-size on each side holds it all (default: 1 with the focus, "
+     "else 0, the grid ending at the box)"},
     {"--focus", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
-     "for a capture taken round an object: the grid's fine voxels span where the Gaussians half the training views "
-     "see lie, and the rest, out to the depth limit, is a band of voxels that grow with the distance (--contract S "
-     "sets its width, default 1)"},
+     "the grid's fine voxels span where the Gaussians half the training views see lie, and the rest, out to the "
+     "depth limit, is a band of voxels that grow with the distance (--contract S sets its width, default 1); the "
+     "default on a capture (COLMAP, nerfstudio), not on a Blender scene"},
+    {"--no-focus", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
+     "the grid's fine voxels span the box of the model's opaque Gaussians (the default on a Blender scene)"},
     {"--trunc", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "VOXELS", "truncation of the signed distance (default 4)"},
     {"--volume-mb", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "MB",
      "the volume's largest slab (default: half of what memory.vram_budget_mb leaves)"},
@@ -116,7 +118,7 @@ static const opt_desc OPTS[] = {
      "keep the N largest connected pieces of the mesh, dropping floaters (default: all)"},
     {"--psnr", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
      "draw the mesh with its colours (vertex colours, or --texture) at the test views and print its PSNR against the photos"},
-    {"--renders", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "DIR", "--psnr, and write those drawings to DIR as PNGs"},
+    {"--renders", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "DIR", "--psnr, and write those drawings to DIR as PNGs and print each view's PSNR"},
     {"--profile", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
      "time every kernel of --refine and print each one's time a view (a finish after each view: slower)"},
     {"--format", NULL, O_VALUE, C(CS_CMD_EXPORT), NULL, V_NONE, "spz|splat|compressed-ply|ply", "the format to write"},
@@ -195,7 +197,7 @@ static const struct {
     [CS_CMD_EXPORT] = {"export", "clsplat export (-m OUT | --ply FILE) --format spz|splat|compressed-ply|ply [-o FILE] [--bake]",
                        "write a trained scene in a web viewer's format (.spz, .splat, compressed PLY) or a baked PLY"},
     [CS_CMD_MESH] = {"mesh", "clsplat mesh -m OUT [-o mesh.ply|mesh.glb] [--voxel SIZE | --grid N] [--max-triangles N] "
-                             "[--depth median|mean] [--max-depth D] [--contract S] [--focus] [--keep-components N] [--near-cut F] [--refine N] [--refine-dssim W] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--psnr] [--renders DIR] [--profile]",
+                             "[--depth median|mean] [--max-depth D] [--contract S] [--focus | --no-focus] [--keep-components N] [--near-cut F] [--refine N] [--refine-dssim W] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--psnr] [--renders DIR] [--profile]",
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
     [CS_CMD_VIEW] = {"view", "clsplat view -m OUT [--port PORT] [--host ADDR]",
                      "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
@@ -420,7 +422,8 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--refine-normal")) return parse_nonneg(flag, v, &a->refine_normal);
     else if (!strcmp(n, "--psnr")) a->psnr = true;
     else if (!strcmp(n, "--profile")) a->profile = true;
-    else if (!strcmp(n, "--focus")) a->focus = true;
+    else if (!strcmp(n, "--focus")) a->focus = 1;
+    else if (!strcmp(n, "--no-focus")) a->focus = 0;
     else if (!strcmp(n, "--blocks")) return parse_int(flag, v, 1, &a->blocks);
     else if (!strcmp(n, "--finetune")) return parse_int(flag, v, 1, &a->finetune);
     else if (!strcmp(n, "--gaussians")) return parse_int(flag, v, 1, &a->gaussians);
@@ -437,6 +440,7 @@ int cs_cli_parse(int argc, char **argv, cs_args *a)
     a->iters = 20;
     a->shell = -1;
     a->near_cut = CS_MESH_NEAR_CUT;
+    a->focus = -1;
     a->refine_dssim = 0.2;
     a->refine_geometry = -1;
     a->refine_step = CS_MESH_GEOM_LR, a->refine_laplacian = CS_MESH_GEOM_LAPLACIAN, a->refine_normal = CS_MESH_GEOM_NORMAL;

@@ -56,7 +56,7 @@ typedef struct {
     double near_cut;              /* mesh --near-cut F */
     int refine_texture;           /* mesh --refine-texture N (0: --refine's N) */
     double contract;              /* mesh --contract S (0: none) */
-    bool focus;                   /* mesh --focus */
+    int focus;                    /* mesh --focus 1, --no-focus 0, neither -1 */
     double refine_dssim;          /* mesh --refine-dssim W */
     int refine_geometry;          /* mesh --refine-geometry N (0: none, -1: twice --refine's) */
     double refine_step, refine_laplacian, refine_normal; /* mesh --refine-step, --refine-laplacian, --refine-normal */

@@ -148,6 +148,9 @@ int cs_mesh_eval(const cs_mesh *m, const cs_scene *scene, const char *renders, c
     if (!rc) {
         r->views = j.n, r->psnr_min = INFINITY;
         for (int i = 0; i < j.n; i++) {
+            if (renders) /* beside the drawings, each view's figures */
+                printf("mesh: %s: PSNR %.2f dB, %.1f%% covered\n", scene->cams[views[i]].name, j.psnr[i],
+                       100 * j.covered[i]);
             r->psnr += j.psnr[i] / j.n, r->coverage += j.covered[i] / j.n;
             if (j.psnr[i] < r->psnr_min) {
                 r->psnr_min = j.psnr[i];

@@ -31,7 +31,8 @@ typedef struct {
     double refine_dssim;   /* the refinement's D-SSIM weight (mesh_refine.h) */
     int shell;             /* the background shell's level (mesh_shell.h; 0: none, -1: the default) */
     double contract;       /* the grid's contraction past the model's box (contract.h: S; 0: none) */
-    int focus;             /* the contraction's inner box is the focus (mesh_focus.h), S 1 unless contract */
+    int focus;             /* the contraction's inner box is the focus (mesh_focus.h), S 1 unless contract:
+                              1 yes, 0 no, -1 on a capture (not a Blender scene) */
     int refine;            /* fit the vertex colours to the training photos over this many views (0: not; mesh_refine.h) */
     int refine_geometry;   /* then the positions and colours over this many more (0: not) */
     cs_mesh_geom_opts geom; /* that stage's step and regularisers */
