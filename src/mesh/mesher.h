@@ -4,8 +4,9 @@
  * Bounds: the Gaussians' centres (opacity over 0.5, the 0.5-99.5 percentiles on each axis),
  * within max_depth of the cameras. Past the bounds the grid ends, unless --contract asks for a
  * band of voxels that grow with the distance out to max_depth (contract.h): on south_building
- * that far background, meshed coarse, cost the refined mesh PSNR and took triangles from the
- * budget, so it is opt-in. */
+ * that far background, meshed coarse round the model's box, cost the refined mesh PSNR and took
+ * triangles from the budget. On a capture the focus (mesh_focus.h) is the default: the fine
+ * voxels span the box half the views see, with a band of 1 round it. */
 #ifndef CS_MESHER_H
 #define CS_MESHER_H
 
