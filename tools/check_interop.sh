@@ -199,7 +199,7 @@ lport=$((20000 + RANDOM % 20000))
 trainer=$!
 trap 'kill $server $viewer $trainer 2>/dev/null' EXIT
 for _ in $(seq 100); do grep -q "view: http" "$W/live_train.log" && break; sleep 0.3; done
-NODE_PATH=$(pwd)/$W/node_modules node tools/interop/viewer_check.js live "http://127.0.0.1:$lport/" 16 || fail=1
+NODE_PATH=$(pwd)/$W/node_modules node tools/interop/viewer_check.js live "http://127.0.0.1:$lport/" 60 || fail=1
 kill -TERM $trainer 2>/dev/null; wait $trainer 2>/dev/null || true
 grep -h "live-view snapshots\|stopped" "$W/live_train.log" | tail -2
 echo "screenshots: $OUTD/spark_ply.png, $OUTD/spark_spz.png, $OUTD/report.png, $OUTD/viewer/page.png, clsplat's: $OUTD/clsplat_$view.png"
