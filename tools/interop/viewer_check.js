@@ -89,6 +89,9 @@ async function still(url, out, cams, problems) {
   }
 }
 
+// the distinct positive values of KEY among the samples
+const distinct = (seen, key) => new Set(seen.map((q) => q[key]).filter((v) => v > 0));
+
 async function live(url, seconds, problems) {
   const { browser, page } = await open(url, problems);
   try {
@@ -99,15 +102,13 @@ async function live(url, seconds, problems) {
       const d = await dashboard(page);
       seen.push({ iteration: s.iteration, loads: s.loads, loss: d.lossPoints });
       /* stop as soon as both have changed: a loaded machine trains slowly, so the window is a limit */
-      const it2 = new Set(seen.map((q) => q.iteration).filter((i) => i > 0)).size >= 2;
-      const ls2 = new Set(seen.map((q) => q.loss).filter((n) => n > 0)).size >= 2;
-      if (it2 && ls2) break;
+      if (distinct(seen, "iteration").size >= 2 && distinct(seen, "loss").size >= 2) break;
     }
-    const its = seen.map((s) => s.iteration).filter((i) => i > 0), loss = seen.map((s) => s.loss).filter((n) => n > 0);
-    console.log(`live page over ${2 * seen.length} s (at most ${seconds}): model iterations ${[...new Set(its)].join(" ")}, ` +
-                `loss points ${[...new Set(loss)].join(" ")}`);
-    if (new Set(its).size < 2) problems.push("the page did not see the model change during training");
-    if (new Set(loss).size < 2) problems.push("the dashboard's plots did not update during training");
+    const its = distinct(seen, "iteration"), loss = distinct(seen, "loss");
+    console.log(`live page over ${2 * seen.length} s (at most ${seconds}): model iterations ${[...its].join(" ")}, ` +
+                `loss points ${[...loss].join(" ")}`);
+    if (its.size < 2) problems.push("the page did not see the model change during training");
+    if (loss.size < 2) problems.push("the dashboard's plots did not update during training");
   } finally {
     await browser.close();
   }
