@@ -34,6 +34,7 @@ static const key_desc KEYS[] = {
     {"data.resolution", T_INT, F(data.resolution), -1, 100000, NULL, 0, "1, 2, 4, 8 (divide), a target width >= 16, or -1 (width capped at 1600)"},
     {"data.eval", T_BOOL, F(data.eval), 0, 0, NULL, 0, "hold out test views (COLMAP: every 8th by name; Blender: its test split)"},
     {"data.white_background", T_BOOL, F(data.white_background), 0, 0, NULL, 0, "background colour 1 instead of 0"},
+    {"data.background", T_STRING, F(data.background), 0, 0, NULL, 0, "background colour: \"\" (data.white_background decides), black, white, \"R G B\" (0-1), or border (the mean colour of the training photos' outer 5%, stored as numbers in the run's config.json)"},
     {"data.image_residency", T_ENUM, F(data.image_residency), 0, 0, "auto|device|host|lazy", 0, "device: all training images on the device; host: decoded in RAM, uploaded a view ahead; lazy: decoded from disk through a host cache; auto: device when they take at most a third of the budget"},
     {"data.host_cache_mb", T_INT, F(data.host_cache_mb), 0, 1e7, NULL, 0, "lazy residency: host cache of decoded images (0: none)"},
     {"data.decode_threads", T_INT, F(data.decode_threads), 0, 64, NULL, 0, "threads decoding the images: all of them at start (device, host) or the coming views ahead of training (lazy); 0: the online cores but one, at most 8"},
@@ -271,6 +272,43 @@ static int get_int(const key_desc *k, const char *src, json_t *v, int *out)
     return 0;
 }
 
+#define BACKGROUND_FORMS "allowed are \"\", black, white, border, or three numbers in [0, 1] (\"0.6 0.6 0.6\")"
+
+/* data.background's text: 0 with RGB for "", black, white and numbers ("" black), 1 for
+   border (RGB black), -1 for anything else */
+static int parse_background(const char *s, float rgb[3])
+{
+    rgb[0] = rgb[1] = rgb[2] = 0.f;
+    if (!s[0] || !strcmp(s, "black")) return 0;
+    if (!strcmp(s, "border")) return 1;
+    if (!strcmp(s, "white")) {
+        rgb[0] = rgb[1] = rgb[2] = 1.f;
+        return 0;
+    }
+    const char *p = s;
+    for (int i = 0; i < 3; i++) {
+        while (*p == ' ') p++;
+        if (i > 0 && *p == ',') p++;
+        char *end;
+        double x = strtod(p, &end);
+        if (end == p || !(x >= 0.0 && x <= 1.0)) return -1;
+        rgb[i] = (float)x;
+        p = end;
+    }
+    while (*p == ' ') p++;
+    return *p ? -1 : 0;
+}
+
+int cs_config_background(const cs_data_cfg *d, float rgb[3])
+{
+    int r = parse_background(d->background, rgb);
+    if (r < 0) return cs_fail("key 'data.background' = \"%s\": %s", d->background, BACKGROUND_FORMS);
+    if (d->background[0] && d->white_background)
+        return cs_fail("data.background (\"%s\") and data.white_background (-w) are both set: keep one", d->background);
+    if (!d->background[0] && d->white_background) rgb[0] = rgb[1] = rgb[2] = 1.f;
+    return r;
+}
+
 static int set_key(cs_config *cfg, const key_desc *k, const char *src, json_t *v)
 {
     char *base = (char *)cfg + k->off;
@@ -300,6 +338,9 @@ static int set_key(cs_config *cfg, const key_desc *k, const char *src, json_t *v
         if (!json_is_string(v)) return cs_fail("%s: key '%s' must be a string", src, k->name);
         const char *s = json_string_value(v);
         if (strlen(s) >= k->size) return cs_fail("%s: key '%s' is too long (max %zu)", src, k->name, k->size - 1);
+        float rgb[3];
+        if (strcmp(k->name, "data.background") == 0 && parse_background(s, rgb) < 0)
+            return cs_fail("%s: key 'data.background' = \"%s\": %s", src, s, BACKGROUND_FORMS);
         strcpy(base, s);
         return 0;
     }

@@ -26,6 +26,7 @@ typedef struct {
     int resolution;        /* 1,2,4,8, a target width >= 16, or -1 (graphdeco auto) */
     bool eval;             /* hold out every 8th image by sorted name (COLMAP) */
     bool white_background;
+    char background[64];   /* "" (white_background decides), black, white, border, or "R G B" in [0, 1] */
     int image_residency;   /* CS_RES_* */
     int host_cache_mb;
     int decode_threads;    /* image decoding threads (0: the cores but one, at most 8) */
@@ -175,6 +176,11 @@ void cs_config_list(FILE *out);
 int cs_config_load_string(cs_config *cfg, const char *json, const char *source_name);
 /* Returns the resolved config as a malloc'd JSON string. */
 char *cs_config_dump(const cs_config *cfg);
+/* data.background as far as the settings decide it: 0 with RGB set ("" gives black, or white with
+ * data.white_background; "black", "white", or three numbers in [0, 1] separated by spaces or
+ * commas), 1 for "border" (RGB set as for "": the training photos decide, scene.h), -1 with a
+ * message naming the key for anything else, or for data.background beside data.white_background. */
+int cs_config_background(const cs_data_cfg *data, float rgb[3]);
 /* True if ITER is in the list. */
 bool cs_config_has_mark(const int *marks, int n, int iter);
 

@@ -34,6 +34,7 @@ typedef struct {
     uint8_t *colors;      /* (P, 3) */
     int n_points;
     float background[3];
+    int background_photos; /* the training photos background's colour was taken from (data.background border), or 0 */
     cs_undistort_map *maps; /* one per distinct distorted camera (lens and size) */
     int n_maps;
     /* the ground truth carries a weight channel (masks, alpha as mask, invalid borders of

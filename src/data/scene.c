@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backdrop.h"
 #include "block_plan.h"
 #include "masks.h"
 #include "readers.h"
@@ -46,8 +47,8 @@ int cs_scene_load(const cs_data_cfg *cfg, cs_scene *out)
     if (!root[0]) return cs_fail("no dataset: set data.path in the config or pass -s DIR");
     if (!cs_dir_exists(root)) return cs_fail("dataset folder %s does not exist", root);
     char p[4200];
-    float bg = cfg->white_background ? 1.0f : 0.0f;
-    out->background[0] = out->background[1] = out->background[2] = bg;
+    int from_photos = cs_config_background(cfg, out->background);
+    if (from_photos < 0) return -1;
     int r;
     cs_colmap_model_dir(root, p, sizeof p);
     int has_colmap = cs_dir_exists(p);
@@ -80,6 +81,7 @@ int cs_scene_load(const cs_data_cfg *cfg, cs_scene *out)
         return -1;
     }
     if (validate(root, out) || cs_masks_find(out, cfg) ||
+        (from_photos && cs_backdrop_colour(out, out->background, &out->background_photos)) ||
         cs_undistort_prepare(out, cfg->undistort_crop == CS_CROP_FULL)) {
         cs_scene_free(out);
         return -1;
@@ -111,6 +113,10 @@ void cs_scene_describe(const cs_scene *s, FILE *out)
     if (s->block_region.on)
         fprintf(out, "block mask: pixels whose surface (the nearest sparse point, else the ray) lies outside the "
                      "block's expanded region are left out\n");
+    if (s->background_photos)
+        fprintf(out, "background %.3f %.3f %.3f: the mean colour of %d training photos' outer %g%% (data.background "
+                     "border)\n", s->background[0], s->background[1], s->background[2], s->background_photos,
+                CS_BACKDROP_BAND * 100);
     if (s->weighted)
         fprintf(out, "masks: %d of %d views have a mask file%s%s; the ground truth carries a weight (4 bytes a pixel)\n",
                 nm, s->n_cams, s->alpha_as_mask ? ", the photos' alpha is a mask" : "",

@@ -78,9 +78,9 @@ static int lpips_of(cs_cl *cl, const cs_kernels *k, const char *weights, cs_rend
 
 int cs_image_metrics(cs_cl *cl, const cs_config *cfg, const char *pa, const char *pb, int repeat, json_t **out)
 {
-    const float white[3] = {1, 1, 1}, black[3] = {0, 0, 0};
+    float bg[3]; /* "border" has no photos here: black, as "" */
     cs_image a, b;
-    if (load_pair(pa, pb, cfg->data.white_background ? white : black, &a, &b)) return -1;
+    if (cs_config_background(&cfg->data, bg) < 0 || load_pair(pa, pb, bg, &a, &b)) return -1;
     int w = a.width, h = a.height;
     cs_kernel_opts ko;
     cs_kernel_opts_of(cfg, &ko);

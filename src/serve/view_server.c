@@ -189,9 +189,11 @@ static enum MHD_Result model_json(struct MHD_Connection *c, const run_view *s)
     cs_config_defaults(&cfg);
     char p[1300];
     if (cs_path_join(p, sizeof p, s->dir, "config.json") || cs_config_load_file(&cfg, p)) cs_config_defaults(&cfg);
-    double bg = cfg.data.white_background ? 1.0 : 0.0;
+    float bg[3];
+    if (cs_config_background(&cfg.data, bg) < 0) bg[0] = bg[1] = bg[2] = 0.f; /* a config no run wrote */
     json_t *o = json_pack("{s:i, s:i, s:b, s:f, s:[f,f,f]}", "iteration", it, "count", count, "mip",
-                          cfg.model.antialias == CS_AA_MIP, "kernel_size", cfg.model.kernel_size, "background", bg, bg, bg);
+                          cfg.model.antialias == CS_AA_MIP, "kernel_size", cfg.model.kernel_size, "background",
+                          (double)bg[0], (double)bg[1], (double)bg[2]);
     char *d = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return d ? reply(c, 200, "application/json", d, strlen(d), true, NULL) : MHD_NO;

@@ -78,7 +78,13 @@ typedef struct {
 static int write_run_files(trainer *t)
 {
     char p[1200];
-    char *dump = cs_config_dump(t->user);
+    /* a background taken from the photos is stored as its colour: what eval, mesh and the
+       viewer draw on, and what a repeat of the run trains on, whatever photos it reads */
+    cs_config stored = *t->user;
+    if (t->scene->background_photos)
+        snprintf(stored.data.background, sizeof stored.data.background, "%.4f %.4f %.4f", t->scene->background[0],
+                 t->scene->background[1], t->scene->background[2]);
+    char *dump = cs_config_dump(&stored);
     int w = cs_path_join(p, sizeof p, t->out, "config.json") || cs_write_file_atomic(p, dump, strlen(dump));
     free(dump);
     return w || cs_path_join(p, sizeof p, t->out, "cameras.json") || cs_write_cameras_json(p, t->scene) ||
