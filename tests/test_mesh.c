@@ -941,8 +941,10 @@ static int geometry_gain(const char *dir, const char *run, uint64_t *rs)
         /* --profile: both stages' kernels timed, a view each */
         const char *prof = text ? strstr(text, "mesh: the refinement's kernels") : NULL;
         int timed = prof && strstr(prof, "mesh_cover") && strstr(prof, "mesh_aa_fwd") && strstr(prof, "mesh_pos_adam");
+        /* a Blender scene's geometry step */
+        ok = ok && (!k || strstr(text, "(step 0.05 mean edges, --refine-step to choose)"));
         free(text);
-        CHECK(ok, "no PSNR line in %s", log);
+        CHECK(ok, "no PSNR line, or not the Blender scene's step, in %s", log);
         CHECK(!k || timed, "--profile printed no kernel times for both stages in %s", log);
         cs_mesh m = {0};
         CHECK_OK(read_mesh(path, &m));
@@ -1005,7 +1007,8 @@ static int texture_gain(const char *dir, const char *run)
    background shell, coloured by the refinement, draws the sky the fused surface misses. PoCL,
    96x72, 400 iterations, 20k triangles: 17.5 dB and 94.4% covered with --shell 0, 22.2 dB and
    100% with the default (level 3 under this budget). The run without the shell is also run
-   --no-focus: on a capture the focus is the default, and the logs show which ran */
+   --no-focus: on a capture the focus is the default, and the logs show which ran; both show a
+   capture's geometry step */
 static int shell_gain(const char *dir)
 {
     char scene[700], run[700], log[800];
@@ -1027,8 +1030,9 @@ static int shell_gain(const char *dir)
         int ok = at && sscanf(at, "mesh: drawn at %*d test views: PSNR %lf dB (lowest %*f), %lf%%", &psnr[k], &cov[k]) == 2;
         ok = ok && (strstr(text, "background shell of 1280 triangles (level 3)") != NULL) == k;
         ok = ok && (strstr(text, "mesh: focus") != NULL) == k;
+        ok = ok && strstr(text, "(step 0.025 mean edges, --refine-step to choose)"); /* a capture's */
         free(text);
-        CHECK(ok, "no PSNR line, or the shell or focus line wrong, in %s", log);
+        CHECK(ok, "no PSNR line, or the shell, focus or step line wrong, in %s", log);
     }
     printf("  sky scene, 20k triangles, --refine 200: %.2f dB, %.1f%% covered with --shell 0; %.2f dB, %.1f%% with "
            "the default shell\n", psnr[0], cov[0], psnr[1], cov[1]);

@@ -97,7 +97,8 @@ static const opt_desc OPTS[] = {
      "after --refine's colours, fit the vertex positions and colours together over N more views (anti-aliased "
      "silhouettes, Laplacian and normal-consistency regularisers; default twice --refine's N; 0: colours only)"},
     {"--refine-step", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "S",
-     "the geometry stage's Adam step in mean edge lengths, decayed to a tenth (default " CS_STR(CS_MESH_GEOM_LR) ")"},
+     "the geometry stage's Adam step in mean edge lengths, decayed to a tenth (default " CS_STR(CS_MESH_GEOM_LR_CAPTURE)
+     " on captures, " CS_STR(CS_MESH_GEOM_LR) " on Blender scenes)"},
     {"--refine-laplacian", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "W",
      "weight of the Laplacian regulariser (default " CS_STR(CS_MESH_GEOM_LAPLACIAN) "; 0: none)"},
     {"--refine-normal", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "W",
@@ -443,7 +444,7 @@ int cs_cli_parse(int argc, char **argv, cs_args *a)
     a->focus = -1;
     a->refine_dssim = 0.2;
     a->refine_geometry = -1;
-    a->refine_step = CS_MESH_GEOM_LR, a->refine_laplacian = CS_MESH_GEOM_LAPLACIAN, a->refine_normal = CS_MESH_GEOM_NORMAL;
+    a->refine_step = -1, a->refine_laplacian = CS_MESH_GEOM_LAPLACIAN, a->refine_normal = CS_MESH_GEOM_NORMAL;
     a->task = -1;
     a->margin = a->min_share = -1;
     a->argv0 = argc > 0 ? argv[0] : "clsplat";

@@ -455,10 +455,15 @@ static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, c
     cs_mesh_refine_opts ro = {.iterations = o->refine, .lr = 0.01, .dssim = o->refine_dssim, .seed = 1,
                               .geometry = o->refine_geometry, .nmove = own, .geom = o->geom, .profile = o->profile,
                               .texture_views = o->texture_views};
+    if (ro.geom.lr < 0) ro.geom.lr = scene->kind == CS_SCENE_BLENDER ? CS_MESH_GEOM_LR : CS_MESH_GEOM_LR_CAPTURE;
     if (!rc && o->texture) rc = texture_level(o->texture, &m, scene, &ro.texture);
     if (!rc && o->refine > 0) {
+        char more[96] = "";
+        if (o->refine_geometry > 0)
+            snprintf(more, sizeof more, ", then their positions too over more (step %g mean edges%s)", ro.geom.lr,
+                     o->geom.lr < 0 ? ", --refine-step to choose" : "");
         printf("mesh: fitting the vertex colours of %zu triangles to the training photos over %d views%s...\n", m.nt,
-               o->refine, o->refine_geometry > 0 ? ", then their positions too over more" : ""), fflush(stdout);
+               o->refine, more), fflush(stdout);
         rc = cs_mesh_refine_colors(&m, scene, cl, &ro, 1, &st->refine);
     }
     double t2 = cs_now();

@@ -36,7 +36,7 @@ typedef struct {
                               1 yes, 0 no, -1 on a capture (not a Blender scene) */
     int refine;            /* fit the vertex colours to the training photos over this many views (0: not; mesh_refine.h) */
     int refine_geometry;   /* then the positions and colours over this many more (0: not) */
-    cs_mesh_geom_opts geom; /* that stage's step and regularisers */
+    cs_mesh_geom_opts geom; /* that stage's step (lr < 0: by the scene's kind) and regularisers */
     int psnr;              /* compare the written mesh with the test photos (mesh_eval.h) */
     const char *renders;   /* and write its drawings there (NULL: not) */
     int profile;           /* time the refinement's kernels (mesh_refine.h) */
@@ -58,8 +58,10 @@ typedef struct {
 #define CS_MESH_NEAR_CUT 0.05
 /* the background shell with --refine on a capture (20 * 4^6 = 81,920 triangles) */
 #define CS_MESH_SHELL_DEFAULT 6
-/* the geometry stage's defaults (mesh_geom.h) */
+/* the geometry stage's defaults (mesh_geom.h); its step on Blender scenes and on captures
+   (COLMAP, nerfstudio), where steps of half the size drew better (README, "Meshes") */
 #define CS_MESH_GEOM_LR 0.05
+#define CS_MESH_GEOM_LR_CAPTURE 0.025
 #define CS_MESH_GEOM_LAPLACIAN 0.1
 #define CS_MESH_GEOM_NORMAL 0.1
 
