@@ -28,6 +28,7 @@ int cs_backdrop_colour(const cs_scene *s, float rgb[3], int *photos)
     int n_train = cs_scene_count(s, 0), k = n_train < CS_BACKDROP_PHOTOS ? n_train : CS_BACKDROP_PHOTOS;
     double sum[3] = {0, 0, 0}, w = 0;
     *photos = 0;
+    if (k == 0) return cs_fail("data.background border: the scene has no training photos to take it from");
     for (int i = 0, seen = 0, want = 0; i < s->n_cams && *photos < k; i++) {
         if (s->cams[i].is_test) continue;
         /* the training views numbered want = j * n_train / k, j = 0 .. k - 1 */
