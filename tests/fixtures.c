@@ -11,6 +11,14 @@
 #include "scene.h"
 #include "util.h"
 
+int file_contains(const char *file, const char *text)
+{
+    char *d = cs_read_file(file, NULL);
+    int r = d && strstr(d, text);
+    free(d);
+    return r;
+}
+
 int write_text(const char *path, const char *text) { return cs_write_file_atomic(path, text, strlen(text)); }
 
 void fx_put(FILE *f, const void *v, size_t n) { fwrite(v, 1, n, f); }

@@ -10,6 +10,8 @@
 
 /* Writes TEXT to PATH atomically. */
 int write_text(const char *path, const char *text);
+/* True when FILE can be read and contains TEXT. */
+int file_contains(const char *file, const char *text);
 /* Little-endian fields of COLMAP's binary files. */
 void fx_put(FILE *f, const void *v, size_t n);
 void fx_put_i32(FILE *f, int32_t v);

@@ -172,14 +172,6 @@ int test_batch_pack(void)
     return 0;
 }
 
-/* true when FILE contains TEXT */
-static int contains_text(const char *file, const char *text)
-{
-    char *d = cs_read_file(file, NULL);
-    int r = d && strstr(d, text);
-    free(d);
-    return r;
-}
 
 int test_batch_eta_and_report(void)
 {
@@ -260,7 +252,7 @@ int test_batch_eta_and_report(void)
     cs_eta_job last = {1000, 1000, 60.0};
     cs_batch_progress_overall(&prog, counts, 61, cs_batch_eta(&last, 1, 0, 0, 0, 1), true);
     fclose(f);
-    CHECK(contains_text(p, "ETA finishing"), "a job at its last iteration: see %s", p);
+    CHECK(file_contains(p, "ETA finishing"), "a job at its last iteration: see %s", p);
     return 0;
 }
 

@@ -12,18 +12,11 @@
 #include "cl_runtime.h"
 #include "cli_run.h"
 #include "config.h"
+#include "fixtures.h"
 #include "progress.h"
 #include "test.h"
 #include "util.h"
 
-/* true when FILE contains TEXT */
-static int contains(const char *file, const char *text)
-{
-    char *d = cs_read_file(file, NULL);
-    int r = d && strstr(d, text);
-    free(d);
-    return r;
-}
 
 /* the common flags of a tiny run: no tuning, few points, densification early */
 #define TINY "--set device.tune=off --set optim.random_init_points=800 --set densify.from=2 --set log.interval=2"
@@ -66,7 +59,7 @@ int test_cli_arguments(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int st = cli_run("", log, "%s", cases[i].args);
-        if (st != cases[i].status || !contains(log, cases[i].expect)) {
+        if (st != cases[i].status || !file_contains(log, cases[i].expect)) {
             char *d = cs_read_file(log, NULL);
             fprintf(stderr, "  clsplat %s: exit %d (want %d), output:\n%s\n", cases[i].args, st, cases[i].status,
                     d ? d : "");
@@ -78,7 +71,7 @@ int test_cli_arguments(void)
     char longo[1200];
     memset(longo, 'x', sizeof longo - 1);
     longo[sizeof longo - 1] = '\0';
-    CHECK(cli_run("", log, "train -s x -o %s", longo) == 2 && contains(log, "-o: key 'output.dir' is too long"),
+    CHECK(cli_run("", log, "train -s x -o %s", longo) == 2 && file_contains(log, "-o: key 'output.dir' is too long"),
           "an over-long -o");
     /* a failed dataset load leaves no output folder behind */
     char out[600];
@@ -147,12 +140,12 @@ int test_cli_runs(void)
                        "--checkpoint_iterations 6 --optimizer_type sparse_adam " TINY, cfgp, data, out) == 0,
           "training failed, see %s", log);
     snprintf(p, sizeof p, "%s/config.json", out);
-    CHECK(contains(p, "\"sparse_adam\": true"), "--optimizer_type sparse_adam did not set optim.sparse_adam");
+    CHECK(file_contains(p, "\"sparse_adam\": true"), "--optimizer_type sparse_adam did not set optim.sparse_adam");
     snprintf(p, sizeof p, "%s/point_cloud/iteration_10/point_cloud.ply", out);
     CHECK(cs_file_exists(p), "--iterations 10 did not win over iterations_on_cpu (no %s)", p);
     /* cfg_args as graphdeco writes it, and renders beside their ground truth */
     snprintf(p, sizeof p, "%s/cfg_args", out);
-    CHECK(contains(p, "Namespace(data_device='cuda'") && contains(p, "eval=True") && contains(p, "source_path='/"),
+    CHECK(file_contains(p, "Namespace(data_device='cuda'") && file_contains(p, "eval=True") && file_contains(p, "source_path='/"),
           "cfg_args");
     snprintf(p, sizeof p, "%s/test/ours_10/renders/r_0.png", out);
     CHECK(cs_file_exists(p), "no %s", p);
@@ -165,7 +158,7 @@ int test_cli_runs(void)
     CHECK(metrics_records(out, src, sizeof src) == 3 && !strcmp(src, "eval"), "eval lost or did not add a record");
     /* the same folder again: refused; with --force the earlier run's outputs go */
     CHECK(cli_run("", log, "train -c %s -s %s -o %s --iterations 8 " TINY, cfgp, data, out) == 1 &&
-              contains(log, "holds another run"), "a run folder was reused without --force");
+              file_contains(log, "holds another run"), "a run folder was reused without --force");
     /* without --iterations the config's CPU count applies (7): the test device is a CPU in CI */
     CHECK(cli_run("", log, "train -c %s -s %s -o %s --force " TINY, cfgp, data, out) == 0, "--force run failed");
     snprintf(p, sizeof p, "%s/point_cloud/iteration_10", out);
@@ -181,10 +174,10 @@ int test_cli_runs(void)
     CHECK(checkpoints_are(out, "6 8"), "periodic checkpoints: 4 not replaced by 8, or the mark 6 removed");
     double secs = result_seconds(out);
     CHECK(secs > 0, "no result.json with train_seconds after a finished run");
-    CHECK(cli_run("", log, "train --resume %s/checkpoints/chkpnt_8.bin", out) == 0 && contains(log, "resumed from"),
+    CHECK(cli_run("", log, "train --resume %s/checkpoints/chkpnt_8.bin", out) == 0 && file_contains(log, "resumed from"),
           "--resume without -c/-s failed, see %s", log);
     CHECK(result_seconds(out) > 0, "no result.json after a resumed run");
-    CHECK(cli_run("", log, "render -m %s --split bogus", out) == 1 && contains(log, "unknown split 'bogus'"),
+    CHECK(cli_run("", log, "render -m %s --split bogus", out) == 1 && file_contains(log, "unknown split 'bogus'"),
           "render --split bogus");
     /* no -o: a fresh output/<date-time> in the working folder, as graphdeco's output/<id> */
     char cwd[700], cmd[2400];
@@ -199,11 +192,11 @@ int test_cli_runs(void)
     CHECK(system(cmd) == 0, "no output/<date-time>/config.json, see %s", log);
     snprintf(p, sizeof p, "%s/point_cloud/iteration_10/point_cloud.ply", out);
     CHECK(cli_run("", log, "bench -s %s --ply %s --view 999 --iters 1", data, p) == 1 &&
-              contains(log, "--view 999: the dataset has views 0 to"), "bench --view out of range");
+              file_contains(log, "--view 999: the dataset has views 0 to"), "bench --view out of range");
     /* a real bench run: its kernel options once held an uninitialised program set */
-    CHECK(cli_run("", log, "bench -s %s --ply %s --iters 2", data, p) == 0 && contains(log, "rasterize bwd") &&
-              contains(log, "sum of stages") && contains(log, "by kernel (mean a pass)") &&
-              contains(log, " rasterize_fwd ") && contains(log, " bin_sort_tiles "),
+    CHECK(cli_run("", log, "bench -s %s --ply %s --iters 2", data, p) == 0 && file_contains(log, "rasterize bwd") &&
+              file_contains(log, "sum of stages") && file_contains(log, "by kernel (mean a pass)") &&
+              file_contains(log, " rasterize_fwd ") && file_contains(log, " bin_sort_tiles "),
           "bench on the trained PLY, see %s", log);
     return 0;
 }
@@ -277,15 +270,15 @@ int test_device_paths(void)
     for (int p = 0; p < 3; p++) {
         char want[96];
         snprintf(want, sizeof want, "float atomics: %s,", cs_atomic_path_names[p]);
-        if (contains(log, want)) auto_path = p;
+        if (file_contains(log, want)) auto_path = p;
     }
     CHECK(auto_path >= 0, "no float-atomics path in %s", log);
     CHECK(cli_run("", log, "train -s %s -o %s --force --iterations 2 --set device.float_atomics=cas "
                            "--set device.fast_math=on " TINY, data, out) == 0 &&
-              contains(log, "float atomics: cas-loop, fast math: on"), "forced cas + fast math: see %s", log);
+              file_contains(log, "float atomics: cas-loop, fast math: on"), "forced cas + fast math: see %s", log);
     for (int p = auto_path + 1; p < 3; p++) {
         CHECK(cli_run("", log, "train -s %s -o %s --force --iterations 2 --set device.float_atomics=%s " TINY, data, out,
-                      keys[p]) == 1 && contains(log, "does not have the"),
+                      keys[p]) == 1 && file_contains(log, "does not have the"),
               "device.float_atomics=%s on a device whose best path is %s: see %s", keys[p],
               cs_atomic_path_names[auto_path], log);
     }

@@ -27,13 +27,6 @@
 
 #define TINY "--set device.tune=off --set optim.random_init_points=600 --set log.interval=5"
 
-static int contains(const char *file, const char *text)
-{
-    char *d = cs_read_file(file, NULL);
-    int r = d && strstr(d, text);
-    free(d);
-    return r;
-}
 
 /* the files (not folders) under DIR, at any depth */
 static int count_files(const char *dir)
@@ -80,7 +73,7 @@ static int user_files_intact(const char *dir)
     char p[1200];
     for (int i = 0; i < N_USER; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, USER_FILES[i]);
-        if (!contains(p, "user data")) return cs_fail("%s is gone or changed", p);
+        if (!file_contains(p, "user data")) return cs_fail("%s is gone or changed", p);
     }
     return 0;
 }
@@ -101,10 +94,10 @@ int test_force_keeps_inputs(void)
     for (int i = 0; i < 3; i++) {
         snprintf(p, sizeof p, outs[i], data);
         CHECK(cli_run("", log, "train -s %s -o %s --force --iterations 2 " TINY, data, p) == 1 &&
-                  contains(log, "dataset"),
+                  file_contains(log, "dataset"),
               "-o %s was not refused, see %s", p, log);
     }
-    CHECK(cli_run("", log, "batch -o %s %s --set optim.iterations=2", parent, data) == 1 && contains(log, "dataset"),
+    CHECK(cli_run("", log, "batch -o %s %s --set optim.iterations=2", parent, data) == 1 && file_contains(log, "dataset"),
           "batch -o the dataset's parent was not refused, see %s", log);
     CHECK(count_files(data) == photos, "the dataset lost files: %d of %d left", count_files(data), photos);
     /* a run, then a user's files named like a run's beside its own, then --force */
@@ -134,7 +127,7 @@ int test_force_keeps_inputs(void)
     free(list);
     CHECK_OK(cs_write_file_atomic(p, extra, strlen(extra)));
     CHECK(cli_run("", log, "train -s %s -o %s --force --iterations 4 " TINY, data, mixed) == 0 &&
-              contains(log, "and nothing else"),
+              file_contains(log, "and nothing else"),
           "--force run, see %s", log);
     snprintf(p, sizeof p, "%s/point_cloud/iteration_6", mixed);
     CHECK(!cs_dir_exists(p), "--force kept the earlier run's %s", p);
@@ -144,7 +137,7 @@ int test_force_keeps_inputs(void)
     snprintf(p, sizeof p, "%s/%s", mixed, CS_MANIFEST_NAME);
     CHECK(unlink(p) == 0, "no %s", p);
     CHECK(cli_run("", log, "train -s %s -o %s --force --iterations 2 " TINY, data, mixed) == 1 &&
-              contains(log, "nothing there is removed"),
+              file_contains(log, "nothing there is removed"),
           "--force over a run with no list, see %s", log);
     snprintf(p, sizeof p, "%s/point_cloud/iteration_4/point_cloud.ply", mixed);
     CHECK(cs_file_exists(p), "--force without a list removed %s", p);
@@ -175,7 +168,7 @@ int test_live_run_lock(void)
     kill(pid, SIGTERM);
     cli_wait(pid);
     CHECK(live, "the first run ended early, see %s", log);
-    CHECK(st == 1 && contains(log2, "in use by a run still training") && contains(log2, pid_text),
+    CHECK(st == 1 && file_contains(log2, "in use by a run still training") && file_contains(log2, pid_text),
           "a second --force run into a live run's folder was not refused with its pid, see %s", log2);
     CHECK(cs_file_exists(p), "the live run's log was removed");
     /* once it has stopped, the folder is free again */
@@ -201,7 +194,7 @@ int test_relative_source(void)
     CHECK(cli_run("", log, "train -s %s -o %s --iterations 2 --eval " TINY, rel, out) == 0, "training, see %s", log);
     char p[1200];
     snprintf(p, sizeof p, "%s/config.json", out);
-    CHECK(contains(p, data) && !contains(p, "\"../"), "config.json keeps the relative path");
+    CHECK(file_contains(p, data) && !file_contains(p, "\"../"), "config.json keeps the relative path");
     CHECK(realpath(cli_bin(), bin) != NULL, "no %s", cli_bin());
     snprintf(cmd, sizeof cmd, "cd / && XDG_CACHE_HOME=%s/cli_cache %s render -m %s -o %s/trust_rel_renders > %s 2>&1",
              test_tmpdir(), bin, out, test_tmpdir(), log);
@@ -304,19 +297,19 @@ int test_short_schedules(void)
                   data, out) == 0,
           "training, see %s", log);
     /* #33 item 7: a build from source says so before it starts, and its time is said once */
-    CHECK(contains(log, "kernels: compiling for") && contains(log, "kernels: built in"), "the kernel build, see %s", log);
-    CHECK(contains(log, "before densification starts (densify.from 250)"), "no note that the run never densifies, see %s",
+    CHECK(file_contains(log, "kernels: compiling for") && file_contains(log, "kernels: built in"), "the kernel build, see %s", log);
+    CHECK(file_contains(log, "before densification starts (densify.from 250)"), "no note that the run never densifies, see %s",
           log);
     snprintf(p, sizeof p, "%s/metrics.json", out);
-    CHECK(contains(p, "\"iteration\": 4,") && contains(p, "\"iteration\": 8,") && contains(p, "\"iteration\": 12,") &&
-              !contains(p, "\"iteration\": 2,"),
+    CHECK(file_contains(p, "\"iteration\": 4,") && file_contains(p, "\"iteration\": 8,") && file_contains(p, "\"iteration\": 12,") &&
+              !file_contains(p, "\"iteration\": 2,"),
           "the marks 4 8 were scaled, see %s", p);
-    CHECK(contains(p, "\"resolution\": 2,"), "the records do not say -r 2, see %s", p);
+    CHECK(file_contains(p, "\"resolution\": 2,"), "the records do not say -r 2, see %s", p);
     snprintf(p, sizeof p, "%s/point_cloud/iteration_8/point_cloud.ply", out);
     CHECK(cs_file_exists(p), "--save_iterations 8 was scaled: no %s", p);
     /* the stored config repeats the run: a resume-free rerun from it trains the same marks */
     snprintf(p, sizeof p, "%s/config.json", out);
-    CHECK(contains(p, "\"steps_scale\": 0.5") && contains(p, "\"iterations\": 24,"), "config.json: %s", p);
+    CHECK(file_contains(p, "\"steps_scale\": 0.5") && file_contains(p, "\"iterations\": 24,"), "config.json: %s", p);
     return 0;
 }
 
@@ -404,11 +397,11 @@ int test_stopped_run_exports(void)
     CHECK(st == 143, "the stopped run exited %d, see %s", st, log);
     snprintf(p, sizeof p, "%s/checkpoints/chkpnt_5.bin", out);
     CHECK(cs_file_exists(p), "no %s", p);
-    CHECK(cli_run("", log, "render -m %s", out) == 1 && contains(log, "holds no saved PLY yet, only checkpoints") &&
-              contains(log, "chkpnt_5.bin"),
+    CHECK(cli_run("", log, "render -m %s", out) == 1 && file_contains(log, "holds no saved PLY yet, only checkpoints") &&
+              file_contains(log, "chkpnt_5.bin"),
           "render -m of a stopped run, see %s", log);
     CHECK(cli_run("", log, "export --ply %s --format ply -o %s/from_ckpt.ply", p, out) == 0 &&
-              contains(log, "iteration 5"),
+              file_contains(log, "iteration 5"),
           "export of a checkpoint, see %s", log);
     snprintf(p, sizeof p, "%s/from_ckpt.ply", out);
     cs_splats s;
@@ -428,14 +421,14 @@ int test_no_test_views_and_empty_plan(void)
     snprintf(log, sizeof log, "%s/trust_views.log", test_tmpdir());
     snprintf(out, sizeof out, "%s/trust_views", test_tmpdir());
     CHECK(cli_run("", log, "train -s %s -o %s --iterations 3 " TINY, data, out) == 0, "training, see %s", log);
-    CHECK(cli_run("", log, "render -m %s", out) == 0 && contains(log, "rendering its training views") &&
-              contains(log, "rendered 60 train views"),
+    CHECK(cli_run("", log, "render -m %s", out) == 0 && file_contains(log, "rendering its training views") &&
+              file_contains(log, "rendered 60 train views"),
           "render -m of a model without test views, see %s", log);
-    CHECK(cli_run("", log, "eval -m %s", out) == 1 && contains(log, "no test views"), "eval -m, see %s", log);
+    CHECK(cli_run("", log, "eval -m %s", out) == 1 && file_contains(log, "no test views"), "eval -m, see %s", log);
     snprintf(p, sizeof p, "%s/trust_plan0", test_tmpdir());
     CHECK(cli_run("", log, "train -s %s -o %s --iterations 3 --set memory.vram_budget_mb=0.3 "
                   "--set data.image_residency=device " TINY, data, p) == 1 &&
-              contains(log, "the memory plan leaves room for no Gaussians"),
+              file_contains(log, "the memory plan leaves room for no Gaussians"),
           "a plan with room for no Gaussians, see %s", log);
     return 0;
 }
@@ -450,8 +443,8 @@ int test_runner_quiet(void)
         snprintf(cmd, sizeof cmd, "CLSPLAT_TEST_VERBOSE=%d /proc/%ld/exe test_datasets_users_have > %s 2>&1", verbose,
                  (long)getpid(), log);
         CHECK(system(cmd) == 0, "the runner failed, see %s", log);
-        int noted = contains(log, "note: 1 of the 10 images");
-        CHECK(contains(log, "ok   test_datasets_users_have") && noted == verbose,
+        int noted = file_contains(log, "note: 1 of the 10 images");
+        CHECK(file_contains(log, "ok   test_datasets_users_have") && noted == verbose,
               "%s: the test's note %s, see %s", verbose ? "verbose" : "quiet", noted ? "shown" : "not shown", log);
     }
     return 0;
