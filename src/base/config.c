@@ -299,10 +299,16 @@ static int parse_background(const char *s, float rgb[3])
     return *p ? -1 : 0;
 }
 
+/* the message for data.background's text S, from SRC ("" none) */
+static int bad_background(const char *src, const char *s)
+{
+    return cs_fail("%s%skey 'data.background' = \"%s\": %s", src, src[0] ? ": " : "", s, BACKGROUND_FORMS);
+}
+
 int cs_config_background(const cs_data_cfg *d, float rgb[3])
 {
     int r = parse_background(d->background, rgb);
-    if (r < 0) return cs_fail("key 'data.background' = \"%s\": %s", d->background, BACKGROUND_FORMS);
+    if (r < 0) return bad_background("", d->background);
     if (d->background[0] && d->white_background)
         return cs_fail("data.background (\"%s\") and data.white_background (-w) are both set: keep one", d->background);
     if (!d->background[0] && d->white_background) rgb[0] = rgb[1] = rgb[2] = 1.f;
@@ -339,8 +345,7 @@ static int set_key(cs_config *cfg, const key_desc *k, const char *src, json_t *v
         const char *s = json_string_value(v);
         if (strlen(s) >= k->size) return cs_fail("%s: key '%s' is too long (max %zu)", src, k->name, k->size - 1);
         float rgb[3];
-        if (strcmp(k->name, "data.background") == 0 && parse_background(s, rgb) < 0)
-            return cs_fail("%s: key 'data.background' = \"%s\": %s", src, s, BACKGROUND_FORMS);
+        if (strcmp(k->name, "data.background") == 0 && parse_background(s, rgb) < 0) return bad_background(src, s);
         strcpy(base, s);
         return 0;
     }
