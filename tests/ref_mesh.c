@@ -234,6 +234,21 @@ void ref_mesh_test_camera(cs_camera *c)
     c->R[0] = c->R[4] = c->R[8] = 1, c->t[2] = 3;
 }
 
+/* a camera at C looking at the origin (96x72, 62 degrees across) */
+void ref_mesh_ring_camera(cs_camera *c, const double C[3])
+{
+    ref_mesh_test_camera(c);
+    double n = sqrt(C[0] * C[0] + C[1] * C[1] + C[2] * C[2]), f[3] = {-C[0] / n, -C[1] / n, -C[2] / n};
+    double x[3] = {-f[1], f[0], 0}, xn = hypot(x[0], x[1]);
+    x[0] /= xn, x[1] /= xn;
+    double y[3] = {f[1] * x[2] - f[2] * x[1], f[2] * x[0] - f[0] * x[2], f[0] * x[1] - f[1] * x[0]};
+    const double *rows[3] = {x, y, f};
+    for (int r = 0; r < 3; r++) {
+        c->t[r] = 0;
+        for (int k = 0; k < 3; k++) c->R[3 * r + k] = rows[r][k], c->t[r] -= rows[r][k] * C[k];
+    }
+}
+
 void ref_mesh_random_soup(float *pos, int nt, uint64_t *rs)
 {
     for (int t = 0; t < nt; t++) {

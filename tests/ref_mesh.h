@@ -39,6 +39,8 @@ double ref_mesh_reg_energy(const cs_mesh *m, const cs_mesh_topo *t, double kl, d
 
 /* the device tests' view: a 96x72 pinhole camera 3 units before the origin, looking down +z */
 void ref_mesh_test_camera(cs_camera *c);
+/* the test camera moved to C, looking at the origin (96x72, 62 degrees across) */
+void ref_mesh_ring_camera(cs_camera *c, const double C[3]);
 /* NT random overlapping triangles in that view (POS: 9 floats each, corners unshared), every
    37th with a corner behind the camera */
 void ref_mesh_random_soup(float *pos, int nt, uint64_t *rs);

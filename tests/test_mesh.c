@@ -430,21 +430,6 @@ int test_mesh_color_grad(void)
     return 0;
 }
 
-/* a camera at C looking at the origin (96x72, 62 degrees across) */
-static void ring_camera(cs_camera *c, const double C[3])
-{
-    ref_mesh_test_camera(c);
-    double n = sqrt(C[0] * C[0] + C[1] * C[1] + C[2] * C[2]), f[3] = {-C[0] / n, -C[1] / n, -C[2] / n};
-    double x[3] = {-f[1], f[0], 0}, xn = hypot(x[0], x[1]);
-    x[0] /= xn, x[1] /= xn;
-    double y[3] = {f[1] * x[2] - f[2] * x[1], f[2] * x[0] - f[0] * x[2], f[0] * x[1] - f[1] * x[0]};
-    const double *rows[3] = {x, y, f};
-    for (int r = 0; r < 3; r++) {
-        c->t[r] = 0;
-        for (int k = 0; k < 3; k++) c->R[3 * r + k] = rows[r][k], c->t[r] -= rows[r][k] * C[k];
-    }
-}
-
 /* mesh --focus (mesh_focus.h): training cameras on a ring round a box of opaque Gaussians,
    a room's wall far round them (each part of it seen by a few of the views), see-through
    Gaussians anywhere, and test cameras all looking at one part of the wall: the focus is the box */
@@ -462,7 +447,7 @@ int test_mesh_focus(void)
         double a = a0 + 2 * M_PI * v / NV, C[3] = {4 * cos(a), 4 * sin(a), 0.5 + test_rand(&rs)};
         if (v >= NV) /* test views, more than half as many, all looking at one part of the wall */
             C[0] = -2 * cos(a0) + 0.1 * test_randn(&rs), C[1] = -2 * sin(a0) + 0.1 * test_randn(&rs);
-        ring_camera(&sc.cams[v], C);
+        ref_mesh_ring_camera(&sc.cams[v], C);
         sc.cams[v].is_test = v >= NV;
     }
     double lo[3], hi[3];
@@ -974,7 +959,7 @@ static int log_psnr(const char *log, double *psnr)
    colours draws the test views better than vertex colours. PoCL, the sky scene below at 96x72,
    2,000 triangles, --refine 200: 20.09 dB with vertex colours, 23.97 with the texture (8
    subdivisions for triangles of 3.6 pixels); --texture with a .ply, 9 subdivisions or
-   --refine-texture alone are refused before any work */
+   --refine-texture alone are refused before any work, and so is a --consistency outside 0-8 */
 static int texture_gain(const char *dir, const char *run)
 {
     double psnr[2];
@@ -988,9 +973,11 @@ static int texture_gain(const char *dir, const char *run)
            psnr[1]);
     CHECK(psnr[1] > psnr[0] + 2, "the texture gained %.2f dB", psnr[1] - psnr[0]);
     const char *bad[] = {"--refine 10 --texture 2 -o %s/t.ply", "--refine 10 --texture 9 -o %s/t.glb",
-                         "--refine 10 --refine-texture 5 -o %s/t.glb", "--texture 2 -o %s/t.glb"};
-    const char *why[] = {"a PLY cannot carry", "subdivisions from 1 to 8", "needs --texture", "need --refine N"};
-    for (int i = 0; i < 4; i++) {
+                         "--refine 10 --refine-texture 5 -o %s/t.glb", "--texture 2 -o %s/t.glb",
+                         "--consistency 9 -o %s/t.glb", "--consistency -1 -o %s/t.glb"};
+    const char *why[] = {"a PLY cannot carry", "subdivisions from 1 to 8", "needs --texture", "need --refine N",
+                         "--consistency 9: from 0 to 8 views", "--consistency -1: from 0 to 8 views"};
+    for (int i = 0; i < 6; i++) {
         char args[700];
         snprintf(args, sizeof args, bad[i], dir);
         snprintf(log, sizeof log, "%s/texture_bad.log", dir);
@@ -1031,8 +1018,9 @@ static int shell_gain(const char *dir)
         ok = ok && (strstr(text, "background shell of 1280 triangles (level 3)") != NULL) == k;
         ok = ok && (strstr(text, "mesh: focus") != NULL) == k;
         ok = ok && strstr(text, "(step 0.025 mean edges, --refine-step to choose)"); /* a capture's */
+        ok = ok && strstr(text, "of the rendered depths dropped: fewer than 2 of a view's 8 nearest"); /* and depth check */
         free(text);
-        CHECK(ok, "no PSNR line, or the shell, focus or step line wrong, in %s", log);
+        CHECK(ok, "no PSNR line, or the shell, focus, step or depth check line wrong, in %s", log);
     }
     printf("  sky scene, 20k triangles, --refine 200: %.2f dB, %.1f%% covered with --shell 0; %.2f dB, %.1f%% with "
            "the default shell\n", psnr[0], cov[0], psnr[1], cov[1]);
@@ -1104,7 +1092,7 @@ int test_mesh_cli(void)
            hundredths, not the 512 voxels of the longest side a full-size capture gets) */
         if (i == 3) /* and no focus on a Blender scene (the default on captures) */
             CHECK(text && strstr(text, "(a training pixel at the cameras' median distance;") && !strstr(text, "grid 5") &&
-                      !strstr(text, "mesh: focus"),
+                      !strstr(text, "mesh: focus") && !strstr(text, "rendered depths dropped"),
                   "the default grid: %s", text ? text : "");
         free(text);
         cs_mesh_free(&m);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "depth_check.h"
 #include "mesher.h"
 #include "mesh_shell.h"
 #include "mesh_tex.h"
@@ -85,7 +86,7 @@ static const opt_desc OPTS[] = {
      "default on a capture (COLMAP, nerfstudio), not on a Blender scene"},
     {"--no-focus", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
      "the grid's fine voxels span the box of the model's opaque Gaussians (the default on a Blender scene)"},
-    {"--trunc", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "VOXELS", "truncation of the signed distance (default 4)"},
+    {"--trunc", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "VOXELS", "truncation of the signed distance (default 4; on COLMAP and nerfstudio captures at least 1% of the training views' median depth)"},
     {"--volume-mb", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "MB",
      "the volume's largest slab (default: half of what memory.vram_budget_mb leaves)"},
     {"--refine", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
@@ -115,6 +116,10 @@ static const opt_desc OPTS[] = {
     {"--near-cut", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "F",
      "drop triangles nearer a training camera than F times the views' median depth: floaters against the lens "
      "(default " CS_STR(CS_MESH_NEAR_CUT) "; 0: keep them)"},
+    {"--consistency", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
+     "fuse a view's rendered depth only where at least N of its 8 nearest training views see a surface alike "
+     "(within 2% of the depth): the model's guesses on a plain backdrop left out (default " CS_STR(CS_MESH_CONSISTENCY)
+     " on COLMAP and nerfstudio captures, 0 on Blender scenes; 0: every depth)"},
     {"--keep-components", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
      "keep the N largest connected pieces of the mesh, dropping floaters (default: all)"},
     {"--psnr", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
@@ -198,7 +203,7 @@ static const struct {
     [CS_CMD_EXPORT] = {"export", "clsplat export (-m OUT | --ply FILE) --format spz|splat|compressed-ply|ply [-o FILE] [--bake]",
                        "write a trained scene in a web viewer's format (.spz, .splat, compressed PLY) or a baked PLY"},
     [CS_CMD_MESH] = {"mesh", "clsplat mesh -m OUT [-o mesh.ply|mesh.glb] [--voxel SIZE | --grid N] [--max-triangles N] "
-                             "[--depth median|mean] [--max-depth D] [--contract S] [--focus | --no-focus] [--keep-components N] [--near-cut F] [--refine N] [--refine-dssim W] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--psnr] [--renders DIR] [--profile]",
+                             "[--depth median|mean] [--max-depth D] [--contract S] [--focus | --no-focus] [--keep-components N] [--consistency N] [--near-cut F] [--refine N] [--refine-dssim W] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--psnr] [--renders DIR] [--profile]",
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
     [CS_CMD_VIEW] = {"view", "clsplat view -m OUT [--port PORT] [--host ADDR]",
                      "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
@@ -415,6 +420,10 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
             return cs_fail("%s %s: subdivisions from 1 to %d, or auto", flag, v, CS_TEX_MAX_R);
     }
     else if (!strcmp(n, "--near-cut")) return parse_nonneg(flag, v, &a->near_cut);
+    else if (!strcmp(n, "--consistency")) {
+        if (parse_int(flag, v, 0, &a->consistency) || a->consistency > CS_DCHECK_NEIGHBOURS)
+            return cs_fail("%s %s: from 0 to %d views", flag, v, CS_DCHECK_NEIGHBOURS);
+    }
     else if (!strcmp(n, "--refine-texture")) return parse_int(flag, v, 1, &a->refine_texture);
     else if (!strcmp(n, "--refine-dssim")) return parse_unit(flag, v, &a->refine_dssim);
     else if (!strcmp(n, "--refine-geometry")) return parse_int(flag, v, 0, &a->refine_geometry);
@@ -441,6 +450,7 @@ int cs_cli_parse(int argc, char **argv, cs_args *a)
     a->iters = 20;
     a->shell = -1;
     a->near_cut = CS_MESH_NEAR_CUT;
+    a->consistency = -1;
     a->focus = -1;
     a->refine_dssim = 0.2;
     a->refine_geometry = -1;

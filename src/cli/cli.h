@@ -54,6 +54,7 @@ typedef struct {
     int shell;                    /* mesh --shell L (-1: the default) */
     int texture;                  /* mesh --texture R (0: none, -1: auto) */
     double near_cut;              /* mesh --near-cut F */
+    int consistency;              /* mesh --consistency N (-1: by the scene's kind) */
     int refine_texture;           /* mesh --refine-texture N (0: --refine's N) */
     double contract;              /* mesh --contract S (0: none) */
     int focus;                    /* mesh --focus 1, --no-focus 0, neither -1 */

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cl_mem.h"
+#include "depth_check.h"
 #include "mesh.h"
 #include "mesh_focus.h"
 #include "mesh_gltf.h"
@@ -194,6 +195,14 @@ static float default_voxel(const cs_scene *scene, const float box[6], float long
     return vox;
 }
 
+double cs_mesh_trunc_voxels(double asked, int capture, double median_depth, double voxel)
+{
+    if (asked > 0) return asked;
+    if (!capture || !(median_depth > 0) || !(voxel > 0) || CS_MESH_TRUNC_DEPTH * median_depth <= CS_MESH_DEFAULT_TRUNC * voxel)
+        return CS_MESH_DEFAULT_TRUNC;
+    return fmin(CS_MESH_TRUNC_DEPTH * median_depth / voxel, CS_MESH_TRUNC_MAX);
+}
+
 /* the grid over the bounds (grown by the truncation), contracted past them by S half-sizes
    (contract.h; the voxel set by the bounds), and the slab height that fits the budget */
 static int plan_grid(cs_cl *cl, const cs_scene *scene, const cs_mesh_opts *o, cs_mesh_stats *st, cs_tsdf_grid *g,
@@ -216,7 +225,10 @@ static int plan_grid(cs_cl *cl, const cs_scene *scene, const cs_mesh_opts *o, cs
         if (s > 0) ext[k] = 2 * g->ct.h[k] * (1 + s);
         lo[k] = s > 0 ? g->ct.c[k] - 0.5f * ext[k] : box[k];
     }
-    double tv = o->trunc_voxels > 0 ? o->trunc_voxels : CS_MESH_DEFAULT_TRUNC;
+    double tv = cs_mesh_trunc_voxels(o->trunc_voxels, scene->kind != CS_SCENE_BLENDER, st->median_depth, vox);
+    if (o->trunc_voxels <= 0 && tv != CS_MESH_DEFAULT_TRUNC)
+        printf("mesh: truncation %.3g voxels: %g%% of the views' median depth, the least on a capture (--trunc to choose)\n",
+               tv, 100 * CS_MESH_TRUNC_DEPTH);
     float pad = (float)(tv + 1) * vox;
     int nv[3];
     for (int k = 0; k < 3; k++) {
@@ -295,34 +307,88 @@ static int alpha_fill(cs_renderer *r, const cs_scene *scene, const cs_camera *c,
     return rc;
 }
 
-/* fuses every training view into slab T (SLAB of SLABS); the renderer of W makes each view's
-   depths. A line every 10 s says how far it is (minutes on a CPU). */
-static int fuse_views(cs_viewer *w, const cs_scene *scene, int degree, cs_tsdf *t, int slab, int slabs, int *views,
-                      long *filled)
+/* zeroes the depths of the view just rendered (scene camera I, C's view K) that its neighbours do
+   not see alike (depth_check.h); counts into ST */
+static int check_depth(cs_renderer *r, const cs_depth_check *c, int k, int plane, cs_mesh_stats *st)
 {
-    int total = cs_scene_count(scene, 0);
+    const cs_view *v = &c->view[k];
+    size_t n = (size_t)v->width * v->height;
+    float *d = malloc(sizeof(float) * 2 * (n ? n : 1));
+    if (!d) return cs_fail("out of host memory (a %dx%d depth map)", v->width, v->height);
+    long seen = 0, dropped = 0;
+    int rc = cs_render_read_depth(r, v->width, v->height, d);
+    if (!rc) dropped = cs_depth_check_filter(c, k, d + plane * n, &seen);
+    if (!rc && dropped) rc = cs_buf_write(r->cl, &r->depth_img, 0, sizeof(float) * 2 * n, d);
+    if (st->slabs == 0) st->dcheck_seen += seen, st->dcheck_dropped += dropped;
+    free(d);
+    return rc;
+}
+
+/* fuses every training view into slab T (the slab ST->slabs + 1 of SLABS); the renderer of W
+   makes each view's depths, checked against their neighbours' with DC (NULL: not). A line every
+   10 s says how far it is (minutes on a CPU). */
+static int fuse_views(cs_viewer *w, const cs_scene *scene, int degree, cs_tsdf *t, const cs_depth_check *dc, int slabs,
+                      cs_mesh_stats *st)
+{
+    int total = cs_scene_count(scene, 0), k = 0;
     double t0 = cs_now(), said = t0;
-    *views = 0;
+    st->views = 0;
     for (int i = 0; i < scene->n_cams; i++) {
         if (scene->cams[i].is_test) continue;
         cs_view v;
         cs_view_from_camera(&scene->cams[i], &v);
         if (cs_render_forward_sync(&w->r, &w->m, &v, degree, scene->background) ||
-            alpha_fill(&w->r, scene, &scene->cams[i], t->g.plane, filled) || cs_tsdf_fuse(t, &w->r, &v))
+            alpha_fill(&w->r, scene, &scene->cams[i], t->g.plane, &st->alpha_filled) ||
+            (dc && check_depth(&w->r, dc, k, t->g.plane, st)) || cs_tsdf_fuse(t, &w->r, &v))
             return -1;
-        (*views)++;
+        k++, st->views++;
         if (cs_now() - said > 10) {
             said = cs_now();
-            printf("mesh: fusing slab %d of %d: %d of %d views in %.0f s\n", slab, slabs, *views, total, said - t0);
+            printf("mesh: fusing slab %d of %d: %d of %d views in %.0f s\n", st->slabs + 1, slabs, st->views, total, said - t0);
             fflush(stdout);
         }
     }
     return 0;
 }
 
+/* DC for SCENE's training views, each rendered once and its depth plane PLANE kept (depth_check.h) */
+static int depth_check_views(cs_viewer *w, const cs_scene *scene, int degree, int min_agree, int plane, cs_depth_check *dc)
+{
+    int n = cs_scene_count(scene, 0), k = 0;
+    cs_view *v = malloc(sizeof *v * (n ? n : 1));
+    if (!v) return cs_fail("out of host memory (%d views)", n);
+    for (int i = 0; i < scene->n_cams; i++)
+        if (!scene->cams[i].is_test) cs_view_from_camera(&scene->cams[i], &v[k++]);
+    int rc = cs_depth_check_init(dc, v, n, min_agree, CS_DCHECK_HOST_BYTES);
+    free(v);
+    if (rc) return -1;
+    double t0 = cs_now(), said = t0;
+    float *d = NULL;
+    size_t cap = 0;
+    for (k = 0; k < n && !rc; k++) {
+        const cs_view *vk = &dc->view[k];
+        size_t px = (size_t)vk->width * vk->height;
+        if (px > cap) {
+            free(d);
+            d = malloc(sizeof(float) * 2 * px), cap = px;
+            if (!d) rc = cs_fail("out of host memory (a %dx%d depth map)", vk->width, vk->height);
+        }
+        rc = rc || cs_render_forward_sync(&w->r, &w->m, vk, degree, scene->background) ||
+             cs_render_read_depth(&w->r, vk->width, vk->height, d) || cs_depth_check_store(dc, k, d + plane * px);
+        if (!rc && cs_now() - said > 10) {
+            said = cs_now();
+            printf("mesh: the depth check's views: %d of %d in %.0f s\n", k + 1, n, said - t0);
+            fflush(stdout);
+        }
+    }
+    free(d);
+    if (rc) cs_depth_check_free(dc);
+    return rc ? -1 : 0;
+}
+
 /* every slab fused and extracted into *SOUP */
 static int fuse_and_extract(cs_cl *cl, cs_viewer *w, const cs_scene *scene, int degree, const cs_tsdf_grid *g, int L,
-                            cs_soup_vertex **soup, size_t *nt, cs_mesh_stats *st)
+                            const cs_depth_check *dc, cs_soup_vertex **soup, size_t *nt, cs_mesh_stats *st)
 {
     size_t cap = 0;
     int slabs = (g->nz - 2) / (L - 1) + 1;
@@ -330,7 +396,7 @@ static int fuse_and_extract(cs_cl *cl, cs_viewer *w, const cs_scene *scene, int 
         int layers = g->nz - z0 < L ? g->nz - z0 : L;
         cs_tsdf t;
         double t0 = cs_now();
-        if (cs_tsdf_begin(&t, cl, &w->k, g, z0, layers) || fuse_views(w, scene, degree, &t, st->slabs + 1, slabs, &st->views, &st->alpha_filled) ||
+        if (cs_tsdf_begin(&t, cl, &w->k, g, z0, layers) || fuse_views(w, scene, degree, &t, dc, slabs, st) ||
             cs_cl_finish(cl)) {
             cs_tsdf_free(&t);
             return -1;
@@ -491,10 +557,19 @@ int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const 
     w.r.want_depth = 1;
     cs_soup_vertex *soup = NULL;
     size_t nt = 0;
+    cs_depth_check dc = {0};
+    st->consistency = o->consistency >= 0 ? o->consistency : scene->kind == CS_SCENE_BLENDER ? 0 : CS_MESH_CONSISTENCY;
     int rc = first_view(&w, scene, s->sh_degree) || plan_grid(cl, scene, o, st, &g, &L) ||
-                     fuse_and_extract(cl, &w, scene, s->sh_degree, &g, L, &soup, &nt, st)
+                     (st->consistency > 0 &&
+                      depth_check_views(&w, scene, s->sh_degree, st->consistency, g.plane, &dc)) ||
+                     fuse_and_extract(cl, &w, scene, s->sh_degree, &g, L, st->consistency > 0 ? &dc : NULL, &soup, &nt, st)
                  ? -1
                  : 0;
+    cs_depth_check_free(&dc);
+    if (!rc && st->consistency > 0)
+        printf("mesh: %.1f%% of the rendered depths dropped: fewer than %d of a view's %d nearest views see a surface "
+               "there (--consistency to choose, 0: none)\n",
+               st->dcheck_seen ? 100.0 * st->dcheck_dropped / st->dcheck_seen : 0.0, st->consistency, CS_DCHECK_NEIGHBOURS);
     st->peak_device = cl->mem.window_peak;
     cs_viewer_close(&w, cl);
     if (!rc) rc = finish_mesh(cl, soup, scene, o, st);

@@ -43,6 +43,8 @@ typedef struct {
     int texture;           /* then a texture of this many subdivisions (cl/mesh_tex.h; 0: none, -1: the most
                               whose atlas fits, cs_mesh_tex_auto), for a .glb */
     int texture_views;     /* fitted over this many views */
+    int consistency;       /* keep a rendered depth only where this many of the view's nearest views see a
+                              surface alike (depth_check.h; 0: all, -1: by the scene's kind) */
     double near_cut;       /* drop triangles nearer a training camera than this times the views' median
                               depth (floaters against the lens; 0: keep them) */
 } cs_mesh_opts;
@@ -54,8 +56,15 @@ typedef struct {
 #define CS_STR_(x) #x
 #define CS_STR(x) CS_STR_(x)
 #define CS_MESH_DEFAULT_TRUNC 4.0
+/* on a capture the truncation is at least this share of the training views' median depth (the
+   rendered depths of neighbouring views differ by about that: at a voxel of a pixel, 4 voxels
+   left the fused surface in shards on the plush dog), at most CS_MESH_TRUNC_MAX voxels */
+#define CS_MESH_TRUNC_DEPTH 0.01
+#define CS_MESH_TRUNC_MAX 32.0
 /* triangles nearer a training camera than this times the views' median depth are dropped */
 #define CS_MESH_NEAR_CUT 0.05
+/* the depth check's rule on captures: views of the nearest 8 that must see a surface alike */
+#define CS_MESH_CONSISTENCY 2
 /* the background shell with --refine on a capture (20 * 4^6 = 81,920 triangles) */
 #define CS_MESH_SHELL_DEFAULT 6
 /* the geometry stage's defaults (mesh_geom.h); its step on Blender scenes and on captures
@@ -83,6 +92,8 @@ typedef struct {
     float median_depth;  /* the training views' median depth of the opaque Gaussians (-1: unknown) */
     float near_radius;   /* triangles this near a training camera were dropped (near_cut) */
     size_t near_dropped;
+    int consistency;     /* the depth check's rule (0: none) */
+    long dcheck_seen, dcheck_dropped; /* depth pixels it looked at and dropped (the first slab) */
     cs_mesh_refine_stats refine; /* with opts.refine */
     cs_mesh_eval_result eval; /* with opts.psnr */
 } cs_mesh_stats;
@@ -94,6 +105,11 @@ typedef struct {
  * cameras' spread, the limit before, cut them away: #38). -1 when no view sees 10 of them.
  * *MEDIAN (or NULL): those depths' median, -1 likewise. */
 double cs_mesh_default_depth(const cs_scene *scene, const cs_splats *s, double *median);
+
+/* the truncation in voxels: ASKED (--trunc) when set (> 0), else CS_MESH_DEFAULT_TRUNC, or on a
+   CAPTURE CS_MESH_TRUNC_DEPTH of the views' MEDIAN_DEPTH where that is more (VOXEL wide voxels),
+   at most CS_MESH_TRUNC_MAX */
+double cs_mesh_trunc_voxels(double asked, int capture, double median_depth, double voxel);
 
 /* Meshes S (a model of SCENE) as O says, writes O->out_path, fills ST. */
 int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const cs_mesh_opts *o,
