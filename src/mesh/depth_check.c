@@ -38,7 +38,7 @@ static void pick_neighbours(cs_depth_check *c, int k)
 int cs_depth_check_init(cs_depth_check *c, const cs_view *v, int n, int min_agree, size_t host_bytes)
 {
     memset(c, 0, sizeof *c);
-    c->n = n, c->min_agree = min_agree, c->tol = CS_DCHECK_TOL;
+    c->n = n, c->min_agree = min_agree;
     size_t px = 0;
     for (int k = 0; k < n; k++) px += (size_t)v[k].width * v[k].height;
     c->stride = 1;
@@ -71,9 +71,8 @@ int cs_depth_check_store(cs_depth_check *c, int k, const float *depth)
     return 0;
 }
 
-/* does stored view J see a surface at world point P (1), past it (-1: P is empty space), or
-   neither (in front of it, outside the image, or no depth: 0)? */
-static int vote(const cs_depth_check *c, int j, const float p[3])
+/* does stored view J see a surface at world point P (within CS_DCHECK_TOL of its depth there)? */
+static int agrees(const cs_depth_check *c, int j, const float p[3])
 {
     const cs_view *v = &c->view[j];
     const float *m = v->cam.s;
@@ -86,7 +85,7 @@ static int vote(const cs_depth_check *c, int j, const float p[3])
     if (!(u > -0.5f && w > -0.5f && u < (float)c->sw[j] - 0.5f && w < (float)c->sh[j] - 0.5f)) return 0;
     float d = c->depth[j][(size_t)(int)(w + 0.5f) * c->sw[j] + (int)(u + 0.5f)];
     if (!(d > 0.f)) return 0;
-    return fabsf(d - z) <= c->tol * z ? 1 : d > z ? -1 : 0;
+    return fabsf(d - z) <= CS_DCHECK_TOL * z;
 }
 
 /* the world point of view V's pixel (X, Y) at camera depth D */
@@ -114,7 +113,7 @@ long cs_depth_check_filter(const cs_depth_check *c, int k, float *depth, long *s
             (*seen)++;
             unproject(v, x, y, *d, p);
             int agree = 0;
-            for (int i = 0; i < have && agree < need; i++) agree += vote(c, nb[i], p) > 0;
+            for (int i = 0; i < have && agree < need; i++) agree += agrees(c, nb[i], p);
             if (agree < need) *d = 0.f, dropped++;
         }
     return dropped;

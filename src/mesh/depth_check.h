@@ -5,7 +5,7 @@
  * and the fused mesh fills the room with shards the test views see in front of the object. A
  * depth pixel is kept when at least MIN_AGREE of its view's neighbours (the nearest training
  * cameras looking the same way) see a surface at the same place: the point, taken into the
- * neighbour, lies within a relative TOL of the neighbour's own depth there. Others are dropped
+ * neighbour, lies within a relative CS_DCHECK_TOL of the neighbour's own depth there. Others are dropped
  * (fused as no surface). The neighbours' depths are kept on the host, every STRIDE-th pixel
  * each way, within a host budget. */
 #ifndef CS_DEPTH_CHECK_H
@@ -30,7 +30,6 @@ typedef struct {
     float **depth;    /* the stored maps (NULL until cs_depth_check_store) */
     int *nb;          /* CS_DCHECK_NEIGHBOURS a view: its neighbours' indices, -1 past the last */
     int min_agree;    /* neighbours that must agree */
-    float tol;        /* relative depth tolerance */
 } cs_depth_check;
 
 /* C for the N views V (copied) with the MIN_AGREE rule, stored maps within HOST_BYTES.

@@ -284,6 +284,17 @@ static int first_view(cs_viewer *w, const cs_scene *scene, int degree)
     return 0;
 }
 
+/* the last rendered view's two depth planes (W x H each: expected, median) read into a new host
+   array; NULL with a message on failure */
+static float *read_depths(cs_renderer *r, int W, int H)
+{
+    size_t n = (size_t)W * H;
+    float *d = malloc(sizeof(float) * 2 * (n ? n : 1));
+    if (!d) cs_fail("out of host memory (a %dx%d depth map)", W, H);
+    else if (cs_render_read_depth(r, W, H, d)) free(d), d = NULL;
+    return d;
+}
+
 /* A Blender scene's photos carry alpha: where it says object (>= 0.5) but the model is too
    transparent there for a median depth (a light surface on a white background, whose Gaussians
    training left see-through), the expected depth is fused instead, so the surface is kept and
@@ -295,9 +306,8 @@ static int alpha_fill(cs_renderer *r, const cs_scene *scene, const cs_camera *c,
     if (cs_scene_read_alpha(c, &a)) return -1;
     if (!a) return 0;
     size_t n = (size_t)c->width * c->height;
-    float *d = malloc(sizeof(float) * 2 * (n ? n : 1));
-    int rc = !d ? cs_fail("out of host memory (a %dx%d depth map)", c->width, c->height)
-                : cs_render_read_depth(r, c->width, c->height, d);
+    float *d = read_depths(r, c->width, c->height);
+    int rc = d ? 0 : -1;
     long k = 0;
     for (size_t p = 0; !rc && p < n; p++)
         if (a[p] >= 128 && !(d[n + p] > 0.f) && d[p] > 0.f) d[n + p] = d[p], k++;
@@ -307,18 +317,16 @@ static int alpha_fill(cs_renderer *r, const cs_scene *scene, const cs_camera *c,
     return rc;
 }
 
-/* zeroes the depths of the view just rendered (scene camera I, C's view K) that its neighbours do
-   not see alike (depth_check.h); counts into ST */
+/* zeroes the depths (plane PLANE) of the view just rendered, C's view K, that its neighbours do
+   not see alike (depth_check.h); counts into ST in the first slab */
 static int check_depth(cs_renderer *r, const cs_depth_check *c, int k, int plane, cs_mesh_stats *st)
 {
     const cs_view *v = &c->view[k];
     size_t n = (size_t)v->width * v->height;
-    float *d = malloc(sizeof(float) * 2 * (n ? n : 1));
-    if (!d) return cs_fail("out of host memory (a %dx%d depth map)", v->width, v->height);
-    long seen = 0, dropped = 0;
-    int rc = cs_render_read_depth(r, v->width, v->height, d);
-    if (!rc) dropped = cs_depth_check_filter(c, k, d + plane * n, &seen);
-    if (!rc && dropped) rc = cs_buf_write(r->cl, &r->depth_img, 0, sizeof(float) * 2 * n, d);
+    float *d = read_depths(r, v->width, v->height);
+    if (!d) return -1;
+    long seen = 0, dropped = cs_depth_check_filter(c, k, d + plane * n, &seen);
+    int rc = dropped ? cs_buf_write(r->cl, &r->depth_img, 0, sizeof(float) * 2 * n, d) : 0;
     if (st->slabs == 0) st->dcheck_seen += seen, st->dcheck_dropped += dropped;
     free(d);
     return rc;
@@ -363,25 +371,19 @@ static int depth_check_views(cs_viewer *w, const cs_scene *scene, int degree, in
     free(v);
     if (rc) return -1;
     double t0 = cs_now(), said = t0;
-    float *d = NULL;
-    size_t cap = 0;
     for (k = 0; k < n && !rc; k++) {
         const cs_view *vk = &dc->view[k];
-        size_t px = (size_t)vk->width * vk->height;
-        if (px > cap) {
-            free(d);
-            d = malloc(sizeof(float) * 2 * px), cap = px;
-            if (!d) rc = cs_fail("out of host memory (a %dx%d depth map)", vk->width, vk->height);
-        }
-        rc = rc || cs_render_forward_sync(&w->r, &w->m, vk, degree, scene->background) ||
-             cs_render_read_depth(&w->r, vk->width, vk->height, d) || cs_depth_check_store(dc, k, d + plane * px);
+        float *d = NULL;
+        rc = cs_render_forward_sync(&w->r, &w->m, vk, degree, scene->background) ||
+             !(d = read_depths(&w->r, vk->width, vk->height)) ||
+             cs_depth_check_store(dc, k, d + plane * (size_t)vk->width * vk->height);
+        free(d);
         if (!rc && cs_now() - said > 10) {
             said = cs_now();
             printf("mesh: the depth check's views: %d of %d in %.0f s\n", k + 1, n, said - t0);
             fflush(stdout);
         }
     }
-    free(d);
     if (rc) cs_depth_check_free(dc);
     return rc ? -1 : 0;
 }
