@@ -216,12 +216,12 @@ static void raster(const cs_splats *s, const cs_view *v, const ref_opts *o, ref_
                         double raw = g->op * exp(power);
                         if (fabs(raw - CS_ALPHA_MAX) < 1e-5 || fabs(raw - CS_ALPHA_MIN) < 1e-5) a = 1;
                         /* the float power's rounding is ~1e-6 of it, a few units: 2e-4 of raw is ample */
-                        if (fabs(raw / CS_ALPHA_MAX - 1) < 2e-4 || fabs(raw / CS_ALPHA_MIN - 1) < 2e-4) g->edge = 1;
+                        if (fabs(raw / CS_ALPHA_MAX - 1) < 2e-4 || fabs(raw / CS_ALPHA_MIN - 1) < 2e-4) a = 1, g->edge = 1;
                         double alpha = raw < CS_ALPHA_MAX ? raw : CS_ALPHA_MAX;
                         if (alpha < CS_ALPHA_MIN) continue;
                         double tt = T * (1 - alpha);
                         if (fabs(tt - CS_T_MIN) < 1e-7) a = 1;
-                        if (fabs(tt / CS_T_MIN - 1) < 2e-4) g->edge = 1;
+                        if (fabs(tt / CS_T_MIN - 1) < 2e-4) a = 1, g->edge = 1;
                         if (tt < CS_T_MIN) break;
                         for (int c = 0; c < 3; c++) C[c] += g->rgb[c] * alpha * T;
                         dsum += g->depth * alpha * T;

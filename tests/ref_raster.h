@@ -20,7 +20,9 @@ typedef struct {
 } ref_opts;
 #define TILE_OF(o) ((o)->tile ? (o)->tile : 16)
 
-/* img: (3, H, W); ambiguous: (H, W) or NULL */
+/* img: (3, H, W); ambiguous: (H, W) or NULL, 1 where some Gaussian's alpha sits within
+   rounding of the 1/255 cut or the clamp, the transmittance of the stop, or a tile rectangle on
+   a rounding edge reaches the pixel: float may decide such a pixel either way. */
 void ref_render(const cs_splats *s, const cs_view *v, const ref_opts *o, double *img, unsigned char *ambiguous);
 
 /* ref_render and the depths rasterize_fwd_depth writes, DEPTH (2, H, W): expected (sum of
@@ -30,10 +32,10 @@ void ref_render_depth(const cs_splats *s, const cs_view *v, const ref_opts *o, d
                       unsigned char *amb);
 
 /* Gradients of sum(v_img * image): grad_geo (N, 11) = means, log-scales, quaternion, logit
-   opacity; grad_sh (N, K, 3). edge (N) or NULL: 1 for the Gaussians whose gradient sits on a
-   discontinuity that float rounding may put on either side (at some pixel the alpha is at the
-   1/255 cut or the clamp, the transmittance at the stop, or the tile rectangle on a rounding
-   edge): a float implementation may rightly give another value there. */
+   opacity; grad_sh (N, K, 3). edge (N) or NULL: 1 for the Gaussians that sit on such a
+   decision at some pixel (the pixels ref_render flags). The decision moves the gradient of
+   every Gaussian blended at that pixel, by about the edge Gaussian's alpha: a check to a tight
+   bound zeroes those pixels' weights instead (test_raster.c, drop_edge_pixels). */
 void ref_backward(const cs_splats *s, const cs_view *v, const ref_opts *o, const double *v_img, double *grad_geo,
                   double *grad_sh, unsigned char *edge);
 

@@ -517,7 +517,6 @@ static float *param_ptr(cs_splats *s, int group, int i, int k)
 typedef struct {
     double sum_err, sum_ref, worst, wa, wb;
     int n, wi, wk;
-    int edge; /* elements left out: their Gaussian sits on a float-rounding discontinuity */
 } grad_cmp;
 
 static void grad_cmp_add(grad_cmp *c, double a, double ref, int i, int k)
@@ -532,12 +531,36 @@ static void grad_cmp_add(grad_cmp *c, double a, double ref, int i, int k)
 static int grad_cmp_report(const grad_cmp *c, const char *what, double bound)
 {
     double rel = c->sum_err / (c->sum_ref + 1e-12);
-    /* a test that left many elements out could hardly fail */
-    if (rel < bound && c->n > 0 && 4 * c->edge <= c->n + c->edge) return 0;
-    fprintf(stderr, "  %s: relative error of sums %.3g (bound %.0e) over %d elements (%d on a rounding edge left out); "
+    if (rel < bound && c->n > 0) return 0;
+    fprintf(stderr, "  %s: relative error of sums %.3g (bound %.0e) over %d elements; "
             "worst at Gaussian %d element %d: %.6g vs %.6g (seed %llu)\n",
-            what, rel, bound, c->n, c->edge, c->wi, c->wk, c->wa, c->wb, (unsigned long long)test_seed());
+            what, rel, bound, c->n, c->wi, c->wk, c->wa, c->wb, (unsigned long long)test_seed());
     return 1;
+}
+
+/* Zero the loss weights W and WF (3, H, W) of the pixels ref_render flags as sitting within
+   rounding of a discrete decision (an alpha at the 1/255 cut or the clamp, the transmittance at
+   the stop, a tile rectangle on a rounding edge): float may decide such a pixel either way, and
+   the decision moves the gradient of every Gaussian blended there, not only the one on the
+   edge (seed 4767153234010764501 of the CAS-loop check: a Gaussian behind at alpha 1/255 moved
+   a front one's gradient by 5e-4). Fails when more than a quarter of the pixels are zeroed: the
+   check would say little. */
+static int drop_edge_pixels(const cs_splats *s, const cs_view *v, const ref_opts *o, double *w, float *wf,
+                            const char *what)
+{
+    size_t px = (size_t)v->width * v->height, dropped = 0;
+    double *img = malloc(sizeof(double) * 3 * px);
+    unsigned char *amb = malloc(px);
+    ref_render(s, v, o, img, amb);
+    for (size_t p = 0; p < px; p++)
+        if (amb[p]) {
+            dropped++;
+            for (int c = 0; c < 3; c++) w[c * px + p] = 0, wf[c * px + p] = 0;
+        }
+    free(img), free(amb);
+    CHECK(4 * dropped <= px, "%s: %zu of %zu pixels on a rounding edge: the gradient check would say little (seed %llu)",
+          what, dropped, px, (unsigned long long)test_seed());
+    return 0;
 }
 
 /* Central difference of ref_loss for one parameter at three steps; 0 when they disagree (a
@@ -606,6 +629,7 @@ static int grad_check(int aa, int filter, int sh_half, int det, int atomics, con
     double *w = malloc(sizeof(double) * npx), *img = malloc(sizeof(double) * npx);
     float *wf = malloc(sizeof(float) * npx);
     for (size_t i = 0; i < npx; i++) w[i] = test_randn(&rs), wf[i] = (float)w[i];
+    int fails = drop_edge_pixels(&s, &v, &o, w, wf, what);
     /* device gradients */
     cs_model m;
     cs_renderer r;
@@ -628,9 +652,8 @@ static int grad_check(int aa, int filter, int sh_half, int det, int atomics, con
     const char *gname[5] = {"means", "log_scales", "quats", "logit_opacity", "sh"};
     int gw[5] = {3, 3, 4, 1, 48}, goff[5] = {CS_GEO_MEAN, CS_GEO_LOG_SCALE, CS_GEO_QUAT, CS_GEO_LOGIT_OPACITY, 0};
     double *rgeo = malloc(sizeof(double) * s.n * CS_GEO_W), *rsh = malloc(sizeof(double) * s.n * 48);
-    unsigned char *edge = malloc((size_t)s.n);
-    ref_backward(&s, &v, &o, w, rgeo, rsh, edge);
-    int fails = rc;
+    ref_backward(&s, &v, &o, w, rgeo, rsh, NULL);
+    fails += rc;
     for (int gidx = 0; gidx < 5 && !rc; gidx++) {
         grad_cmp fdc = {0}, clc = {0};
         int skipped = 0;
@@ -638,8 +661,7 @@ static int grad_check(int aa, int filter, int sh_half, int det, int atomics, con
             for (int k = 0; k < gw[gidx]; k++) {
                 double ref = gidx == 4 ? rsh[i * 48 + k] : rgeo[i * CS_GEO_W + goff[gidx] + k];
                 double cl = gidx == 4 ? vsh[i * 48 + k] : vgeo[i * CS_GEO_W + goff[gidx] + k];
-                if (edge[i]) clc.edge++;
-                else grad_cmp_add(&clc, cl, ref, i, k);
+                grad_cmp_add(&clc, cl, ref, i, k);
                 if (gidx == 4 && sh_half) continue; /* perturbations are below half precision */
                 double fd;
                 if (fd_smooth(&s, &v, &o, w, img, gidx, i, k, gidx == 2, &fd)) grad_cmp_add(&fdc, ref, fd, i, k);
@@ -653,7 +675,7 @@ static int grad_check(int aa, int filter, int sh_half, int det, int atomics, con
                  gname[gidx], skipped);
         fails += grad_cmp_report(&fdc, tag, 1e-3);
     }
-    free(rgeo), free(rsh), free(edge);
+    free(rgeo), free(rsh);
     free(w), free(img), free(wf), free(vgeo), free(vsh);
     cs_splats_free(&s);
     dev_close(&d);
@@ -778,8 +800,8 @@ static int many_batches(int det)
         CHECK(tails > 0, "no tile has pairs behind its last contributor");
     }
     double *rgeo = malloc(sizeof(double) * s.n * CS_GEO_W), *rsh = malloc(sizeof(double) * s.n * 12);
-    unsigned char *edge = malloc((size_t)s.n);
-    ref_backward(&s, &v, &o, w, rgeo, rsh, edge);
+    if (drop_edge_pixels(&s, &v, &o, w, wf, "many batches")) return 1;
+    ref_backward(&s, &v, &o, w, rgeo, rsh, NULL);
     cs_buf v_img = {0};
     CHECK_OK(cs_buf_alloc(&d.cl, &v_img, CS_MEM_SCRATCH, npx * 4, "v_img"));
     CHECK_OK(cs_buf_write(&d.cl, &v_img, 0, npx * 4, wf));
@@ -805,9 +827,8 @@ static int many_batches(int det)
         for (int i = 0; i < s.n; i++)
             for (int g = 0; g < 5; g++)
                 for (int k = 0; k < gw[g]; k++)
-                    if (edge[i]) clc[g].edge++;
-                    else grad_cmp_add(&clc[g], g == 4 ? vsh[i * 12 + k] : vgeo[i * CS_GEO_W + goff[g] + k],
-                                      g == 4 ? rsh[i * 12 + k] : rgeo[i * CS_GEO_W + goff[g] + k], i, k);
+                    grad_cmp_add(&clc[g], g == 4 ? vsh[i * 12 + k] : vgeo[i * CS_GEO_W + goff[g] + k],
+                                 g == 4 ? rsh[i * 12 + k] : rgeo[i * CS_GEO_W + goff[g] + k], i, k);
         for (int g = 0; g < 5; g++) {
             char tag[128];
             snprintf(tag, sizeof tag, "d/d%s, OpenCL (units of %u pairs, at most %u a tile, %s) vs reference backward",
@@ -826,7 +847,7 @@ static int many_batches(int det)
         double fd, ref = g == 4 ? rsh[i * 12 + k] : rgeo[i * CS_GEO_W + goff[g] + k];
         if (fd_smooth(&s, &v, &o, w, img, g, i, k, 0, &fd) && fd != 0) grad_cmp_add(&fdc, ref, fd, i, k);
     }
-    free(w), free(img), free(wf), free(vgeo), free(vsh), free(rgeo), free(rsh), free(edge);
+    free(w), free(img), free(wf), free(vgeo), free(vsh), free(rgeo), free(rsh);
     cs_splats_free(&s);
     dev_close(&d);
     if (det) return fails;
@@ -929,9 +950,9 @@ int test_raster_bwd_units(void)
     float *wf = malloc(sizeof(float) * npx), *vgeo = malloc(sizeof(float) * s.n * CS_GEO_W),
           *vsh = malloc(sizeof(float) * s.n * 12),
           *fwd[3] = {malloc(sizeof(float) * 5 * px), malloc(sizeof(float) * 5 * px), malloc(sizeof(float) * 5 * px)};
-    unsigned char *edge = malloc((size_t)s.n);
     for (size_t i = 0; i < npx; i++) w[i] = test_randn(&rs), wf[i] = (float)w[i];
-    ref_backward(&s, &v, &o, w, rgeo, rsh, edge);
+    if (drop_edge_pixels(&s, &v, &o, w, wf, "backward units")) return 1;
+    ref_backward(&s, &v, &o, w, rgeo, rsh, NULL);
     cs_model m;
     cs_renderer r;
     CHECK_OK(render_cl(&d, &s, &v, 1, bg, 0.1f, NULL, &m, &r));
@@ -952,9 +973,8 @@ int test_raster_bwd_units(void)
         for (int i = 0; i < s.n; i++)
             for (int g = 0; g < 5; g++)
                 for (int k = 0; k < gw[g]; k++)
-                    if (edge[i]) clc.edge++;
-                    else grad_cmp_add(&clc, g == 4 ? vsh[i * 12 + k] : vgeo[i * CS_GEO_W + goff[g] + k],
-                                      g == 4 ? rsh[i * 12 + k] : rgeo[i * CS_GEO_W + goff[g] + k], i, k);
+                    grad_cmp_add(&clc, g == 4 ? vsh[i * 12 + k] : vgeo[i * CS_GEO_W + goff[g] + k],
+                                 g == 4 ? rsh[i * 12 + k] : rgeo[i * CS_GEO_W + goff[g] + k], i, k);
         char tag[128];
         snprintf(tag, sizeof tag, "every gradient, units of %u pairs (at most %u a tile, %s forward) vs reference",
                  chunks[c], units, splits[c] ? "split" : "serial");
@@ -966,7 +986,7 @@ int test_raster_bwd_units(void)
     cs_buf_free(&d.cl, &v_img);
     cs_renderer_free(&r);
     cs_model_free(&d.cl, &m);
-    free(w), free(rgeo), free(rsh), free(wf), free(vgeo), free(vsh), free(fwd[0]), free(fwd[1]), free(fwd[2]), free(edge);
+    free(w), free(rgeo), free(rsh), free(wf), free(vgeo), free(vsh), free(fwd[0]), free(fwd[1]), free(fwd[2]);
     cs_splats_free(&s);
     dev_close(&d);
     return fails;
