@@ -117,7 +117,9 @@ int test_depth_check(void)
         CHECK(dc.stride == (b ? 3 : 1), "budget %zu: stride %d", budgets[b], dc.stride);
         if (neighbours_ok(&dc)) return -1;
         long lost = 0, all = 0;
-        for (int n = 0; n < 4; n++) {
+        /* four patches, and more while the sphere pixels outside them are too few to count a 2%
+           loss by (a large patch on a far view leaves few: seed 4767167111400911946) */
+        for (int n = 0; n < 4 || (all <= 2000 && n < 16); n++) {
             int k = (int)(NV * test_rand(&rs)), x0 = (int)(W / 2 * test_rand(&rs)), y0 = (int)(H / 2 * test_rand(&rs));
             int p[4] = {x0, y0, x0 + 8 + (int)(W / 3 * test_rand(&rs)), y0 + 8 + (int)(H / 3 * test_rand(&rs))};
             float f = (float)(0.3 + 0.5 * test_rand(&rs));
