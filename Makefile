@@ -1,5 +1,5 @@
 # clsplat: Gaussian Splatting trainer in C11 + OpenCL.  Targets: all, test, demo, check-real,
-# check-structure, check-slurm, check-oclgrind, check-interop, check-rusticl, check-convert, sanitize, fuzz (FUZZ_SECONDS), install (PREFIX, DESTDIR), clean.  `make demo` and `make test` install missing Debian packages when run as root.
+# check-structure, check-slurm, check-oclgrind, check-interop, check-rusticl, check-convert, check-seeds, sanitize, fuzz (FUZZ_SECONDS), install (PREFIX, DESTDIR), clean.  `make demo` and `make test` install missing Debian packages when run as root.
 CC ?= cc
 # src/<feature>/: one folder per feature, each header beside its source (README "Where things go")
 SRC_DIRS := $(sort $(dir $(wildcard src/*/*.c src/*/*.h)))
@@ -28,7 +28,7 @@ LIB_OBJ := $(addprefix $(BUILD)/obj/,$(notdir $(LIB_SRC:.c=.o))) $(BUILD)/obj/cl
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC))
 
-.PHONY: all deps test demo check-real check-structure check-slurm check-oclgrind check-interop check-rusticl check-convert sanitize fuzz fuzz-deps install uninstall clean
+.PHONY: all deps test demo check-real check-structure check-slurm check-oclgrind check-interop check-rusticl check-convert check-seeds sanitize fuzz fuzz-deps install uninstall clean
 all: $(BUILD)/clsplat $(BUILD)/gen_demo $(BUILD)/psnr_dirs
 
 deps:
@@ -110,6 +110,13 @@ check-rusticl: deps
 	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo
 	sh tools/check_rusticl.sh $(BUILD) unit cl -test_fast_config -test_fast_mcmc_config -test_distorted_cameras_train -test_masks_keep_distractor_out \
 	  -test_mcmc_4k_config -test_lpips_golden -test_train_demo_fp16 -test_mcmc_train
+
+# the tests with random inputs RUNS times, a fresh seed each (tools/check_seeds.sh; FILTER picks
+# other tests): about 45 s a run on 2 cores
+RUNS ?= 10
+check-seeds: deps
+	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo
+	sh tools/check_seeds.sh $(BUILD) $(RUNS) $(FILTER)
 
 # Layers, include and call graphs without circles, a header per module, functions <= ~100 lines.
 check-structure: $(BUILD)/libclsplat.a $(BUILD)/obj/main.o
