@@ -112,7 +112,7 @@ check-rusticl: deps
 	  -test_mcmc_4k_config -test_lpips_golden -test_train_demo_fp16 -test_mcmc_train
 
 # the tests with random inputs RUNS times, a fresh seed each (tools/check_seeds.sh; FILTER picks
-# other tests): about 45 s a run on 2 cores
+# other tests): about 25 s a run on 2 cores
 RUNS ?= 10
 check-seeds: deps
 	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo

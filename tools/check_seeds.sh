@@ -5,7 +5,7 @@
 # 4767167111400911946). Prints each failing run's seed and its failures; exits 1 if any run
 # failed. Repeat one with CLSPLAT_TEST_SEED=SEED build/run_tests NAME.
 #   usage: tools/check_seeds.sh [BUILD] [RUNS] [FILTER...]   (run_tests' filters; by default the
-#   unit and cl groups less their training runs: about 45 s a run on 2 cores)
+#   unit and cl groups less their training runs: about 25 s a run on 2 cores)
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
