@@ -227,6 +227,10 @@ static void raster(const cs_splats *s, const cs_view *v, const ref_opts *o, ref_
                         dsum += g->depth * alpha * T;
                         if (T >= 0.5 && tt < 0.5) dmed = g->depth;
                         if (depth && fabs(tt - 0.5) < 1e-6) a = 1; /* the median's crossing */
+                        /* two blended Gaussians whose depths the device's float may order
+                           either way (seed 4767175977216331517: equal float depths, 9e-8 apart) */
+                        if (nc && fabs(g->pc[2] - cg[nc - 1]->pc[2]) <= 1e-6 * g->pc[2])
+                            a = 1, g->edge = 1, cg[nc - 1]->edge = 1;
                         cg[nc] = g, calpha[nc] = alpha, cT[nc] = T, craw[nc] = raw, nc++;
                         T = tt;
                     }

@@ -21,8 +21,9 @@ typedef struct {
 #define TILE_OF(o) ((o)->tile ? (o)->tile : 16)
 
 /* img: (3, H, W); ambiguous: (H, W) or NULL, 1 where some Gaussian's alpha sits within
-   rounding of the 1/255 cut or the clamp, the transmittance of the stop, or a tile rectangle on
-   a rounding edge reaches the pixel: float may decide such a pixel either way. */
+   rounding of the 1/255 cut or the clamp, the transmittance of the stop, two blended Gaussians'
+   depths within 1e-6 of each other (an order float may swap), or a tile rectangle on a rounding
+   edge reaches the pixel: float may decide such a pixel either way. */
 void ref_render(const cs_splats *s, const cs_view *v, const ref_opts *o, double *img, unsigned char *ambiguous);
 
 /* ref_render and the depths rasterize_fwd_depth writes, DEPTH (2, H, W): expected (sum of
