@@ -20,7 +20,7 @@ typedef struct {
 } ref_opts;
 #define TILE_OF(o) ((o)->tile ? (o)->tile : 16)
 
-/* img: (3, H, W); ambiguous: (H, W) or NULL, 1 where some Gaussian's alpha sits within
+/* img: (3, H, W) or NULL; ambiguous: (H, W) or NULL, 1 where some Gaussian's alpha sits within
    rounding of the 1/255 cut or the clamp, the transmittance of the stop, two blended Gaussians'
    depths within 1e-6 of each other (an order float may swap), or a tile rectangle on a rounding
    edge reaches the pixel: float may decide such a pixel either way. */

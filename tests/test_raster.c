@@ -539,25 +539,23 @@ static int grad_cmp_report(const grad_cmp *c, const char *what, double bound)
 }
 
 /* Zero the loss weights W and WF (3, H, W) of the pixels ref_render flags as sitting within
-   rounding of a discrete decision (an alpha at the 1/255 cut or the clamp, the transmittance at
-   the stop, a tile rectangle on a rounding edge): float may decide such a pixel either way, and
-   the decision moves the gradient of every Gaussian blended there, not only the one on the
-   edge (seed 4767153234010764501 of the CAS-loop check: a Gaussian behind at alpha 1/255 moved
+   rounding of a discrete decision (ref_raster.h lists them): float may decide such a pixel
+   either way, and the decision moves the gradient of every Gaussian blended there, not only the
+   one on the edge (seed 4767153234010764501 of the CAS-loop check: a Gaussian behind at alpha 1/255 moved
    a front one's gradient by 5e-4). Fails when more than a quarter of the pixels are zeroed: the
    check would say little. */
 static int drop_edge_pixels(const cs_splats *s, const cs_view *v, const ref_opts *o, double *w, float *wf,
                             const char *what)
 {
     size_t px = (size_t)v->width * v->height, dropped = 0;
-    double *img = malloc(sizeof(double) * 3 * px);
     unsigned char *amb = malloc(px);
-    ref_render(s, v, o, img, amb);
+    ref_render(s, v, o, NULL, amb);
     for (size_t p = 0; p < px; p++)
         if (amb[p]) {
             dropped++;
             for (int c = 0; c < 3; c++) w[c * px + p] = 0, wf[c * px + p] = 0;
         }
-    free(img), free(amb);
+    free(amb);
     CHECK(4 * dropped <= px, "%s: %zu of %zu pixels on a rounding edge: the gradient check would say little (seed %llu)",
           what, dropped, px, (unsigned long long)test_seed());
     return 0;
@@ -753,13 +751,6 @@ static int forward_agrees(const float *fwd, const float *one, size_t px, int spl
     return 0;
 }
 
-/* 80x60 (5x4 tiles), 3000 Gaussians so tiles hold several batches and some tiles end in pairs
- * behind their last contributor; FD on a random subset (DET 0). DET 1: the deterministic
- * backward, with the per-pair rows poisoned by an earlier pass, against the reference only.
- * The backward runs with units (rasterize_bwd.cl) of one batch, two batches, the default and
- * one unit a tile, the forward of one batch and of the default with its split (tiles of two
- * units or more unit by unit, rasterize_fwd_split.cl) and without: each against the same
- * reference, and each forward against the one-unit forward. */
 /* The 80x60 view R rendered (5x4 tiles of 16): the most pairs a tile holds to *FULLEST, and the
    count of tiles whose pixels all stop before the tile's last pair (-1 on an OpenCL error). */
 static int tiles_with_tails(dev_ctx *d, cs_renderer *r, unsigned *fullest)
@@ -783,6 +774,13 @@ static int tiles_with_tails(dev_ctx *d, cs_renderer *r, unsigned *fullest)
     return tails;
 }
 
+/* 80x60 (5x4 tiles), 3000 Gaussians so tiles hold several batches and some tiles end in pairs
+ * behind their last contributor; FD on a random subset (DET 0). DET 1: the deterministic
+ * backward, with the per-pair rows poisoned by an earlier pass, against the reference only.
+ * The backward runs with units (rasterize_bwd.cl) of one batch, two batches, the default and
+ * one unit a tile, the forward of one batch and of the default with its split (tiles of two
+ * units or more unit by unit, rasterize_fwd_split.cl) and without: each against the same
+ * reference, and each forward against the one-unit forward. */
 static int many_batches(int det)
 {
     uint64_t rs = test_seed() ^ 0xbeef ^ (uint64_t)det;
