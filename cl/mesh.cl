@@ -5,7 +5,9 @@
  * max_depth updates nothing: carving free space along such rays made a second surface under
  * the demo's ground disc, where grazing rays pass its rim (area within 0.03 of the true surfaces
  * 63% with carving, 67% without). Voxels behind a surface by more than the truncation are not
- * touched either; a voxel no view touched keeps weight 0.
+ * touched either; a voxel no view touched keeps weight 0. A voxel in front of the view's surface
+ * by more than the truncation (the view sees past it) weighs 1 + CARVE (--carve), so a floater
+ * that a few views see as surface and many see through can be outvoted.
  * The surface is extracted by marching tetrahedra: each cell (8 neighbouring voxel centres) is
  * cut into 6 tetrahedra around its main diagonal (Freudenthal / Kuhn), which tile the grid
  * consistently, so the surface has no cracks and no ambiguous cases; cells with a corner no
@@ -36,7 +38,9 @@ static inline float3 to_world(float3 q, float4 ctc, float4 cth, float *scale)
 __kernel void tsdf_fuse(int nx, int ny, int nz, int z0, /* the slab: nz layers from grid layer z0 */
                         float4 grid,                     /* xyz: centre of voxel (0,0,0); w: voxel size */
                         float4 ctc, float4 cth,          /* the contraction (above) */
-                        float trunc, float max_depth, float16 cam, float4 intr, int W, int H,
+                        float trunc, float max_depth,
+                        float carve,                     /* a free-space observation weighs 1 + this */
+                        float16 cam, float4 intr, int W, int H,
                         __global const float *depth,     /* (2, H, W): expected, median depth; 0: none */
                         int plane,                       /* which of the two */
                         __global const float *img,       /* (3, H, W) */
@@ -61,12 +65,12 @@ __kernel void tsdf_fuse(int nx, int ny, int nz, int z0, /* the slab: nz layers f
     if (!(d > 0.f && d <= max_depth)) return;
     float sdf = d - cz;
     if (sdf < -trunc) return;
-    float s = min(1.f, sdf / trunc);
+    float s = min(1.f, sdf / trunc), wn = sdf > trunc ? 1.f + carve : 1.f;
     float4 c = colour[i];
-    float w = c.w + 1.f;
-    tsdf[i] = (tsdf[i] * c.w + s) / w;
+    float w = c.w + wn;
+    tsdf[i] = (tsdf[i] * c.w + wn * s) / w;
     float3 rgb = (float3)(img[pix], img[hw + pix], img[2 * hw + pix]);
-    colour[i] = (float4)((c.xyz * c.w + rgb) / w, w);
+    colour[i] = (float4)((c.xyz * c.w + wn * rgb) / w, w);
 }
 
 /* the 6 tetrahedra of a cell: corner bits x | y << 1 | z << 2; each is 0, a, a + b, 7 */

@@ -32,6 +32,7 @@ int test_cli_arguments(void)
         {"eval --iterations 3", "'--iterations' is not an option of 'clsplat eval'", 2},
         {"bench --iters abc -s x --ply y", "--iters: 'abc' is not a whole number", 2},
         {"bench --view -1 -s x --ply y", "--view: '-1' is not a whole number >= 0", 2},
+        {"mesh -m x --carve -1", "--carve: '-1' is not a number >= 0", 2},
         {"train --iterations", "--iterations needs a value", 2},
         {"train --test_iterations --eval", "--test_iterations needs at least one value", 2},
         {"frobnicate", "unknown command 'frobnicate'", 2},

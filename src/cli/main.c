@@ -257,7 +257,7 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     o->max_depth = a->max_depth, o->trunc_voxels = a->trunc, o->volume_mb = a->volume_mb;
     o->psnr = a->psnr, o->renders = a->renders, o->keep_components = a->keep_components, o->refine = a->refine;
     o->shell = a->shell, o->refine_dssim = a->refine_dssim, o->contract = a->contract, o->profile = a->profile;
-    o->near_cut = a->near_cut, o->focus = a->focus, o->consistency = a->consistency;
+    o->near_cut = a->near_cut, o->focus = a->focus, o->consistency = a->consistency, o->carve = a->carve;
     o->texture = a->texture, o->texture_views = a->refine_texture > 0 ? a->refine_texture : a->refine;
     if (a->refine > 100000000 || a->refine_geometry > 100000000 || a->refine_texture > 100000000)
         return USAGE_ERROR("mesh: --refine, --refine-geometry and --refine-texture count views: at most 100000000");

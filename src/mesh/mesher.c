@@ -251,6 +251,7 @@ static int plan_grid(cs_cl *cl, const cs_scene *scene, const cs_mesh_opts *o, cs
     g->trunc = (float)tv * vox;
     g->max_depth = st->max_depth;
     g->plane = o->depth_plane;
+    g->carve = (float)o->carve;
     st->nx = g->nx, st->ny = g->ny, st->nz = g->nz, st->voxel = vox;
     /* the budget less what is allocated, half of it kept for the extracted triangles, or less
        as --volume-mb says */

@@ -30,6 +30,7 @@ typedef struct {
     double volume_mb;      /* the largest slab of the volume, MiB; 0: half of what the memory budget leaves */
     long keep_components;  /* keep the N largest connected components (0: all) */
     double refine_dssim;   /* the refinement's D-SSIM weight (mesh_refine.h) */
+    double carve;          /* the fusion's weight of free space beyond 1 (tsdf.h) */
     int shell;             /* the background shell's level (mesh_shell.h; 0: none, -1: the default) */
     double contract;       /* the grid's contraction past the model's box (contract.h: S; 0: none) */
     int focus;             /* the contraction's inner box is the focus (mesh_focus.h), S 1 unless contract:

@@ -56,7 +56,7 @@ int cs_tsdf_fuse(cs_tsdf *t, const cs_renderer *r, const cs_view *v)
     size_t gs = (size_t)n, l = MESH_WG;
     cl_float4 grid = grid_arg(g), ctc = ct_centre(g), cth = ct_half(g);
     return cs_cl_run(t->cl, t->k->tsdf_fuse, -1, 1, &gs, &l, CS_ARG(g->nx), CS_ARG(g->ny), CS_ARG(t->layers),
-                     CS_ARG(t->z0), CS_ARG(grid), CS_ARG(ctc), CS_ARG(cth), CS_ARG(g->trunc), CS_ARG(g->max_depth), CS_ARG(v->cam),
+                     CS_ARG(t->z0), CS_ARG(grid), CS_ARG(ctc), CS_ARG(cth), CS_ARG(g->trunc), CS_ARG(g->max_depth), CS_ARG(g->carve), CS_ARG(v->cam),
                      CS_ARG(v->intr), CS_ARG(v->width), CS_ARG(v->height), CS_ARG(r->depth_img.mem), CS_ARG(g->plane),
                      CS_ARG(r->img.mem), CS_ARG(t->tsdf.mem), CS_ARG(t->colour.mem));
 }

@@ -22,6 +22,7 @@ typedef struct {
     float max_depth;   /* depths past this (camera z) are taken as no surface */
     int plane;         /* the depth fused: 0 expected, 1 median (render.h's depth_img planes) */
     cs_contract ct;    /* origin and voxel place grid points; ct takes them to the world (s 0: none) */
+    float carve;       /* a voxel a view sees past (more than trunc in front of its surface) weighs 1 + this */
 } cs_tsdf_grid;
 
 typedef struct {
