@@ -11,10 +11,10 @@
 set -u
 C=${1:?clsplat binary}; RUN=${2:?run dir}; PHOTOS=${3:?photos folder}; shift 3
 R=${OUT:-/tmp}
-rm -rf /tmp/gap_renders /tmp/gap_drawings
-"$C" render -m "$RUN" -o /tmp/gap_renders --split test --depth-maps > "$R/gap_render.log" 2>&1 ||
+W=$(mktemp -d /tmp/mesh_gap.XXXXXX) || exit 1 # a folder of its own: nothing else is written over
+"$C" render -m "$RUN" -o "$W/renders" --split test --depth-maps > "$R/gap_render.log" 2>&1 ||
   { echo "render failed:"; tail -3 "$R/gap_render.log"; exit 1; }
-"$C" mesh -m "$RUN" -o /tmp/gap_mesh.ply --renders /tmp/gap_drawings "$@" > "$R/gap_mesh.log" 2>&1 ||
+"$C" mesh -m "$RUN" -o "$W/mesh.ply" --renders "$W/drawings" "$@" > "$R/gap_mesh.log" 2>&1 ||
   { echo "mesh failed:"; tail -3 "$R/gap_mesh.log"; exit 1; }
 grep -E "drawn at" "$R/gap_mesh.log"
-python3 "$(dirname "$0")/mesh_gap.py" /tmp/gap_renders /tmp/gap_drawings "$PHOTOS" --out "$R/gap"
+python3 "$(dirname "$0")/mesh_gap.py" "$W/renders" "$W/drawings" "$PHOTOS" --out "$R/gap"

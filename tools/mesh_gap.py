@@ -32,11 +32,8 @@ def load_rgb(path, size=None):
     return np.asarray(im, np.float64) / 255.0
 
 
-def find_photo(folder, stem):
-    for name in os.listdir(folder):
-        if os.path.splitext(name)[0] == stem:
-            return os.path.join(folder, name)
-    return None
+def photos_by_stem(folder):
+    return {os.path.splitext(name)[0]: os.path.join(folder, name) for name in os.listdir(folder)}
 
 
 def band_masks(depth):
@@ -63,7 +60,9 @@ def picture(photo, model, mesh, excess, path):
     heat = 0.5 * photo + 0.5 * np.concatenate([h, np.zeros_like(h), 1.0 - h], 2)
     grid = np.concatenate([np.concatenate([photo, model], 1), np.concatenate([mesh, heat], 1)], 0)
     img = Image.fromarray((grid * 255.0 + 0.5).astype(np.uint8))
-    img.resize((img.width // 2, img.height // 2), Image.BOX).save(path, quality=88)
+    tmp = path + ".tmp"
+    img.resize((img.width // 2, img.height // 2), Image.BOX).save(tmp, format="JPEG", quality=88)
+    os.replace(tmp, path)
 
 
 def main():
@@ -74,17 +73,23 @@ def main():
     ap.add_argument("--out", help="folder for the pictures of the worst views")
     ap.add_argument("--worst", type=int, default=3)
     a = ap.parse_args()
+    for what, folder in (("renders", a.renders), ("drawings", a.drawings), ("photos", a.photos)):
+        if not os.path.isdir(folder):
+            sys.exit(f"mesh_gap: the {what} folder {folder} does not exist")
+    if not os.path.exists(os.path.join(a.renders, "depth_scale.json")):
+        sys.exit(f"mesh_gap: {a.renders} has no depth_scale.json (render with --depth-maps)")
     views = os.path.join(a.renders, "test") if os.path.isdir(os.path.join(a.renders, "test")) else a.renders
     with open(os.path.join(a.renders, "depth_scale.json")) as f:
         scale = json.load(f)["scale"]
     totals = {name: 0.0 for name, _, _ in BANDS}
+    photos = photos_by_stem(a.photos)
     rows = []
     for name in sorted(os.listdir(a.drawings)):
         stem, ext = os.path.splitext(name)
         if ext != ".png":
             continue
         render, depth_png, photo_path = (os.path.join(views, stem + ".png"),
-                                         os.path.join(views, stem + "_depth_median.png"), find_photo(a.photos, stem))
+                                         os.path.join(views, stem + "_depth_median.png"), photos.get(stem))
         if not (os.path.exists(render) and os.path.exists(depth_png) and photo_path):
             print(f"{stem}: no model render, depth or photo; left out", file=sys.stderr)
             continue
@@ -101,18 +106,19 @@ def main():
             share = float(excess[m].sum()) / excess.size
             totals[band] += share
             parts.append(f"{band} {100.0 * m.mean():.0f}% of the pixels, excess {share * 1e3:.2f}e-3")
-        rows.append((psnr(e_mesh) - psnr(e_model), stem, photo, model, mesh, excess))
-        print(f"{stem}: model {psnr(e_model):.2f} dB, mesh {psnr(e_mesh):.2f} dB | " + "; ".join(parts))
+        p_model, p_mesh = psnr(e_model), psnr(e_mesh)
+        rows.append((p_mesh - p_model, stem, p_model, p_mesh, photo, model, mesh, excess))
+        print(f"{stem}: model {p_model:.2f} dB, mesh {p_mesh:.2f} dB | " + "; ".join(parts))
     if not rows:
         sys.exit("no view had a drawing, a model render, a depth map and a photo")
     all_excess = sum(totals.values())
-    print(f"{len(rows)} views: model {np.mean([psnr(((r[3] - r[2]) ** 2).mean(2)) for r in rows]):.2f} dB, "
-          f"mesh {np.mean([psnr(((r[4] - r[2]) ** 2).mean(2)) for r in rows]):.2f} dB (means of the views' PSNR)")
+    print(f"{len(rows)} views: model {np.mean([r[2] for r in rows]):.2f} dB, "
+          f"mesh {np.mean([r[3] for r in rows]):.2f} dB (means of the views' PSNR)")
     print("the mesh's net excess squared error by the model's depth there (a band where the mesh does better "
           "counts against it): " + "; ".join(
         f"{band} {100.0 * v / all_excess if all_excess else 0.0:.1f}%" for band, v in totals.items()))
     rows.sort(key=lambda r: r[0])
-    for i, (gap, stem, photo, model, mesh, excess) in enumerate(rows[:a.worst]):
+    for i, (gap, stem, _, _, photo, model, mesh, excess) in enumerate(rows[:a.worst]):
         line = f"worst {i + 1}: {stem}, the mesh {-gap:.2f} dB under the model"
         if a.out:
             os.makedirs(a.out, exist_ok=True)
