@@ -258,12 +258,16 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     o->psnr = a->psnr, o->renders = a->renders, o->keep_components = a->keep_components, o->refine = a->refine;
     o->shell = a->shell, o->refine_dssim = a->refine_dssim, o->contract = a->contract, o->profile = a->profile;
     o->near_cut = a->near_cut, o->focus = a->focus, o->consistency = a->consistency, o->carve = a->carve;
+    o->pseudo = a->pseudo_views;
     o->texture = a->texture, o->texture_views = a->refine_texture > 0 ? a->refine_texture : a->refine;
     if (a->refine > 100000000 || a->refine_geometry > 100000000 || a->refine_texture > 100000000)
         return USAGE_ERROR("mesh: --refine, --refine-geometry and --refine-texture count views: at most 100000000");
     o->refine_geometry = a->refine_geometry >= 0 ? a->refine_geometry : a->refine > 0 ? 2 * a->refine : 0;
     o->geom = (cs_mesh_geom_opts){a->refine_step, a->refine_laplacian, a->refine_normal};
     if (a->voxel > 0 && a->grid > 0) return USAGE_ERROR("mesh: --voxel and --grid both set the voxel size; give one");
+    if (a->pseudo_views > 16) return USAGE_ERROR("mesh: --pseudo-views %d: at most 16 a training view", a->pseudo_views);
+    if (a->pseudo_views > 0 && a->refine <= 0)
+        return USAGE_ERROR("mesh: --pseudo-views %d needs --refine N: they are targets of the refinement", a->pseudo_views);
     if (a->refine_geometry > 0 && a->refine <= 0)
         return USAGE_ERROR("mesh: --refine-geometry %d needs --refine N: the colours are fitted first", a->refine_geometry);
     if (a->profile && a->refine <= 0) return USAGE_ERROR("mesh: --profile times --refine's kernels: give --refine N");

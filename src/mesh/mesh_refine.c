@@ -51,7 +51,8 @@ typedef struct {
     int32_t *tri;
     float *w;
     cs_image *photos; /* decoded on first use, kept */
-    int *views, n_views;
+    int *views, n_views; /* scene cameras, or -1 - k for pseudo-view k */
+    const cs_mesh_pseudo *pseudo;
     size_t max_px; /* the largest training view */
 } refine_state;
 
@@ -62,12 +63,15 @@ static void state_free(refine_state *r)
     free(r->photos), free(r->views);
 }
 
-/* the training views in a shuffled order (SEED), the colours as floats, the scratch */
-static int state_open(refine_state *r, const cs_mesh *m, const cs_scene *scene, unsigned seed)
+/* the training views and PSEUDO's (NULL: none) in a shuffled order (SEED), the colours as
+   floats, the scratch */
+static int state_open(refine_state *r, const cs_mesh *m, const cs_scene *scene, const cs_mesh_pseudo *pseudo,
+                      unsigned seed)
 {
     memset(r, 0, sizeof *r);
-    int maxpx = 0;
-    r->views = malloc(sizeof(int) * (scene->n_cams ? scene->n_cams : 1));
+    int maxpx = 0, np = pseudo ? pseudo->n : 0;
+    r->pseudo = pseudo;
+    r->views = malloc(sizeof(int) * (size_t)(scene->n_cams + np + 1));
     if (!r->views) return cs_fail("out of host memory");
     for (int i = 0; i < scene->n_cams; i++) {
         if (scene->cams[i].is_test) continue;
@@ -76,6 +80,11 @@ static int state_open(refine_state *r, const cs_mesh *m, const cs_scene *scene, 
         maxpx = px > maxpx ? px : maxpx;
     }
     if (!r->n_views) return cs_fail("the refinement needs training views");
+    for (int k = 0; k < np; k++) {
+        r->views[r->n_views++] = -1 - k;
+        int px = pseudo->cams[k].width * pseudo->cams[k].height;
+        maxpx = px > maxpx ? px : maxpx;
+    }
     r->max_px = (size_t)maxpx;
     for (int i = r->n_views - 1; i > 0; i--) { /* Fisher-Yates from a hash of the seed */
         int j = (int)(cs_hash_u32(seed * 2654435761u + (unsigned)i) % (unsigned)(i + 1)), t = r->views[i];
@@ -158,6 +167,11 @@ static void progress_line(int it, int total, int colours, double loss, double t0
 static int view_photo(refine_state *r, const cs_scene *scene, int it, const cs_camera **c, const cs_image **photo)
 {
     int k = it % r->n_views;
+    if (r->views[k] < 0) { /* drawn by the splat model beforehand */
+        *c = &r->pseudo->cams[-1 - r->views[k]];
+        *photo = &r->pseudo->imgs[-1 - r->views[k]];
+        return 0;
+    }
     *c = &scene->cams[r->views[k]];
     if (!r->photos[k].px && cs_scene_read_image(scene, *c, &r->photos[k]))
         return cs_fail_prefix("refinement, view %s", (*c)->name);
@@ -212,7 +226,7 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs
     int tenth = total / 10 > 0 ? total / 10 : 1, nf = 0, nl = 0;
     refine_state r;
     cs_mesh_dev d;
-    int rc = state_open(&r, m, scene, o->seed), on_device = 0;
+    int rc = state_open(&r, m, scene, o->pseudo, o->seed), on_device = 0;
     if (!rc && cl) rc = cs_mesh_dev_open(&d, cl, m, r.max_px, scene->background), on_device = !rc;
     if (!rc && on_device && o->geometry > 0) rc = cs_mesh_dev_geom_open(&d, m, o->nmove);
     cs_prof_saved saved = {NULL, 0};

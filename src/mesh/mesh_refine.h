@@ -14,6 +14,7 @@
 #include "image.h"
 #include "mesh.h"
 #include "mesh_geom.h"
+#include "mesh_pseudo.h"
 
 typedef struct {
     int iterations; /* views drawn (one an iteration) */
@@ -30,6 +31,7 @@ typedef struct {
                                the refined vertex colours and fitted over TEXTURE_VIEWS more views
                                (device only; mesh_texture_dev.h) */
     int texture_views;
+    const cs_mesh_pseudo *pseudo; /* more views, drawn by the splat model, shuffled in with the photos (NULL: none) */
 } cs_mesh_refine_opts;
 
 typedef struct {

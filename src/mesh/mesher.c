@@ -12,6 +12,7 @@
 #include "mesh.h"
 #include "mesh_focus.h"
 #include "mesh_gltf.h"
+#include "mesh_pseudo.h"
 #include "mesh_shell.h"
 #include "mesh_texture.h"
 #include "tsdf.h"
@@ -484,7 +485,8 @@ static int add_shell(cs_mesh *m, const cs_scene *scene, int level, cs_mesh_stats
     return 0;
 }
 
-static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, const cs_mesh_opts *o, cs_mesh_stats *st)
+static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, const cs_mesh_opts *o,
+                       const cs_mesh_pseudo *pseudo, cs_mesh_stats *st)
 {
     long budget = o->max_triangles; /* for the scene, the shell taken off */
     cs_mesh m;
@@ -523,7 +525,7 @@ static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, c
     if (!rc && level > 0) rc = add_shell(&m, scene, level, st);
     cs_mesh_refine_opts ro = {.iterations = o->refine, .lr = 0.01, .dssim = o->refine_dssim, .seed = 1,
                               .geometry = o->refine_geometry, .nmove = own, .geom = o->geom, .profile = o->profile,
-                              .texture_views = o->texture_views};
+                              .texture_views = o->texture_views, .pseudo = pseudo->n ? pseudo : NULL};
     if (ro.geom.lr < 0) ro.geom.lr = scene->kind == CS_SCENE_BLENDER ? CS_MESH_GEOM_LR : CS_MESH_GEOM_LR_CAPTURE;
     if (!rc && o->texture) rc = texture_level(o->texture, &m, scene, &ro.texture);
     if (!rc && o->refine > 0) {
@@ -545,6 +547,22 @@ static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, c
     if (!rc && o->psnr) rc = cs_mesh_eval(&m, scene, o->renders, &st->eval);
     cs_mesh_free(&m);
     return rc;
+}
+
+/* the splat model's drawings between the training views for the refinement (O->pseudo a view),
+   fewer a view where they would pass CS_MESH_PSEUDO_MAX_GIB */
+static int pseudo_views(cs_viewer *w, const cs_scene *scene, int degree, const cs_mesh_opts *o, cs_mesh_pseudo *p)
+{
+    int asked = o->pseudo;
+    if (o->refine <= 0 || asked <= 0) return 0;
+    if (cs_mesh_pseudo_cameras(scene, asked, (double)CS_MESH_PSEUDO_MAX_GIB * 1073741824.0, p) ||
+        cs_mesh_pseudo_draw(w, scene, degree, p))
+        return -1;
+    printf("mesh: %d views between the training views (%d a view%s) drawn by the model for the refinement "
+           "(--pseudo-views to choose)\n", p->n, p->per_view,
+           p->per_view < asked ? ", fewer than asked: their drawings would take over " CS_STR(CS_MESH_PSEUDO_MAX_GIB) " GiB" : "");
+    fflush(stdout);
+    return 0;
 }
 
 int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const cs_mesh_opts *o,
@@ -573,9 +591,12 @@ int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const 
         printf("mesh: %.1f%% of the rendered depths dropped: fewer than %d of a view's %d nearest views see a surface "
                "there (--consistency to choose, 0: none)\n",
                st->dcheck_seen ? 100.0 * st->dcheck_dropped / st->dcheck_seen : 0.0, st->consistency, CS_DCHECK_NEIGHBOURS);
+    cs_mesh_pseudo pseudo = {0};
+    if (!rc) rc = pseudo_views(&w, scene, s->sh_degree, o, &pseudo);
     st->peak_device = cl->mem.window_peak;
     cs_viewer_close(&w, cl);
-    if (!rc) rc = finish_mesh(cl, soup, scene, o, st);
+    if (!rc) rc = finish_mesh(cl, soup, scene, o, &pseudo, st);
+    cs_mesh_pseudo_free(&pseudo);
     free(soup);
     return rc;
 }

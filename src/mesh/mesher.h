@@ -48,6 +48,8 @@ typedef struct {
                               surface alike (depth_check.h; 0: all, -1: by the scene's kind) */
     double near_cut;       /* drop triangles nearer a training camera than this times the views' median
                               depth (floaters against the lens; 0: keep them) */
+    int pseudo;            /* the refinement also fits the splat model's drawings of this many views
+                              between each training view and its nearest (mesh_pseudo.h; 0: none) */
 } cs_mesh_opts;
 
 /* the default grid: a training pixel at the cameras' median distance a voxel, within 64 to 512
@@ -66,6 +68,8 @@ typedef struct {
 #define CS_MESH_NEAR_CUT 0.05
 /* the depth check's rule on captures: views of the nearest 8 that must see a surface alike */
 #define CS_MESH_CONSISTENCY 2
+/* the most host memory --pseudo-views' drawings take */
+#define CS_MESH_PSEUDO_MAX_GIB 2
 /* the background shell with --refine on a capture (20 * 4^6 = 81,920 triangles) */
 #define CS_MESH_SHELL_DEFAULT 6
 /* the geometry stage's defaults (mesh_geom.h); its step on Blender scenes and on captures
