@@ -108,6 +108,34 @@ int cs_mesh_pseudo_cameras(const cs_scene *scene, int n, double max_bytes, cs_me
     return 0;
 }
 
+/* the last drawing of R as RGB + weight: the model's opacity, so what it leaves see-through (the
+   background colour, not the scene) is no target */
+static int draw_weighted(cs_renderer *r, int W, int H, cs_image *out)
+{
+    size_t n = (size_t)W * H;
+    cs_image rgb;
+    float *alpha = malloc(sizeof(float) * (n ? n : 1));
+    uint8_t *px = malloc(4 * (n ? n : 1));
+    if (!alpha || !px) {
+        free(alpha), free(px);
+        return cs_fail("out of host memory (a %dx%d drawing)", W, H);
+    }
+    int rc = cs_render_read_image(r, W, H, &rgb); /* on failure it holds nothing */
+    if (!rc) {
+        rc = cs_render_read_alpha(r, W, H, alpha);
+        for (size_t i = 0; i < n && !rc; i++) {
+            float a = alpha[i] * 255.f + 0.5f;
+            memcpy(px + 4 * i, rgb.px + 3 * i, 3);
+            px[4 * i + 3] = (uint8_t)(a < 0 ? 0 : a > 255 ? 255 : a);
+        }
+        cs_image_free(&rgb);
+    }
+    free(alpha);
+    if (rc) free(px);
+    else *out = (cs_image){W, H, 4, px};
+    return rc;
+}
+
 int cs_mesh_pseudo_draw(cs_viewer *w, const cs_scene *scene, int degree, cs_mesh_pseudo *p)
 {
     if (!p->n) return 0;
@@ -117,7 +145,7 @@ int cs_mesh_pseudo_draw(cs_viewer *w, const cs_scene *scene, int degree, cs_mesh
         cs_view v;
         cs_view_from_camera(&p->cams[i], &v);
         if (cs_render_forward_sync(&w->r, &w->m, &v, degree, scene->background) ||
-            cs_render_read_image(&w->r, p->cams[i].width, p->cams[i].height, &p->imgs[i]))
+            draw_weighted(&w->r, p->cams[i].width, p->cams[i].height, &p->imgs[i]))
             return cs_fail_prefix("pseudo-view %d (%s)", i, p->cams[i].name);
     }
     return 0;

@@ -487,6 +487,14 @@ int cs_render_read_image(cs_renderer *r, int W, int H, cs_image *img)
     return rc;
 }
 
+int cs_render_read_alpha(cs_renderer *r, int W, int H, float *alpha)
+{
+    size_t n = (size_t)W * H;
+    int rc = cs_buf_read(r->cl, &r->final_T, 0, sizeof(float) * n, alpha);
+    for (size_t i = 0; i < n && !rc; i++) alpha[i] = 1.f - alpha[i];
+    return rc;
+}
+
 int cs_render_read_depth(cs_renderer *r, int W, int H, float *depth)
 {
     if (!r->want_depth || !r->depth_img.mem) return cs_fail("no depth rendered (cs_renderer.want_depth unset)");

@@ -95,6 +95,8 @@ int cs_render_read_image(cs_renderer *r, int W, int H, cs_image *img);
 /* Reads the last forward's depths (want_depth set) into DEPTH (2 * W * H floats): the expected
  * depth, then the median depth, camera z; 0 where no surface covers the pixel. */
 int cs_render_read_depth(cs_renderer *r, int W, int H, float *depth);
+/* Reads the last forward's opacity, 1 - its final transmittance, into ALPHA (W * H floats). */
+int cs_render_read_alpha(cs_renderer *r, int W, int H, float *alpha);
 /* cs_render_read_image, written as a PNG atomically. */
 int cs_render_save_png(cs_renderer *r, int W, int H, const char *path);
 /* Releases all scratch (waiting for a pair-count read in flight); the next view allocates
