@@ -538,15 +538,24 @@ static int grad_cmp_report(const grad_cmp *c, const char *what, double bound)
     return 1;
 }
 
-/* how many pixels of S's drawing at V ref_render flags as within rounding of a discrete decision */
+/* the pixels of S's drawing at V that ref_render flags as within rounding of a discrete decision
+   (a new W x H mask; NULL when out of memory), and how many */
+static unsigned char *edge_pixels(const cs_splats *s, const cs_view *v, const ref_opts *o, size_t *count)
+{
+    size_t px = (size_t)v->width * v->height;
+    unsigned char *amb = malloc(px);
+    *count = px;
+    if (!amb) return NULL;
+    ref_render(s, v, o, NULL, amb);
+    *count = 0;
+    for (size_t p = 0; p < px; p++) *count += amb[p] != 0;
+    return amb;
+}
+
 static size_t edge_pixel_count(const cs_splats *s, const cs_view *v, const ref_opts *o)
 {
-    size_t px = (size_t)v->width * v->height, n = 0;
-    unsigned char *amb = malloc(px);
-    if (!amb) return px;
-    ref_render(s, v, o, NULL, amb);
-    for (size_t p = 0; p < px; p++) n += amb[p] != 0;
-    free(amb);
+    size_t n;
+    free(edge_pixels(s, v, o, &n));
     return n;
 }
 
@@ -559,14 +568,12 @@ static size_t edge_pixel_count(const cs_splats *s, const cs_view *v, const ref_o
 static int drop_edge_pixels(const cs_splats *s, const cs_view *v, const ref_opts *o, double *w, float *wf,
                             const char *what)
 {
-    size_t px = (size_t)v->width * v->height, dropped = 0;
-    unsigned char *amb = malloc(px);
-    ref_render(s, v, o, NULL, amb);
+    size_t px = (size_t)v->width * v->height, dropped;
+    unsigned char *amb = edge_pixels(s, v, o, &dropped);
+    CHECK(amb, "out of memory");
     for (size_t p = 0; p < px; p++)
-        if (amb[p]) {
-            dropped++;
+        if (amb[p])
             for (int c = 0; c < 3; c++) w[c * px + p] = 0, wf[c * px + p] = 0;
-        }
     free(amb);
     CHECK(4 * dropped <= px, "%s: %zu of %zu pixels on a rounding edge: the gradient check would say little (seed %llu)",
           what, dropped, px, (unsigned long long)test_seed());

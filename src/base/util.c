@@ -397,6 +397,17 @@ double cs_wall_time(void)
 }
 
 /* Must match cl/common.h hash_u32 so host and device draw the same streams. */
+int cs_nearest_insert(double *dist, int *idx, int n, int k, double d, int j)
+{
+    int at;
+    if (n < k) at = n++;
+    else if (k <= 0 || d >= dist[k - 1]) return n;
+    else at = k - 1;
+    while (at > 0 && dist[at - 1] > d) dist[at] = dist[at - 1], idx[at] = idx[at - 1], at--;
+    dist[at] = d, idx[at] = j;
+    return n;
+}
+
 uint32_t cs_hash_u32(uint32_t x)
 {
     x ^= x >> 16;

@@ -104,6 +104,9 @@ double cs_now(void);
 size_t cs_host_mem_available(void);
 /* The median of N > 0 values (V is sorted in place; the upper one of an even count). */
 double cs_median(double *v, int n);
+/* Offers distance D of item J to DIST / IDX, the N (< K, or K) smallest distances so far,
+ * ascending (a tie goes after its equals); returns how many they hold now. */
+int cs_nearest_insert(double *dist, int *idx, int n, int k, double d, int j);
 /* Sorts N floats ascending in place (NaNs compare equal to everything: keep them out). */
 void cs_sort_floats(float *v, size_t n);
 /* Seconds since the Unix epoch (CLOCK_REALTIME), for timestamps in files. */

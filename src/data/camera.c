@@ -59,7 +59,13 @@ void cs_camera_from_gl_c2w(cs_camera *c, const double m[16])
     }
     for (int r = 0; r < 3; r++)
         for (int k = 0; k < 3; k++) c->R[r * 3 + k] = Rc[k * 3 + r];
-    for (int r = 0; r < 3; r++) c->t[r] = -(c->R[r * 3] * tc[0] + c->R[r * 3 + 1] * tc[1] + c->R[r * 3 + 2] * tc[2]);
+    cs_camera_place(c, tc);
+}
+
+void cs_camera_place(cs_camera *c, const double centre[3])
+{
+    for (int r = 0; r < 3; r++)
+        c->t[r] = -(c->R[r * 3] * centre[0] + c->R[r * 3 + 1] * centre[1] + c->R[r * 3 + 2] * centre[2]);
 }
 
 void cs_camera_center(const cs_camera *c, double o[3])

@@ -35,6 +35,8 @@ int cs_camera_apply_resolution(cs_camera *c, int resolution);
 void cs_quat_to_rot(const double q[4], double R[9]);
 /* Sets R, t from an OpenGL camera-to-world 4x4 (row-major). */
 void cs_camera_from_gl_c2w(cs_camera *c, const double m[16]);
+/* Sets C's translation so that its centre (for its rotation R) is CENTRE: t = -R centre. */
+void cs_camera_place(cs_camera *c, const double centre[3]);
 /* Camera centre in world space. */
 void cs_camera_center(const cs_camera *c, double out[3]);
 /* World point X through camera C's pinhole: pixel coordinates (*U, *V; a pixel's centre at

@@ -97,7 +97,7 @@ int cs_orbit_cameras(const cs_scene *scene, int n, cs_camera *out)
         if (normalize3(x)) x[0] = 1, x[1] = x[2] = 0;
         cross3(f, x, y); /* down = forward x right */
         for (int k = 0; k < 3; k++) c->R[k] = x[k], c->R[3 + k] = y[k], c->R[6 + k] = f[k];
-        for (int q = 0; q < 3; q++) c->t[q] = -dot3(&c->R[q * 3], pos);
+        cs_camera_place(c, pos);
         snprintf(c->name, sizeof c->name, "orbit_%03d.png", j);
         c->path[0] = '\0';
         c->is_test = 0;

@@ -17,7 +17,8 @@ static void centre_axis(const cs_view *v, float o[3], float a[3])
    degrees of K's */
 static void pick_neighbours(cs_depth_check *c, int k)
 {
-    float ok[3], ak[3], dist[CS_DCHECK_NEIGHBOURS];
+    float ok[3], ak[3];
+    double dist[CS_DCHECK_NEIGHBOURS];
     int *nb = c->nb + (size_t)k * CS_DCHECK_NEIGHBOURS, m = 0;
     centre_axis(&c->view[k], ok, ak);
     for (int j = 0; j < c->n; j++) {
@@ -25,12 +26,7 @@ static void pick_neighbours(cs_depth_check *c, int k)
         centre_axis(&c->view[j], oj, aj);
         if (j == k || ak[0] * aj[0] + ak[1] * aj[1] + ak[2] * aj[2] < 0.5f) continue;
         float d = (oj[0] - ok[0]) * (oj[0] - ok[0]) + (oj[1] - ok[1]) * (oj[1] - ok[1]) + (oj[2] - ok[2]) * (oj[2] - ok[2]);
-        int at = m < CS_DCHECK_NEIGHBOURS ? m++ : CS_DCHECK_NEIGHBOURS;
-        while (at > 0 && dist[at - 1] > d) {
-            if (at < CS_DCHECK_NEIGHBOURS) dist[at] = dist[at - 1], nb[at] = nb[at - 1];
-            at--;
-        }
-        if (at < CS_DCHECK_NEIGHBOURS) dist[at] = d, nb[at] = j;
+        m = cs_nearest_insert(dist, nb, m, CS_DCHECK_NEIGHBOURS, d, j);
     }
     for (int i = m; i < CS_DCHECK_NEIGHBOURS; i++) nb[i] = -1;
 }

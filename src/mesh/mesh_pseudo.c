@@ -56,8 +56,7 @@ void cs_mesh_pseudo_between(const cs_camera *a, const cs_camera *b, double f, cs
     out->photo_width = a->width, out->photo_height = a->height, out->map = -1;
     cs_quat_to_rot(q, out->R);
     for (int i = 0; i < 3; i++) c[i] = ca[i] + f * (cb[i] - ca[i]);
-    for (int i = 0; i < 3; i++) /* t = -R c */
-        out->t[i] = -(out->R[3 * i] * c[0] + out->R[3 * i + 1] * c[1] + out->R[3 * i + 2] * c[2]);
+    cs_camera_place(out, c);
     snprintf(out->name, sizeof out->name, "between %.200s", a->name);
 }
 
@@ -71,12 +70,7 @@ static int nearest(const cs_scene *scene, int i, int k, int *near, double *dist)
         if (j == i || scene->cams[j].is_test) continue;
         cs_camera_center(&scene->cams[j], cj);
         double d = (ci[0] - cj[0]) * (ci[0] - cj[0]) + (ci[1] - cj[1]) * (ci[1] - cj[1]) + (ci[2] - cj[2]) * (ci[2] - cj[2]);
-        int at; /* insertion into the sorted first K */
-        if (n < k) at = n++;
-        else if (d >= dist[k - 1]) continue;
-        else at = k - 1;
-        while (at > 0 && dist[at - 1] > d) dist[at] = dist[at - 1], near[at] = near[at - 1], at--;
-        dist[at] = d, near[at] = j;
+        n = cs_nearest_insert(dist, near, n, k, d, j);
     }
     return n;
 }
@@ -85,11 +79,11 @@ int cs_mesh_pseudo_cameras(const cs_scene *scene, int n, double max_bytes, cs_me
 {
     memset(p, 0, sizeof *p);
     int train = cs_scene_count(scene, 0);
-    double bytes = 0; /* a drawing of each training view */
+    double bytes = 0; /* a drawing (RGB + weight) of each training view */
     for (int i = 0; i < scene->n_cams; i++)
-        if (!scene->cams[i].is_test) bytes += 3.0 * scene->cams[i].width * scene->cams[i].height;
+        if (!scene->cams[i].is_test) bytes += 4.0 * scene->cams[i].width * scene->cams[i].height;
     if (n > train - 1) n = train - 1;
-    if (bytes > 0 && n * bytes > max_bytes) n = (int)(max_bytes / bytes);
+    if (bytes > 0 && n * bytes > max_bytes) n = (int)(max_bytes / bytes), p->capped = 1;
     if (n <= 0) return 0;
     p->per_view = n;
     p->cams = malloc(sizeof(cs_camera) * (size_t)train * (size_t)n);

@@ -560,7 +560,9 @@ static int pseudo_views(cs_viewer *w, const cs_scene *scene, int degree, const c
         return -1;
     printf("mesh: %d views between the training views (%d a view%s) drawn by the model for the refinement "
            "(--pseudo-views to choose)\n", p->n, p->per_view,
-           p->per_view < asked ? ", fewer than asked: their drawings would take over " CS_STR(CS_MESH_PSEUDO_MAX_GIB) " GiB" : "");
+           p->capped                ? ", fewer than asked: their drawings would take over " CS_STR(CS_MESH_PSEUDO_MAX_GIB) " GiB"
+           : p->per_view < asked ? ", fewer than asked: as many as there are other training views"
+                                 : "");
     fflush(stdout);
     return 0;
 }
