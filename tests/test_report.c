@@ -201,11 +201,18 @@ static int http_raw(int port, const char *req, size_t n, char **body)
     return status;
 }
 
+/* GET PATH with the header lines EXTRA (any length: the request is sized to them) */
 static int http_get(int port, const char *path, const char *extra, char **body)
 {
-    char req[2048];
-    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n%s\r\n", path, extra ? extra : "");
-    return http_raw(port, req, (size_t)n, body);
+    const char *fmt = "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n%s\r\n";
+    if (!extra) extra = "";
+    int n = snprintf(NULL, 0, fmt, path, extra);
+    char *req = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (!req) return -1;
+    snprintf(req, (size_t)n + 1, fmt, path, extra);
+    int status = http_raw(port, req, (size_t)n, body);
+    free(req);
+    return status;
 }
 
 /* an idle connection that has sent half a request: open while other requests are answered */
