@@ -1,6 +1,7 @@
 /* test_foundation: config, images, PLY, dataset readers, allocator, kernel cache. Fixtures
  * are written by the tests themselves. */
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <fcntl.h>
 #include <jpeglib.h>
@@ -172,6 +173,19 @@ int test_images(void)
                 }
         cs_image_free(&small);
     }
+    /* shrink_to: the smallest whole factor inside the bounds; an unbounded side (INT_MAX, as the
+       orbit's contact sheet asks) neither overflows nor counts */
+    const int bounds[][3] = {{7, 5, 1}, {4, INT_MAX, 2}, {3, INT_MAX, 3}, {INT_MAX, 2, 3}, {2, 2, 4}, {100, 100, 1}};
+    for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++) {
+        cs_image t = {7, 5, 3, malloc(7 * 5 * 3)};
+        memcpy(t.px, r.px, 7 * 5 * 3);
+        int f = bounds[i][2];
+        CHECK_OK(cs_image_shrink_to(&t, bounds[i][0], bounds[i][1]));
+        CHECK(t.width == 7 / f && t.height == 5 / f, "shrink_to %dx%d: %dx%d, want factor %d", bounds[i][0],
+              bounds[i][1], t.width, t.height, f);
+        cs_image_free(&t);
+    }
+    CHECK(cs_image_shrink_to(&r, 0, 5) == -1 && strstr(cs_last_error(), "0x5"), "a bound of 0 accepted");
     cs_image_free(&r);
     /* corrupt files: clear errors */
     tpath(p, sizeof p, "bad.png");

@@ -432,9 +432,16 @@ int cs_image_shrink(const cs_image *in, int f, cs_image *out)
     return 0;
 }
 
+/* A / B rounded up, for A >= 0 and B > 0, without A + B - 1 (which overflows for a bound of INT_MAX) */
+static int ceil_div(int a, int b)
+{
+    return a / b + (a % b != 0);
+}
+
 int cs_image_shrink_to(cs_image *img, int max_w, int max_h)
 {
-    int fw = (img->width + max_w - 1) / max_w, fh = (img->height + max_h - 1) / max_h, f = fw > fh ? fw : fh;
+    if (max_w < 1 || max_h < 1) return cs_fail("image shrink: a bound of %dx%d", max_w, max_h);
+    int fw = ceil_div(img->width, max_w), fh = ceil_div(img->height, max_h), f = fw > fh ? fw : fh;
     if (f <= 1) return 0;
     cs_image small;
     if (cs_image_shrink(img, f, &small)) return -1;
