@@ -396,7 +396,6 @@ double cs_wall_time(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Must match cl/common.h hash_u32 so host and device draw the same streams. */
 int cs_nearest_insert(double *dist, int *idx, int n, int k, double d, int j)
 {
     int at;
@@ -408,6 +407,7 @@ int cs_nearest_insert(double *dist, int *idx, int n, int k, double d, int j)
     return n;
 }
 
+/* Must match cl/common.h hash_u32 so host and device draw the same streams. */
 uint32_t cs_hash_u32(uint32_t x)
 {
     x ^= x >> 16;
