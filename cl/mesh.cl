@@ -7,7 +7,9 @@
  * 63% with carving, 67% without). Voxels behind a surface by more than the truncation are not
  * touched either; a voxel no view touched keeps weight 0. A voxel in front of the view's surface
  * by more than the truncation (the view sees past it) weighs 1 + CARVE (--carve), so a floater
- * that a few views see as surface and many see through can be outvoted.
+ * that a few views see as surface and many see through can be outvoted. A negative depth is one
+ * the depth check dropped with --carve-dropped: it updates only the voxels in front of -depth
+ * by more than the truncation (free space), as a view that sees past them.
  * The surface is extracted by marching tetrahedra: each cell (8 neighbouring voxel centres) is
  * cut into 6 tetrahedra around its main diagonal (Freudenthal / Kuhn), which tile the grid
  * consistently, so the surface has no cracks and no ambiguous cases; cells with a corner no
@@ -62,9 +64,11 @@ __kernel void tsdf_fuse(int nx, int ny, int nz, int z0, /* the slab: nz layers f
     int pix = (int)v * W + (int)u;
     size_t hw = (size_t)W * H;
     float d = depth[plane * hw + pix];
+    int free_only = d < 0.f; /* a depth the check dropped (--carve-dropped) */
+    d = fabs(d);
     if (!(d > 0.f && d <= max_depth)) return;
     float sdf = d - cz;
-    if (sdf < -trunc) return;
+    if (sdf < -trunc || (free_only && sdf <= trunc)) return;
     float s = min(1.f, sdf / trunc), wn = sdf > trunc ? 1.f + carve : 1.f;
     float4 c = colour[i];
     float w = c.w + wn;

@@ -252,6 +252,17 @@ int test_cli_precedence(void)
     CHECK_OK(cs_cli_apply(&a, &c));
     cs_cli_free(&a);
     CHECK(c.optim.iterations_on_cpu == 1000 && c.data.resolution == 4, "file values");
+    /* a mesh flag reaches its field (main.c copies it into the mesher's options) */
+    char *argv3[] = {"clsplat", "mesh", "-m", "x", "--carve-dropped", NULL};
+    CHECK_OK(cs_cli_parse(5, argv3, &a));
+    bool carve_dropped = a.carve_dropped && a.command == CS_CMD_MESH;
+    cs_cli_free(&a);
+    CHECK(carve_dropped, "mesh --carve-dropped was not parsed");
+    char *argv4[] = {"clsplat", "mesh", "-m", "x", NULL};
+    CHECK_OK(cs_cli_parse(4, argv4, &a));
+    carve_dropped = a.carve_dropped;
+    cs_cli_free(&a);
+    CHECK(!carve_dropped, "mesh without --carve-dropped: the flag is set");
     return 0;
 }
 

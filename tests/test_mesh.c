@@ -191,9 +191,11 @@ int test_marching_sphere(void)
 
 /* two fusions of one random depth view into grid G, against the CPU; *TOUCHED / *SKIPPED:
    voxels fused, and voxels under pixels with no surface or one past max_depth; *FAR: fused
-   voxels whose grid point is stretched (contracted) */
+   voxels whose grid point is stretched (contracted); *FREE: voxels fused as free space from a
+   negative depth (one the depth check dropped with --carve-dropped), *HELD: voxels within the
+   truncation of such a depth, left alone */
 static int fuse_case(cs_cl *cl, const cs_kernels *k, const cs_tsdf_grid *g, uint64_t *rs, int *touched, int *skipped,
-                     int *far)
+                     int *far, int *free_sp, int *held)
 {
     int W = 37, H = 29;
     /* a camera at the origin looking down +z; depths random around 2 (0: none, some past max) */
@@ -207,6 +209,7 @@ static int fuse_case(cs_cl *cl, const cs_kernels *k, const cs_tsdf_grid *g, uint
     for (size_t i = 0; i < 2 * hw; i++) {
         double u = test_rand(rs);
         depth[i] = u < 0.1 ? 0.f : u > 0.95 ? 4.f : (float)(1.6 + 0.8 * test_rand(rs));
+        if (u >= 0.1 && test_rand(rs) < 0.2) depth[i] = -depth[i]; /* dropped by the check: free space only */
     }
     for (size_t i = 0; i < 3 * hw; i++) img[i] = (float)test_rand(rs);
     cs_renderer r = {0};
@@ -220,7 +223,7 @@ static int fuse_case(cs_cl *cl, const cs_kernels *k, const cs_tsdf_grid *g, uint
     float *d = malloc(n * 4), *c = malloc(n * 16);
     CHECK(d && c, "out of host memory");
     CHECK_OK(cs_buf_read(cl, &t.tsdf, 0, n * 4, d) || cs_buf_read(cl, &t.colour, 0, n * 16, c));
-    *touched = *skipped = *far = 0;
+    *touched = *skipped = *far = *free_sp = *held = 0;
     for (size_t i = 0; i < n; i++) {
         int x = (int)(i % g->nx), y = (int)(i / g->nx % g->ny), z = (int)(i / ((size_t)g->nx * g->ny)) + 2;
         double p[3], stretch = voxel_world(g, x, y, z, p), trunc = g->trunc * stretch;
@@ -228,9 +231,12 @@ static int fuse_case(cs_cl *cl, const cs_kernels *k, const cs_tsdf_grid *g, uint
         double want_s = 0, want_w = 0;
         if (u >= 0 && vv >= 0 && u < W && vv < H && p[2] <= g->max_depth) {
             size_t px = (size_t)vv * W + (size_t)u;
-            double dd = depth[hw + px], sdf = dd - p[2];
+            int free_only = depth[hw + px] < 0;
+            double dd = fabs(depth[hw + px]), sdf = dd - p[2];
             if (!(dd > 0 && dd <= g->max_depth)) (*skipped)++;
+            else if (free_only && sdf >= -trunc && sdf <= trunc) (*held)++;
             else if (sdf >= -trunc) want_s = fmin(1, sdf / trunc), want_w = 2 * (sdf > trunc ? 1 + g->carve : 1);
+            *free_sp += free_only && want_w > 0;
             if (want_w) {
                 for (int ch = 0; ch < 3; ch++)
                     CHECK(fabs(c[4 * i + ch] - img[ch * hw + px]) < 1e-5, "voxel %zu colour %d", i, ch);
@@ -257,17 +263,18 @@ int test_tsdf_fuse(void)
     CHECK_OK(open_device(&cl, &k));
     uint64_t rs = test_seed() ^ 0xf05e;
     cs_tsdf_grid g = {12, 11, 10, {-0.5f, -0.45f, 1.5f}, 0.1f, 0.25f, 3.2f, 1, {{0, 0, 0}, {1, 1, 1}, 0}, 0.f};
-    int touched, skipped, far;
-    int rc = fuse_case(&cl, &k, &g, &rs, &touched, &skipped, &far);
-    printf("  %d voxels: %d fused, %d under pixels with no surface or one past max_depth, matching the CPU\n",
-           g.nx * g.ny * 6, touched, skipped);
-    CHECK(!rc && touched > g.nx * g.ny * 6 / 4 && skipped > 0, "too few voxels fused (%d) or skipped (%d) to test",
-          touched, skipped);
+    int touched, skipped, far, free_sp, held;
+    int rc = fuse_case(&cl, &k, &g, &rs, &touched, &skipped, &far, &free_sp, &held);
+    printf("  %d voxels: %d fused (%d as free space in front of a dropped depth, %d near one left alone), %d under "
+           "pixels with no surface or one past max_depth, matching the CPU\n",
+           g.nx * g.ny * 6, touched, free_sp, held, skipped);
+    CHECK(!rc && touched > g.nx * g.ny * 6 / 4 && skipped > 0 && free_sp > 0 && held > 0,
+          "too few voxels fused (%d), skipped (%d), freed (%d) or held (%d) to test", touched, skipped, free_sp, held);
     /* contracted: grid points up to 1.4 box half-sizes out stand for depths to about 2.75; free
        space weighs more (--carve) */
     g.carve = (float)(0.5 + 4 * test_rand(&rs));
     g.ct = (cs_contract){{0.05f, 0.f, 2.0f}, {0.3f, 0.3f, 0.3f}, (float)(0.5 + 0.5 * test_rand(&rs))};
-    rc = fuse_case(&cl, &k, &g, &rs, &touched, &skipped, &far);
+    rc = fuse_case(&cl, &k, &g, &rs, &touched, &skipped, &far, &free_sp, &held);
     printf("  contracted (band %.2f): %d fused, %d of them stretched over 1.5x, %d skipped, matching the CPU\n", g.ct.s,
            touched, far, skipped);
     CHECK(!rc && touched > g.nx * g.ny * 6 / 8 && far > 20, "contracted: too few voxels fused (%d) or stretched (%d)",

@@ -110,7 +110,7 @@ long cs_depth_check_filter(const cs_depth_check *c, int k, float *depth, long *s
             unproject(v, x, y, *d, p);
             int agree = 0;
             for (int i = 0; i < have && agree < need; i++) agree += agrees(c, nb[i], p);
-            if (agree < need) *d = 0.f, dropped++;
+            if (agree < need) *d = c->carve_dropped ? -*d : 0.f, dropped++;
         }
     return dropped;
 }

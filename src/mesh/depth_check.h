@@ -6,7 +6,8 @@
  * depth pixel is kept when at least MIN_AGREE of its view's neighbours (the nearest training
  * cameras looking the same way) see a surface at the same place: the point, taken into the
  * neighbour, lies within a relative CS_DCHECK_TOL of the neighbour's own depth there. Others are dropped
- * (fused as no surface). The neighbours' depths are kept on the host, every STRIDE-th pixel
+ * (fused as no surface; with carve_dropped as free space in front of the dropped depth only:
+ * its negative, which tsdf_fuse takes so). The neighbours' depths are kept on the host, every STRIDE-th pixel
  * each way, within a host budget. */
 #ifndef CS_DEPTH_CHECK_H
 #define CS_DEPTH_CHECK_H
@@ -30,6 +31,7 @@ typedef struct {
     float **depth;    /* the stored maps (NULL until cs_depth_check_store) */
     int *nb;          /* CS_DCHECK_NEIGHBOURS a view: its neighbours' indices, -1 past the last */
     int min_agree;    /* neighbours that must agree */
+    int carve_dropped; /* a dropped depth becomes its negative (free space in front of it), not 0 */
 } cs_depth_check;
 
 /* C for the N views V (copied) with the MIN_AGREE rule, stored maps within HOST_BYTES.
@@ -37,8 +39,9 @@ typedef struct {
 int cs_depth_check_init(cs_depth_check *c, const cs_view *v, int n, int min_agree, size_t host_bytes);
 /* keeps view K's depth map DEPTH (its full width x height, camera z, 0: no surface) */
 int cs_depth_check_store(cs_depth_check *c, int k, const float *depth);
-/* zeroes the pixels of view K's depth map DEPTH (full size) that fewer than min_agree of its
-   neighbours' stored maps agree with; returns how many it zeroed (of *SEEN pixels with a depth) */
+/* zeroes (with carve_dropped: negates) the pixels of view K's depth map DEPTH (full size) that
+   fewer than min_agree of its neighbours' stored maps agree with; returns how many it dropped
+   (of *SEEN pixels with a depth) */
 long cs_depth_check_filter(const cs_depth_check *c, int k, float *depth, long *seen);
 void cs_depth_check_free(cs_depth_check *c);
 

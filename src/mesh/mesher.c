@@ -362,7 +362,8 @@ static int fuse_views(cs_viewer *w, const cs_scene *scene, int degree, cs_tsdf *
 }
 
 /* DC for SCENE's training views, each rendered once and its depth plane PLANE kept (depth_check.h) */
-static int depth_check_views(cs_viewer *w, const cs_scene *scene, int degree, int min_agree, int plane, cs_depth_check *dc)
+static int depth_check_views(cs_viewer *w, const cs_scene *scene, int degree, int min_agree, int carve, int plane,
+                             cs_depth_check *dc)
 {
     int n = cs_scene_count(scene, 0), k = 0;
     cs_view *v = malloc(sizeof *v * (n ? n : 1));
@@ -372,6 +373,7 @@ static int depth_check_views(cs_viewer *w, const cs_scene *scene, int degree, in
     int rc = cs_depth_check_init(dc, v, n, min_agree, CS_DCHECK_HOST_BYTES);
     free(v);
     if (rc) return -1;
+    dc->carve_dropped = carve;
     double t0 = cs_now(), said = t0;
     for (k = 0; k < n && !rc; k++) {
         const cs_view *vk = &dc->view[k];
@@ -584,7 +586,7 @@ int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const 
     st->consistency = o->consistency >= 0 ? o->consistency : scene->kind == CS_SCENE_BLENDER ? 0 : CS_MESH_CONSISTENCY;
     int rc = first_view(&w, scene, s->sh_degree) || plan_grid(cl, scene, o, st, &g, &L) ||
                      (st->consistency > 0 &&
-                      depth_check_views(&w, scene, s->sh_degree, st->consistency, g.plane, &dc)) ||
+                      depth_check_views(&w, scene, s->sh_degree, st->consistency, o->carve_dropped, g.plane, &dc)) ||
                      fuse_and_extract(cl, &w, scene, s->sh_degree, &g, L, st->consistency > 0 ? &dc : NULL, &soup, &nt, st)
                  ? -1
                  : 0;

@@ -46,6 +46,7 @@ typedef struct {
     int texture_views;     /* fitted over this many views */
     int consistency;       /* keep a rendered depth only where this many of the view's nearest views see a
                               surface alike (depth_check.h; 0: all, -1: by the scene's kind) */
+    int carve_dropped;     /* a depth the check drops still carves the free space in front of it */
     double near_cut;       /* drop triangles nearer a training camera than this times the views' median
                               depth (floaters against the lens; 0: keep them) */
     int pseudo;            /* the refinement also fits the splat model's drawings of this many views
