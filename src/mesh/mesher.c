@@ -584,6 +584,9 @@ int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const 
     size_t nt = 0;
     cs_depth_check dc = {0};
     st->consistency = o->consistency >= 0 ? o->consistency : scene->kind == CS_SCENE_BLENDER ? 0 : CS_MESH_CONSISTENCY;
+    if (o->carve_dropped && st->consistency == 0)
+        printf("mesh: --carve-dropped changes nothing here: no depth check runs (--consistency 0, the default on Blender "
+               "scenes), so no depth is dropped\n");
     int rc = first_view(&w, scene, s->sh_degree) || plan_grid(cl, scene, o, st, &g, &L) ||
                      (st->consistency > 0 &&
                       depth_check_views(&w, scene, s->sh_degree, st->consistency, o->carve_dropped, g.plane, &dc)) ||
