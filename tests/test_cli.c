@@ -253,16 +253,16 @@ int test_cli_precedence(void)
     cs_cli_free(&a);
     CHECK(c.optim.iterations_on_cpu == 1000 && c.data.resolution == 4, "file values");
     /* a mesh flag reaches its field (main.c copies it into the mesher's options) */
-    char *argv3[] = {"clsplat", "mesh", "-m", "x", "--carve-dropped", NULL};
-    CHECK_OK(cs_cli_parse(5, argv3, &a));
-    bool carve_dropped = a.carve_dropped && a.command == CS_CMD_MESH;
+    char *argv3[] = {"clsplat", "mesh", "-m", "x", "--carve-dropped", "--shell-fit", NULL};
+    CHECK_OK(cs_cli_parse(6, argv3, &a));
+    bool carve_dropped = a.carve_dropped && a.command == CS_CMD_MESH, shell_fit = a.shell_fit;
     cs_cli_free(&a);
-    CHECK(carve_dropped, "mesh --carve-dropped was not parsed");
+    CHECK(carve_dropped && shell_fit, "mesh --carve-dropped --shell-fit: parsed %d %d", carve_dropped, shell_fit);
     char *argv4[] = {"clsplat", "mesh", "-m", "x", NULL};
     CHECK_OK(cs_cli_parse(4, argv4, &a));
-    carve_dropped = a.carve_dropped;
+    carve_dropped = a.carve_dropped, shell_fit = a.shell_fit;
     cs_cli_free(&a);
-    CHECK(!carve_dropped, "mesh without --carve-dropped: the flag is set");
+    CHECK(!carve_dropped && !shell_fit, "mesh without --carve-dropped or --shell-fit: set %d %d", carve_dropped, shell_fit);
     return 0;
 }
 

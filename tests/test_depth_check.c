@@ -11,6 +11,7 @@
 #include "ref_mesh.h"
 #include "render.h"
 #include "test.h"
+#include "util.h"
 
 enum { NV = 36, W = 96, H = 72 };
 
@@ -98,6 +99,57 @@ static int filter_case(const cs_depth_check *dc, const float *maps, int k, const
     return 0;
 }
 
+/* cs_depth_check_points (the shell's fit) gives each stored pixel of view K the verdict
+   cs_depth_check_filter gives it, and its world point: view K stored with a made-up patch (at
+   half the depth), restored after; on the sphere (centre C, radius R) the points lie on it */
+typedef struct {
+    float (*p)[4]; /* x y z, dropped */
+    long n, cap;
+} point_list;
+
+static void collect(void *arg, int k, const float p[3], float depth, int dropped)
+{
+    point_list *l = arg;
+    (void)k, (void)depth;
+    if (l->n < l->cap) l->p[l->n][0] = p[0], l->p[l->n][1] = p[1], l->p[l->n][2] = p[2], l->p[l->n][3] = (float)dropped;
+    l->n++;
+}
+
+static int points_case(cs_depth_check *dc, const float *maps, int k, const double c[3], double r)
+{
+    float *d = malloc(sizeof(float) * W * H), *f = malloc(sizeof(float) * W * H);
+    point_list l = {malloc(sizeof(float[4]) * W * H), 0, W * H};
+    CHECK(d && f && l.p, "out of memory");
+    for (int i = 0; i < W * H; i++) d[i] = maps[(size_t)k * W * H + i];
+    for (int y = 20; y < 40; y++)
+        for (int x = 30; x < 60; x++) d[y * W + x] = d[y * W + x] > 0.f ? 0.5f * d[y * W + x] : 0.f;
+    CHECK_OK(cs_depth_check_store(dc, k, d));
+    for (int i = 0; i < W * H; i++) f[i] = d[i];
+    long seen, dropped = 0, kept = 0, i = 0;
+    cs_depth_check_filter(dc, k, f, &seen);
+    cs_depth_check_points(dc, k, 1, collect, &l);
+    int s = dc->stride;
+    for (int y = 0; y < dc->sh[k]; y++)
+        for (int x = 0; x < dc->sw[k]; x++) {
+            float was = d[(size_t)y * s * W + (size_t)x * s], now = f[(size_t)y * s * W + (size_t)x * s];
+            if (!(was > 0.f)) continue;
+            CHECK(i < l.n, "view %d: %ld points for more stored pixels", k, l.n);
+            int gone = now != was;
+            CHECK((int)l.p[i][3] == gone, "view %d pixel (%d, %d): points says dropped %d, the filter %d", k, x * s, y * s,
+                  (int)l.p[i][3], gone);
+            int in = x * s >= 30 && x * s < 60 && y * s >= 20 && y * s < 40;
+            double dist = hypot(hypot(l.p[i][0] - c[0], l.p[i][1] - c[1]), l.p[i][2] - c[2]);
+            CHECK(in || fabs(dist - r) < 1e-3 * r, "view %d pixel (%d, %d): point %.4f from the centre, radius %.4f", k,
+                  x * s, y * s, dist, r);
+            dropped += gone, kept += !gone, i++;
+        }
+    CHECK(i == l.n && dropped > 0 && kept > 0, "view %d: %ld points for %ld stored pixels (%ld dropped, %ld kept)", k, l.n, i,
+          dropped, kept);
+    CHECK_OK(cs_depth_check_store(dc, k, maps + (size_t)k * W * H));
+    free(d), free(f), free(l.p);
+    return 0;
+}
+
 int test_depth_check(void)
 {
     uint64_t rs = test_seed() ^ 0xdc4ec;
@@ -134,6 +186,7 @@ int test_depth_check(void)
             CHECK(left == 0, "view %d: %ld of the patch's pixels kept", k, left);
             lost += gone, all += sph;
         }
+        if (points_case(&dc, maps, (int)(NV * test_rand(&rs)), c, r)) return -1;
         /* what a neighbour's sampled map misses at the silhouette, only */
         CHECK(all > 2000 && lost * 100 <= all * (b ? 8 : 2), "%ld of %ld sphere pixels dropped", lost, all);
         cs_depth_check_free(&dc);

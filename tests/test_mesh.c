@@ -1035,6 +1035,18 @@ static int shell_gain(const char *dir)
     printf("  sky scene, 20k triangles, --refine 200: %.2f dB, %.1f%% covered with --shell 0; %.2f dB, %.1f%% with "
            "the default shell\n", psnr[0], cov[0], psnr[1], cov[1]);
     CHECK(psnr[1] > psnr[0] + 2 && cov[1] >= 99.9, "the shell gained %.2f dB, covers %.1f%%", psnr[1] - psnr[0], cov[1]);
+    /* --shell-fit: the shell brought in where the views see background (on this sky a vertex or
+       so: 25.3 against 25.5 dB); it runs, says so, and keeps the shell's gain and cover */
+    snprintf(log, sizeof log, "%s/shellfit.log", dir);
+    CHECK(cli_run("", log, "mesh -m %s --max-triangles 20000 --refine 200 --shell-fit --psnr -o %s/shellfit.glb", run,
+                  dir) == 0, "mesh --shell-fit failed, see %s", log);
+    char *fit_text = cs_read_file(log, NULL);
+    double fp = 0, fc = 0;
+    const char *fat = fit_text ? strstr(fit_text, "mesh: drawn at ") : NULL;
+    int fok = fat && sscanf(fat, "mesh: drawn at %*d test views: PSNR %lf dB (lowest %*f), %lf%%", &fp, &fc) == 2;
+    fok = fok && strstr(fit_text, " of its 642 vertices in directions fitted to the background the views see");
+    free(fit_text);
+    CHECK(fok && fp > psnr[0] + 2 && fc >= 99.9, "--shell-fit: %.2f dB, %.1f%% covered, or no fit line, in %s", fp, fc, log);
     /* --pseudo-views 2: the model's drawings of 2 views a training view join the device refinement
        (this 400-iteration model draws the test views at about 20.4 dB, worse than the mesh, so
        here they cost PSNR: 25.4 -> 23.5 dB; on real models they gain, README) */

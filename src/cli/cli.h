@@ -61,6 +61,7 @@ typedef struct {
     double refine_dssim;          /* mesh --refine-dssim W */
     double carve;                 /* mesh --carve W */
     bool carve_dropped;           /* mesh --carve-dropped */
+    bool shell_fit;               /* mesh --shell-fit */
     int pseudo_views;             /* mesh --pseudo-views N */
     int refine_geometry;          /* mesh --refine-geometry N (0: none, -1: twice --refine's) */
     double refine_step, refine_laplacian, refine_normal; /* mesh --refine-step (-1: by the scene), --refine-laplacian, --refine-normal */

@@ -258,7 +258,7 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     o->psnr = a->psnr, o->renders = a->renders, o->keep_components = a->keep_components, o->refine = a->refine;
     o->shell = a->shell, o->refine_dssim = a->refine_dssim, o->contract = a->contract, o->profile = a->profile;
     o->near_cut = a->near_cut, o->focus = a->focus, o->consistency = a->consistency, o->carve = a->carve;
-    o->carve_dropped = a->carve_dropped;
+    o->carve_dropped = a->carve_dropped, o->shell_fit = a->shell_fit;
     o->pseudo = a->pseudo_views;
     o->texture = a->texture, o->texture_views = a->refine_texture > 0 ? a->refine_texture : a->refine;
     if (a->refine > 100000000 || a->refine_geometry > 100000000 || a->refine_texture > 100000000)

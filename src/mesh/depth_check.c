@@ -93,13 +93,21 @@ static void unproject(const cs_view *v, int x, int y, float d, float p[3])
     for (int i = 0; i < 3; i++) p[i] = m[i] * c[0] + m[3 + i] * c[1] + m[6 + i] * c[2];
 }
 
-long cs_depth_check_filter(const cs_depth_check *c, int k, float *depth, long *seen)
+/* does the check drop view K's pixel (X, Y) at depth D (> 0)? P: its world point */
+static int drops(const cs_depth_check *c, int k, int x, int y, float d, float p[3])
 {
-    const cs_view *v = &c->view[k];
     const int *nb = c->nb + (size_t)k * CS_DCHECK_NEIGHBOURS;
     int have = 0;
     while (have < CS_DCHECK_NEIGHBOURS && nb[have] >= 0) have++;
-    int need = c->min_agree < have ? c->min_agree : have;
+    int need = c->min_agree < have ? c->min_agree : have, agree = 0;
+    unproject(&c->view[k], x, y, d, p);
+    for (int i = 0; i < have && agree < need; i++) agree += agrees(c, nb[i], p);
+    return agree < need;
+}
+
+long cs_depth_check_filter(const cs_depth_check *c, int k, float *depth, long *seen)
+{
+    const cs_view *v = &c->view[k];
     long dropped = 0;
     *seen = 0;
     for (int y = 0; y < v->height; y++)
@@ -107,12 +115,23 @@ long cs_depth_check_filter(const cs_depth_check *c, int k, float *depth, long *s
             float *d = depth + (size_t)y * v->width + x, p[3];
             if (!(*d > 0.f)) continue;
             (*seen)++;
-            unproject(v, x, y, *d, p);
-            int agree = 0;
-            for (int i = 0; i < have && agree < need; i++) agree += agrees(c, nb[i], p);
-            if (agree < need) *d = c->carve_dropped ? -*d : 0.f, dropped++;
+            if (drops(c, k, x, y, *d, p)) *d = c->carve_dropped ? -*d : 0.f, dropped++;
         }
     return dropped;
+}
+
+void cs_depth_check_points(const cs_depth_check *c, int k, int every, cs_dcheck_point_fn fn, void *arg)
+{
+    const float *m = c->depth[k];
+    every = every < 1 ? 1 : every;
+    for (int y = 0; m && y < c->sh[k]; y += every)
+        for (int x = 0; x < c->sw[k]; x += every) {
+            float d = m[(size_t)y * c->sw[k] + x], p[3];
+            if (d > 0.f) {
+                int dropped = drops(c, k, x * c->stride, y * c->stride, d, p);
+                fn(arg, k, p, d, dropped);
+            }
+        }
 }
 
 void cs_depth_check_free(cs_depth_check *c)

@@ -43,6 +43,10 @@ int cs_depth_check_store(cs_depth_check *c, int k, const float *depth);
    fewer than min_agree of its neighbours' stored maps agree with; returns how many it dropped
    (of *SEEN pixels with a depth) */
 long cs_depth_check_filter(const cs_depth_check *c, int k, float *depth, long *seen);
+/* calls FN(ARG, K, P, DEPTH, DROPPED) for every EVERY-th stored pixel (each way) of view K with a
+   depth: P its world point, DROPPED whether cs_depth_check_filter drops it */
+typedef void (*cs_dcheck_point_fn)(void *arg, int k, const float p[3], float depth, int dropped);
+void cs_depth_check_points(const cs_depth_check *c, int k, int every, cs_dcheck_point_fn fn, void *arg);
 void cs_depth_check_free(cs_depth_check *c);
 
 #endif

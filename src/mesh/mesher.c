@@ -14,6 +14,7 @@
 #include "mesh_gltf.h"
 #include "mesh_pseudo.h"
 #include "mesh_shell.h"
+#include "mesh_shell_fit.h"
 #include "mesh_texture.h"
 #include "tsdf.h"
 #include "util.h"
@@ -473,22 +474,62 @@ static int shell_level(const cs_scene *scene, const cs_mesh_opts *o)
     return level;
 }
 
-/* the shell around the training cameras' centroid, twice the depth limit plus their spread
-   away: behind every surface the fusion kept */
-static int add_shell(cs_mesh *m, const cs_scene *scene, int level, cs_mesh_stats *st)
+/* the shell's radius round the training cameras' centroid C: twice the depth limit plus their
+   spread, behind every surface the fusion kept */
+static double shell_place(const cs_scene *scene, const cs_mesh_stats *st, double c[3])
 {
-    double c[3], spread = fmax(0, cs_scene_camera_spread(scene, c));
-    double radius = 2 * (st->max_depth + spread);
-    size_t before = m->nt;
+    return 2 * (st->max_depth + fmax(0, cs_scene_camera_spread(scene, c)));
+}
+
+/* the shell of LEVEL, brought in to the background the views see where FIT (NULL: not) says */
+static int add_shell(cs_mesh *m, const cs_scene *scene, int level, const cs_shell_fit *fit, cs_mesh_stats *st)
+{
+    double c[3], radius = shell_place(scene, st, c);
+    size_t before = m->nt, first = m->nv;
     if (cs_mesh_add_shell(m, c, radius, level)) return -1;
     st->shell_tris = m->nt - before, st->shell_radius = (float)radius;
     printf("mesh: background shell of %zu triangles (level %d) at radius %.4g around the cameras\n", st->shell_tris,
            level, radius), fflush(stdout);
+    if (!fit) return 0;
+    if (cs_shell_fit_apply(fit, m, first, m->nv - first, before, &st->shell_fitted)) return -1;
+    printf("mesh: %zu of its %zu vertices in directions fitted to the background the views see, the others between them (--shell-fit)\n", st->shell_fitted,
+           m->nv - first), fflush(stdout);
+    return 0;
+}
+
+/* a stored depth for the shell's fit: one the check drops or past the depth limit is
+   background, one it keeps the scene's surface */
+typedef struct {
+    cs_shell_fit *fit;
+    float max_depth;
+} shell_samples;
+
+static void shell_sample(void *arg, int k, const float p[3], float depth, int dropped)
+{
+    shell_samples *s = arg;
+    (void)k;
+    cs_shell_fit_surface(s->fit, p, dropped || depth > s->max_depth);
+}
+
+/* FIT from the depth check's stored maps DC (at most about 4M samples) */
+static int fit_shell(const cs_depth_check *dc, const cs_scene *scene, const cs_mesh_stats *st, cs_shell_fit *fit)
+{
+    double c[3], radius = shell_place(scene, st, c), px = 0;
+    if (cs_shell_fit_init(fit, c, radius)) return -1;
+    for (int k = 0; k < dc->n; k++) px += (double)dc->sw[k] * dc->sh[k];
+    int every = (int)ceil(sqrt(px / 4e6));
+    shell_samples s = {.fit = fit, .max_depth = st->max_depth};
+    for (int k = 0; k < dc->n; k++) {
+        const float *m = dc->view[k].cam.s;
+        double o[3] = {m[12], m[13], m[14]};
+        if (cs_shell_fit_camera(fit, o)) return -1;
+        cs_depth_check_points(dc, k, every, shell_sample, &s);
+    }
     return 0;
 }
 
 static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, const cs_mesh_opts *o,
-                       const cs_mesh_pseudo *pseudo, cs_mesh_stats *st)
+                       const cs_mesh_pseudo *pseudo, const cs_shell_fit *fit, cs_mesh_stats *st)
 {
     long budget = o->max_triangles; /* for the scene, the shell taken off */
     cs_mesh m;
@@ -524,7 +565,7 @@ static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, c
     st->dropped_simplified = simplified - m.nt;
     if (!rc && o->near_cut > 0 && st->median_depth > 0) rc = drop_near_cameras(&m, scene, o->near_cut * st->median_depth, st);
     size_t own = m.nv; /* the scene's vertices: the shell's stay where they are */
-    if (!rc && level > 0) rc = add_shell(&m, scene, level, st);
+    if (!rc && level > 0) rc = add_shell(&m, scene, level, fit, st);
     cs_mesh_refine_opts ro = {.iterations = o->refine, .lr = 0.01, .dssim = o->refine_dssim, .seed = 1,
                               .geometry = o->refine_geometry, .nmove = own, .geom = o->geom, .profile = o->profile,
                               .texture_views = o->texture_views, .pseudo = pseudo->n ? pseudo : NULL};
@@ -593,6 +634,13 @@ int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const 
                      fuse_and_extract(cl, &w, scene, s->sh_degree, &g, L, st->consistency > 0 ? &dc : NULL, &soup, &nt, st)
                  ? -1
                  : 0;
+    cs_shell_fit fit = {0};
+    int fitted = !rc && o->shell_fit && st->consistency > 0 && shell_level(scene, o) > 0;
+    if (!rc && o->shell_fit && !fitted)
+        printf("mesh: --shell-fit changes nothing here: %s\n",
+               shell_level(scene, o) == 0 ? "there is no background shell (it comes with --refine on a capture, or --shell L)"
+                                          : "no depth check runs (--consistency 0), so no depth is known as background");
+    if (fitted) rc = fit_shell(&dc, scene, st, &fit);
     cs_depth_check_free(&dc);
     if (!rc && st->consistency > 0)
         printf("mesh: %.1f%% of the rendered depths dropped: fewer than %d of a view's %d nearest views see a surface "
@@ -602,7 +650,8 @@ int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const 
     if (!rc) rc = pseudo_views(&w, scene, s->sh_degree, o, &pseudo);
     st->peak_device = cl->mem.window_peak;
     cs_viewer_close(&w, cl);
-    if (!rc) rc = finish_mesh(cl, soup, scene, o, &pseudo, st);
+    if (!rc) rc = finish_mesh(cl, soup, scene, o, &pseudo, fitted ? &fit : NULL, st);
+    cs_shell_fit_free(&fit);
     cs_mesh_pseudo_free(&pseudo);
     free(soup);
     return rc;

@@ -47,6 +47,7 @@ typedef struct {
     int consistency;       /* keep a rendered depth only where this many of the view's nearest views see a
                               surface alike (depth_check.h; 0: all, -1: by the scene's kind) */
     int carve_dropped;     /* a depth the check drops still carves the free space in front of it */
+    int shell_fit;         /* the background shell brought in to the background the views see (mesh_shell_fit.h) */
     double near_cut;       /* drop triangles nearer a training camera than this times the views' median
                               depth (floaters against the lens; 0: keep them) */
     int pseudo;            /* the refinement also fits the splat model's drawings of this many views
@@ -94,6 +95,7 @@ typedef struct {
     double secs_fuse, secs_extract, secs_weld, secs_simplify, secs_write;
     size_t shell_tris;   /* the background shell's triangles (in triangles too) */
     float shell_radius;
+    size_t shell_fitted; /* its vertices --shell-fit brought in */
     long alpha_filled;   /* pixels fused at their expected depth where the photo's alpha said object */
     float median_depth;  /* the training views' median depth of the opaque Gaussians (-1: unknown) */
     float near_radius;   /* triangles this near a training camera were dropped (near_cut) */
