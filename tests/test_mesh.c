@@ -892,6 +892,17 @@ static int closed_where_seen(const cs_mesh *m)
     return 0;
 }
 
+/* the test PSNR and the share of pixels covered (COVERED may be NULL) on the "mesh: drawn at" line of a
+   mesh log's TEXT (NULL: none); 1 when the line is there and reads */
+static int drawn_psnr(const char *text, double *psnr, double *covered)
+{
+    double c = 0;
+    const char *at = text ? strstr(text, "mesh: drawn at ") : NULL;
+    int ok = at && sscanf(at, "mesh: drawn at %*d test views: PSNR %lf dB (lowest %*f), %lf%%", psnr, &c) == 2;
+    if (covered) *covered = c;
+    return ok;
+}
+
 /* mesh --refine: the vertex colours fitted to the training photos draw the test views better
    than the fused colours, at the same 20k triangles (PoCL, 96x72: 21.5 -> 22.4 dB) */
 static int refine_gain(const char *dir, const char *run)
@@ -903,8 +914,7 @@ static int refine_gain(const char *dir, const char *run)
         CHECK(cli_run("", log, "mesh -m %s --max-triangles 20000 --psnr -o %s/refine%d.ply%s", run, dir, k,
                       k ? " --refine 200 --refine-geometry 0" : "") == 0, "mesh failed, see %s", log);
         char *text = cs_read_file(log, NULL);
-        const char *at = text ? strstr(text, "mesh: drawn at ") : NULL;
-        int ok = at && sscanf(at, "mesh: drawn at %*d test views: PSNR %lf", &psnr[k]) == 1;
+        int ok = drawn_psnr(text, &psnr[k], NULL);
         if (k) ok = ok && strstr(text, "vertex colours fitted to the photos over 200 views");
         ok = ok && !strstr(text, "background shell"); /* a Blender scene gets none by default */
         free(text);
@@ -930,8 +940,7 @@ static int geometry_gain(const char *dir, const char *run, uint64_t *rs)
         CHECK(cli_run("", log, "mesh -m %s --max-triangles 20000 --psnr -o %s %s", run, path,
                       k ? "--refine 200 --profile" : "--refine 600 --refine-geometry 0") == 0, "mesh failed, see %s", log);
         char *text = cs_read_file(log, NULL);
-        const char *at = text ? strstr(text, "mesh: drawn at ") : NULL;
-        int ok = at && sscanf(at, "mesh: drawn at %*d test views: PSNR %lf", &psnr[k]) == 1;
+        int ok = drawn_psnr(text, &psnr[k], NULL);
         /* --profile: both stages' kernels timed, a view each */
         const char *prof = text ? strstr(text, "mesh: the refinement's kernels") : NULL;
         int timed = prof && strstr(prof, "mesh_cover") && strstr(prof, "mesh_aa_fwd") && strstr(prof, "mesh_pos_adam");
@@ -958,8 +967,7 @@ static int geometry_gain(const char *dir, const char *run, uint64_t *rs)
 static int log_psnr(const char *log, double *psnr)
 {
     char *text = cs_read_file(log, NULL);
-    const char *at = text ? strstr(text, "mesh: drawn at ") : NULL;
-    int ok = at && sscanf(at, "mesh: drawn at %*d test views: PSNR %lf", psnr) == 1;
+    int ok = drawn_psnr(text, psnr, NULL);
     free(text);
     return ok ? 0 : cs_fail("no PSNR line in %s", log);
 }
@@ -1022,8 +1030,7 @@ static int shell_gain(const char *dir)
         CHECK(cli_run("", log, "mesh -m %s --max-triangles 20000 --refine 200 --psnr -o %s/shell%d.glb%s", run, dir, k,
                       k ? "" : " --shell 0 --no-focus") == 0, "mesh failed, see %s", log);
         char *text = cs_read_file(log, NULL);
-        const char *at = text ? strstr(text, "mesh: drawn at ") : NULL;
-        int ok = at && sscanf(at, "mesh: drawn at %*d test views: PSNR %lf dB (lowest %*f), %lf%%", &psnr[k], &cov[k]) == 2;
+        int ok = drawn_psnr(text, &psnr[k], &cov[k]);
         ok = ok && (strstr(text, "background shell of 1280 triangles (level 3)") != NULL) == k;
         ok = ok && (strstr(text, "mesh: focus") != NULL) == k;
         ok = ok && strstr(text, "(step 0.025 mean edges, --refine-step to choose)"); /* a capture's */
@@ -1042,8 +1049,7 @@ static int shell_gain(const char *dir)
                   dir) == 0, "mesh --shell-fit failed, see %s", log);
     char *fit_text = cs_read_file(log, NULL);
     double fp = 0, fc = 0;
-    const char *fat = fit_text ? strstr(fit_text, "mesh: drawn at ") : NULL;
-    int fok = fat && sscanf(fat, "mesh: drawn at %*d test views: PSNR %lf dB (lowest %*f), %lf%%", &fp, &fc) == 2;
+    int fok = drawn_psnr(fit_text, &fp, &fc);
     fok = fok && strstr(fit_text, " of its 642 vertices in directions fitted to the background the views see");
     free(fit_text);
     CHECK(fok && fp > psnr[0] + 2 && fc >= 99.9, "--shell-fit: %.2f dB, %.1f%% covered, or no fit line, in %s", fp, fc, log);
@@ -1056,10 +1062,9 @@ static int shell_gain(const char *dir)
     char *text = cs_read_file(log, NULL);
     double pp = 0, pc = 0;
     int drawn = 0;
-    const char *at = text ? strstr(text, "mesh: drawn at ") : NULL;
     const char *pv = text ? strstr(text, " views between the training views (2 a view) drawn by the model") : NULL;
     while (pv && pv > text && pv[-1] != '\n') pv--;
-    int ok = at && sscanf(at, "mesh: drawn at %*d test views: PSNR %lf dB (lowest %*f), %lf%%", &pp, &pc) == 2;
+    int ok = drawn_psnr(text, &pp, &pc);
     ok = ok && pv && sscanf(pv, "mesh: %d views", &drawn) == 1 && drawn >= 16 && drawn % 2 == 0;
     ok = ok && strstr(text, "to the training photos over 200 views");
     free(text);
@@ -1227,8 +1232,8 @@ int test_mesh_light_surfaces(void)
         CHECK(cli_run("", log, "mesh -m %s --max-triangles 20000 --psnr -o %s/m%d.ply%s", run, dir, k,
                       k ? " --refine 200" : "") == 0, "mesh failed, see %s", log);
         char *text = cs_read_file(log, NULL);
-        const char *at = text ? strstr(text, "mesh: drawn at ") : NULL, *al = text ? strstr(text, "photos' alpha (object") : NULL;
-        int ok = at && sscanf(at, "mesh: drawn at %*d test views: PSNR %lf", &psnr[k]) == 1 && al &&
+        const char *al = text ? strstr(text, "photos' alpha (object") : NULL;
+        int ok = drawn_psnr(text, &psnr[k], NULL) && al &&
                  sscanf(al, "photos' alpha (object: alpha >= 0.5, %lf%% of the pixels): %lf%% of the object's pixels "
                             "undrawn (holes, thin silhouettes), %lf%%", &share[k], &missed[k], &extra[k]) == 3;
         free(text);

@@ -102,8 +102,8 @@ static const opt_desc OPTS[] = {
      "truncation), so the views that see past a floater carve it away (default: a dropped depth fuses nothing)"},
     {"--shell-fit", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
      "bring the background shell in to the background the training views see each way from its centre (the depths "
-     "the --consistency check drops or the depth limit leaves out), in front of no surface they keep (default: the "
-     "shell stays far)"},
+     "the --consistency check drops or the depth limit leaves out), keeping the training cameras inside it (default: "
+     "the shell stays far)"},
     {"--pseudo-views", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
      "the refinement also fits the model's drawings of N views between each training view and its N nearest "
      "(default 0; at most " CS_STR(CS_MESH_PSEUDO_MAX_GIB) " GiB of drawings, fewer a view past that)"},

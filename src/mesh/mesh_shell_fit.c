@@ -41,14 +41,16 @@ static double bin_radius(const cs_shell_fit *f, int b, double x)
     return f->far / CS_SHELL_FIT_RANGE * exp((b + x) * bin_step());
 }
 
-int cs_shell_fit_init(cs_shell_fit *f, const double centre[3], double far)
+int cs_shell_fit_init(cs_shell_fit *f, const double centre[3], double far, const double *cams, int ncams)
 {
     memset(f, 0, sizeof *f);
     memcpy(f->centre, centre, sizeof f->centre);
-    f->far = far;
+    f->far = far, f->ncams = ncams > 0 ? ncams : 0;
     size_t n = (size_t)CELLS * CS_SHELL_FIT_BINS;
     f->bg = calloc(n, sizeof(uint32_t)), f->kept = calloc(n, sizeof(uint32_t));
-    if (!f->bg || !f->kept) {
+    f->cams = malloc(sizeof(double) * 3 * (size_t)(f->ncams ? f->ncams : 1));
+    if (f->cams && f->ncams) memcpy(f->cams, cams, sizeof(double) * 3 * (size_t)f->ncams);
+    if (!f->bg || !f->kept || !f->cams) {
         cs_shell_fit_free(f);
         return cs_fail("out of host memory (the background shell's fit)");
     }
@@ -198,18 +200,6 @@ int cs_shell_fit_apply(const cs_shell_fit *f, cs_mesh *m, size_t first, size_t n
     }
     free(radius), free(bound), free(lr), free(dir), free(cell);
     return rc;
-}
-
-int cs_shell_fit_camera(cs_shell_fit *f, const double o[3])
-{
-    if (f->ncams == f->capcams) {
-        int cap = f->capcams ? 2 * f->capcams : 64;
-        double *c = realloc(f->cams, sizeof(double) * 3 * (size_t)cap);
-        if (!c) return cs_fail("out of host memory (the background shell's fit)");
-        f->cams = c, f->capcams = cap;
-    }
-    memcpy(f->cams + 3 * (size_t)f->ncams++, o, sizeof(double) * 3);
-    return 0;
 }
 
 void cs_shell_fit_free(cs_shell_fit *f)

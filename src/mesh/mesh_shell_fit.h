@@ -31,16 +31,15 @@ typedef struct {
     double centre[3], far;
     uint32_t *bg, *kept;        /* (6 * RES * RES, BINS): background and kept surface seen */
     double *cams;               /* (ncams, 3): the training cameras' centres */
-    int ncams, capcams;
+    int ncams;
 } cs_shell_fit;
 
-/* F round CENTRE, FAR the unfitted shell's radius. -1 with a message (host memory). */
-int cs_shell_fit_init(cs_shell_fit *f, const double centre[3], double far);
+/* F round CENTRE, FAR the unfitted shell's radius, with the NCAMS training cameras' centres CAMS
+   (x y z each, copied: the shell keeps each camera and the views between it and its neighbours
+   inside). -1 with a message (host memory). */
+int cs_shell_fit_init(cs_shell_fit *f, const double centre[3], double far, const double *cams, int ncams);
 /* a surface at world point P: BACKGROUND (1) or the scene's own (0) */
 void cs_shell_fit_surface(cs_shell_fit *f, const float p[3], int background);
-/* a training camera at O (the shell keeps it and the views between it and its neighbours inside).
-   -1 with a message (host memory). */
-int cs_shell_fit_camera(cs_shell_fit *f, const double o[3]);
 /* Moves M's vertices FIRST .. FIRST + N - 1 (a shell of M's triangles FIRST_TRI on, round F's
  * centre) to the fitted radii; *FITTED: how many vertices moved in. -1 with a message (memory). */
 int cs_shell_fit_apply(const cs_shell_fit *f, cs_mesh *m, size_t first, size_t n, size_t first_tri, size_t *fitted);

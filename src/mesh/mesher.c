@@ -420,14 +420,27 @@ static int fuse_and_extract(cs_cl *cl, cs_viewer *w, const cs_scene *scene, int 
     return 0;
 }
 
+/* SCENE's training cameras' centres (*N of them, x y z each; the caller frees them); NULL with a
+   message when out of host memory */
+static double *training_centres(const cs_scene *scene, int *n)
+{
+    double *c = malloc(sizeof(double) * 3 * (scene->n_cams ? scene->n_cams : 1));
+    *n = 0;
+    if (!c) {
+        cs_fail("out of host memory (the training cameras' centres)");
+        return NULL;
+    }
+    for (int i = 0; i < scene->n_cams; i++)
+        if (!scene->cams[i].is_test) cs_camera_center(&scene->cams[i], c + 3 * (*n)++);
+    return c;
+}
+
 /* drops M's triangles within RADIUS of a training camera (st->near_dropped; printed) */
 static int drop_near_cameras(cs_mesh *m, const cs_scene *scene, double radius, cs_mesh_stats *st)
 {
-    double *c = malloc(sizeof(double) * 3 * (scene->n_cams ? scene->n_cams : 1));
-    int n = 0;
-    if (!c) return cs_fail("out of host memory");
-    for (int i = 0; i < scene->n_cams; i++)
-        if (!scene->cams[i].is_test) cs_camera_center(&scene->cams[i], c + 3 * n++);
+    int n;
+    double *c = training_centres(scene, &n);
+    if (!c) return -1;
     int rc = cs_mesh_drop_near(m, c, n, radius, &st->near_dropped);
     free(c);
     st->near_radius = (float)radius;
@@ -515,16 +528,15 @@ static void shell_sample(void *arg, int k, const float p[3], float depth, int dr
 static int fit_shell(const cs_depth_check *dc, const cs_scene *scene, const cs_mesh_stats *st, cs_shell_fit *fit)
 {
     double c[3], radius = shell_place(scene, st, c), px = 0;
-    if (cs_shell_fit_init(fit, c, radius)) return -1;
+    int n;
+    double *cams = training_centres(scene, &n);
+    int rc = cams ? cs_shell_fit_init(fit, c, radius, cams, n) : -1;
+    free(cams);
+    if (rc) return -1;
     for (int k = 0; k < dc->n; k++) px += (double)dc->sw[k] * dc->sh[k];
     int every = (int)ceil(sqrt(px / 4e6));
     shell_samples s = {.fit = fit, .max_depth = st->max_depth};
-    for (int k = 0; k < dc->n; k++) {
-        const float *m = dc->view[k].cam.s;
-        double o[3] = {m[12], m[13], m[14]};
-        if (cs_shell_fit_camera(fit, o)) return -1;
-        cs_depth_check_points(dc, k, every, shell_sample, &s);
-    }
+    for (int k = 0; k < dc->n; k++) cs_depth_check_points(dc, k, every, shell_sample, &s);
     return 0;
 }
 
