@@ -202,6 +202,41 @@ int test_cli_runs(void)
     return 0;
 }
 
+/* train --profile: one table a phase of the resolution schedule, the evaluations left out */
+int test_train_profile(void)
+{
+    char data[600], out[600], log[700];
+    snprintf(data, sizeof data, "%s/cli_scene", test_tmpdir());
+    CHECK_OK(cli_demo_scene(data, 40, 30));
+    snprintf(out, sizeof out, "%s/cli_profile", test_tmpdir());
+    snprintf(log, sizeof log, "%s/cli_profile.log", test_tmpdir());
+    /* 12 iterations from 1/4 size, full size from 6: the divisors 4, 3, 2, 2, 2, then 1 */
+    CHECK(cli_run("", log, "train -s %s -o %s --force --iterations 12 --eval --test_iterations 4 12 --profile "
+                  "--set optim.res_schedule_start=4 " TINY, data, out) == 0,
+          "train --profile failed, see %s", log);
+    const char *phases[] = {"profile: iterations 1-1 at 1/4 size", "profile: iterations 2-2 at 1/3 size",
+                            "profile: iterations 3-5 at 1/2 size", "profile: iterations 6-12 at 1/1 size"};
+    for (int i = 0; i < 4; i++) CHECK(file_contains(log, phases[i]), "no '%s' in %s", phases[i], log);
+    CHECK(file_contains(log, "by kernel (ms and launches an iteration):") && file_contains(log, " rasterize_bwd ") &&
+              file_contains(log, "between kernels"),
+          "the profile names no kernels, see %s", log);
+    /* the evaluations' kernels are not the loop's: ssim_fwd runs once an iteration, and the
+       evaluation at 12 (two test views) would add to it */
+    size_t len = 0;
+    char *text = cs_read_file(log, &len);
+    CHECK(text != NULL, "cannot read %s", log);
+    const char *last = strstr(text, phases[3]), *ssim = last ? strstr(last, " ssim_fwd ") : NULL;
+    double ms = -1, launches = -1;
+    int got = ssim ? sscanf(ssim, " ssim_fwd %lf ms x%lf", &ms, &launches) : 0;
+    free(text);
+    CHECK(got == 2 && ms >= 0 && launches == 1.0, "ssim_fwd in the last phase: %d values, %g launches an iteration, "
+          "see %s", got, launches, log);
+    CHECK(cli_run("", log, "train -s %s -o %s --force --iterations 3 " TINY, data, out) == 0 &&
+              !file_contains(log, "profile: iterations"),
+          "a run without --profile printed a profile, see %s", log);
+    return 0;
+}
+
 /* the progress line fits the terminal and shows what it promises */
 int test_progress_line(void)
 {

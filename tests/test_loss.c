@@ -194,6 +194,18 @@ static int check_loss(cs_cl *cl, const cs_kernels *k, int ch, uint64_t *rs)
     for (size_t i = 0; ch == 4 && i < n; i++) masked_nonzero += gt[(i % np) * 4 + 3] == 0 && grad[i] != 0;
     CHECK(se / sr < 2e-3, "%d channels: image gradient: relative error of sums %.3g", ch, se / sr);
     CHECK(masked_nonzero == 0, "%d values of masked pixels have a gradient", masked_nonzero);
+    /* a training step whose loss nobody reads (slot -1): the same gradient, no sums written */
+    float *again = malloc(sizeof(float) * n), poison = NAN, sums_before[4], sums_after[4];
+    CHECK_OK(cs_buf_read(cl, &l.sums, 3 * 16, 16, sums_before));
+    CHECK_OK(cs_buf_fill(cl, &l.v_img, 0, n * 4, &poison, 4));
+    CHECK_OK(cs_buf_fill(cl, &l.sums, 3 * 16, 16, &poison, 4));
+    CHECK_OK(cs_loss_forward_backward(&l, &r.img, &gtb, 16, W, H, (float)lambda, -1));
+    CHECK_OK(cs_buf_read(cl, &l.v_img, 0, n * 4, again));
+    CHECK_OK(cs_buf_read(cl, &l.sums, 3 * 16, 16, sums_after));
+    CHECK(memcmp(again, grad, n * 4) == 0, "%d channels: the gradient without sums differs from the one with them", ch);
+    CHECK(isnan(sums_after[0]) && !isnan(sums_before[0]), "%d channels: slot -1 wrote the sums (%g)", ch,
+          sums_after[0]);
+    free(again);
     /* metrics clamp to [0, 1] like graphdeco's evaluation */
     CHECK_OK(cs_loss_metrics(&l, &r.img, &gtb, 16, W, H, 4));
     CHECK_OK(cs_loss_read(&l, 4, W, H, 0.f, &mt, NULL));

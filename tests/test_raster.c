@@ -8,6 +8,9 @@
 #include "ref_raster.h"
 #include "render.h"
 #include "layout.h"
+#include "loss.h"
+#include "pass.h"
+#include "tile_choice.h"
 #include "test.h"
 #include "util.h"
 
@@ -958,6 +961,113 @@ int test_raster_tile_order(void)
     CHECK(classes >= 4 && prev == CS_TILE_CLASSES - 1, "the scene spans %u classes, the last %u (want empty tiles)",
           classes, prev);
     return 0;
+}
+
+/* one training pass of V (SH degree 1) with R's kernels now; the model's gradients into GEO, SH */
+static int pass_grads(dev_ctx *d, cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v, cs_buf *gt, float *geo,
+                      float *sh)
+{
+    const float bg[3] = {0.2f, 0.4f, 0.6f};
+    float nanv = NAN;
+    return cs_buf_fill(&d->cl, &m->v_geo, 0, m->v_geo.bytes, &nanv, 4) ||
+           cs_buf_fill(&d->cl, &m->v_sh, 0, m->v_sh.bytes, &nanv, 4) ||
+           cs_train_pass(r, l, m, v, 1, bg, gt, 0, 0.2f, false) ||
+           cs_buf_read(&d->cl, &m->v_geo, 0, sizeof(float) * m->n * CS_GEO_W, geo) ||
+           cs_buf_read(&d->cl, &m->v_sh, 0, sizeof(float) * m->n * CS_SH_COEFFS(1) * 3, sh);
+}
+
+static int grads_agree(const float *a, const float *b, size_t n, const char *what)
+{
+    grad_cmp c = {0};
+    for (size_t i = 0; i < n; i++) grad_cmp_add(&c, a[i], b[i], (int)(i / CS_GEO_W), (int)(i % CS_GEO_W));
+    return grad_cmp_report(&c, what, 1e-4);
+}
+
+/* device.tile_choice: the other tile's kernels built beside the run's, a renderer moved between
+ * them over one pool (its buffers grow, its units follow), the same gradients either way, when a
+ * measurement is due, and the other tile dropped when the run holds more than half its budget */
+int test_raster_tile_switch(void)
+{
+    uint64_t rs = test_seed() ^ 0x711e;
+    g_tile = 8;
+    dev_ctx d;
+    int opened = dev_open(&d, 1, 0, 0, 0, 0, -1);
+    g_tile = 0;
+    CHECK_OK(opened);
+    cs_tile_choice tc;
+    CHECK_OK(cs_tile_choice_open(&tc, &d.cl, &d.k, CS_TILES_TUNED, false));
+    CHECK(!tc.on && !cs_tile_choice_due(&tc, 1, 1), "device.tile_choice tuned measures");
+    cs_tile_choice_close(&tc);
+    CHECK_OK(cs_tile_choice_open(&tc, &d.cl, &d.k, CS_TILES_AUTO, false));
+    CHECK(tc.on == !d.cl.is_cpu, "auto: %s on a %s", tc.on ? "measures" : "does not measure", d.cl.is_cpu ? "CPU" : "GPU");
+    cs_tile_choice_close(&tc);
+    CHECK_OK(cs_tile_choice_open(&tc, &d.cl, &d.k, CS_TILES_MEASURE, true));
+    CHECK(!tc.on, "optim.deterministic: the tile chosen by timing");
+    cs_tile_choice_close(&tc);
+    CHECK_OK(cs_tile_choice_open(&tc, &d.cl, &d.k, CS_TILES_MEASURE, false));
+    CHECK(tc.on && tc.alt.opts.tile == 16 && tc.cur == &d.k, "measure: the other tile %d", tc.alt.opts.tile);
+    CHECK(cs_tile_choice_due(&tc, 1, 4), "the first iteration is not due");
+    cs_camera cam;
+    random_camera(&rs, 72, 56, 0, &cam);
+    cs_view v;
+    cs_view_from_camera(&cam, &v);
+    cs_splats s;
+    random_splats(&rs, 300, 1, 0, &cam, 0, &s);
+    cs_model m;
+    cs_renderer r;
+    cs_loss l;
+    cs_buf gt = {0};
+    size_t np = (size_t)cam.width * cam.height, ng = (size_t)s.n * CS_GEO_W, nsh = (size_t)s.n * CS_SH_COEFFS(1) * 3;
+    unsigned char *px = malloc(np * 3);
+    float *g8 = malloc(sizeof(float) * ng), *g16 = malloc(sizeof(float) * ng), *g8b = malloc(sizeof(float) * ng);
+    float *h8 = malloc(sizeof(float) * nsh), *h16 = malloc(sizeof(float) * nsh), *h8b = malloc(sizeof(float) * nsh);
+    for (size_t i = 0; i < np * 3; i++) px[i] = (unsigned char)(test_rand(&rs) * 256);
+    const float bg[3] = {0.2f, 0.4f, 0.6f};
+    int rc = render_cl(&d, &s, &v, 1, bg, 0.1f, NULL, &m, &r), have_model = !rc;
+    cs_loss_init(&l, &d.cl, &d.k);
+    if (!rc) rc = cs_buf_alloc(&d.cl, &gt, CS_MEM_IMAGES, np * 3, "gt") || cs_buf_write(&d.cl, &gt, 0, np * 3, px);
+    if (!rc) rc = pass_grads(&d, &r, &l, &m, &v, &gt, g8, h8);
+    if (!rc) rc = cs_renderer_use_kernels(&r, &tc.alt) || pass_grads(&d, &r, &l, &m, &v, &gt, g16, h16);
+    int chunk16 = (int)r.chunk, tiles16 = r.tiles_x * r.tiles_y;
+    if (!rc) rc = cs_renderer_use_kernels(&r, &d.k) || pass_grads(&d, &r, &l, &m, &v, &gt, g8b, h8b);
+    int fails = rc ? 1 : 0;
+    if (rc) fprintf(stderr, "  %s\n", cs_last_error());
+    if (!rc) {
+        fails += grads_agree(g16, g8, ng, "16x16 against 8x8: position, scale, rotation, opacity gradients");
+        fails += grads_agree(h16, h8, nsh, "16x16 against 8x8: SH gradients");
+        fails += grads_agree(g8b, g8, ng, "8x8 again after 16x16: position, scale, rotation, opacity gradients");
+        CHECK(chunk16 == (int)cs_render_chunk(&tc.alt.opts) && tiles16 * 4 >= r.tiles_x * r.tiles_y &&
+                  tiles16 < r.tiles_x * r.tiles_y && (int)r.chunk == (int)cs_render_chunk(&d.k.opts),
+              "the renderer's units and tiles did not follow the kernels: chunk %d, tiles %d then %d", chunk16, tiles16,
+              r.tiles_x * r.tiles_y);
+        /* a measurement: the renderer is left on the choice, which is due again only at a new
+           divisor or CS_TILE_CHOICE_EVERY iterations later */
+        rc = cs_tile_choice_measure(&tc, &r, &l, &m, &v, 1, bg, &gt, 0, 0.2f, 1, 4);
+        fails += rc;
+        CHECK(!rc && r.k == tc.cur && (tc.cur == &d.k || tc.cur == &tc.alt), "measure: the renderer on other kernels");
+        CHECK(!cs_tile_choice_due(&tc, 2, 4) && cs_tile_choice_due(&tc, 2, 3) &&
+                  cs_tile_choice_due(&tc, 1 + CS_TILE_CHOICE_EVERY, 4) && !cs_tile_choice_due(&tc, CS_TILE_CHOICE_EVERY, 4),
+              "due at the wrong iterations");
+        /* the run at more than half its budget: back to the run's own tile for good */
+        size_t budget = d.cl.mem.budget;
+        d.cl.mem.budget = d.cl.mem.cur_total;
+        rc = cs_tile_choice_measure(&tc, &r, &l, &m, &v, 1, bg, &gt, 0, 0.2f, 2, 3);
+        d.cl.mem.budget = budget;
+        fails += rc;
+        CHECK(!rc && !tc.on && tc.cur == &d.k && r.k == &d.k && !cs_tile_choice_due(&tc, 5000, 1),
+              "the other tile was kept past half the budget");
+    }
+    free(px), free(g8), free(g16), free(g8b), free(h8), free(h16), free(h8b);
+    cs_buf_free(&d.cl, &gt);
+    cs_loss_free(&l);
+    if (have_model) {
+        cs_renderer_free(&r);
+        cs_model_free(&d.cl, &m);
+    }
+    cs_tile_choice_close(&tc);
+    cs_splats_free(&s);
+    dev_close(&d);
+    return fails;
 }
 
 /* The backward's units at a size oclgrind can run: 40x30 (3x2 tiles), 300 Gaussians, 8 pixels a

@@ -18,6 +18,8 @@ enum { CS_PATH_AUTO = 0, CS_PATH_OFF = 1, CS_PATH_ON = 2 };
 /* device.tune: auto (the per-device tuning cache; measured and stored when missing), off (16x16
    tiles, 256-item groups), force (measured again); CACHED (internal): the cache or defaults */
 enum { CS_TUNE_AUTO = 0, CS_TUNE_OFF, CS_TUNE_FORCE, CS_TUNE_CACHED };
+/* device.tile_choice: auto (measure on GPUs, the tuned tile on CPUs), tuned, measure */
+enum { CS_TILES_AUTO = 0, CS_TILES_TUNED, CS_TILES_MEASURE };
 
 /* Each group is a named type, so a stage takes only its own part of the settings. */
 typedef struct {
@@ -119,6 +121,7 @@ typedef struct {
 typedef struct {
     char id[128];
     int tune;              /* CS_TUNE_* */
+    int tile_choice;       /* CS_TILES_* */
     int float_atomics;     /* CS_PATH_AUTO or 1 + cs_atomic_path (cas, ext, ptx): forces that path */
     int fast_math;         /* CS_PATH_AUTO, CS_PATH_OFF, CS_PATH_ON */
     int pixels_per_item;   /* rasterizer pixels a work-item (0: auto, see kernels.h) */

@@ -138,8 +138,9 @@ static const opt_desc OPTS[] = {
     {"--psnr", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
      "draw the mesh with its colours (vertex colours, or --texture) at the test views and print its PSNR against the photos"},
     {"--renders", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "DIR", "--psnr, and write those drawings to DIR as PNGs and print each view's PSNR"},
-    {"--profile", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
-     "time every kernel of --refine and print each one's time a view (a finish after each view: slower)"},
+    {"--profile", NULL, O_FLAG, C(CS_CMD_MESH) | C(CS_CMD_TRAIN), NULL, V_NONE, NULL,
+     "time every kernel: mesh --refine's a view; train's an iteration, per phase of the resolution schedule, against "
+     "the loop's wall time (a finish every ~100 iterations: slower)"},
     {"--format", NULL, O_VALUE, C(CS_CMD_EXPORT), NULL, V_NONE, "spz|splat|compressed-ply|ply", "the format to write"},
     {"--bake", NULL, O_FLAG, C(CS_CMD_EXPORT), NULL, V_NONE, NULL,
      "with --format ply: fold the 3D filter into scales and opacities (the compact formats always do)"},

@@ -42,7 +42,7 @@ typedef struct {
     int grid, max_triangles, keep_components;
     const char *depth;
     bool psnr;                    /* mesh --psnr (--renders sets it too) */
-    bool profile;                 /* mesh --profile: the refinement's kernel times */
+    bool profile;                 /* mesh --profile, train --profile: kernel times */
     const char *renders;          /* mesh --renders DIR */
     bool serve;                   /* train --view PORT, view */
     int port;                     /* the port served (0: a free one) */

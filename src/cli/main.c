@@ -166,9 +166,10 @@ static int cmd_train(const cs_args *a)
         if (!rc) cs_view_announce(view);
     }
     cs_cl cl;
-    if (!rc) rc = open_device(a, &cfg, &cl, 0);
+    if (!rc) rc = open_device(a, &cfg, &cl, a->profile);
     if (!rc) {
-        cs_train_opts o = {a->resume, &g_stop, view ? publish : NULL, watched, view, CS_VIEW_SNAPSHOT_SECONDS};
+        cs_train_opts o = {a->resume, &g_stop, view ? publish : NULL, watched, view, CS_VIEW_SNAPSHOT_SECONDS,
+                           a->profile};
         rc = cs_train(&cl, &cfg, &scene, &o);
         cs_cl_close(&cl);
     }
@@ -441,7 +442,7 @@ static int merge_finetune(const cs_args *a, const char *out, int it)
     cs_cl cl;
     if (!rc) rc = open_device(a, &cfg, &cl, 0);
     if (!rc) {
-        cs_train_opts to = {false, &g_stop, NULL, NULL, NULL, CS_VIEW_SNAPSHOT_SECONDS};
+        cs_train_opts to = {false, &g_stop, NULL, NULL, NULL, CS_VIEW_SNAPSHOT_SECONDS, false};
         rc = cs_train(&cl, &cfg, &scene, &to);
         cs_cl_close(&cl);
         if (rc == -1)

@@ -448,10 +448,17 @@ static void prof_by_kernel(cs_prof *p, cl_kernel k, double ms)
 int cs_prof_collect(cs_cl *cl)
 {
     CS_CHECK(clFinish(cl->queue));
+    cl_ulong prev_end = 0;
     for (int i = 0; i < cl->prof.n; i++) {
-        cl_ulong a = 0, b = 0;
+        cl_ulong a = 0, b = 0, sub = 0;
         clGetEventProfilingInfo(cl->prof.ev[i], CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
         clGetEventProfilingInfo(cl->prof.ev[i], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
+        clGetEventProfilingInfo(cl->prof.ev[i], CL_PROFILING_COMMAND_SUBMIT, sizeof sub, &sub, NULL);
+        if (prev_end && a > prev_end) {
+            cl->prof.gap_ms += (double)(a - prev_end) * 1e-6;
+            if (sub > prev_end) cl->prof.starved_ms += (double)((sub < a ? sub : a) - prev_end) * 1e-6;
+        }
+        prev_end = b > prev_end ? b : prev_end;
         double ms = (double)(b - a) * 1e-6;
         if (cl->prof.stage[i] < CS_PROF_MAX_STAGES) cl->prof.ms[cl->prof.stage[i]] += ms;
         prof_by_kernel(&cl->prof, cl->prof.kernel[i], ms);
@@ -478,7 +485,7 @@ double cs_prof_print_kernels(const cs_cl *cl, double div, const char *head)
     for (int i = 0; i < n; i++) {
         char name[64] = "?";
         clGetKernelInfo(t[i].kernel, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL);
-        printf("%s %s %.3f ms x%.0f", i % 4 ? "," : "\n   ", name, t[i].ms / div, (double)t[i].launches / div);
+        printf("%s %s %.3f ms x%.3g", i % 4 ? "," : "\n   ", name, t[i].ms / div, (double)t[i].launches / div);
         sum += t[i].ms / div;
     }
     printf("\n");

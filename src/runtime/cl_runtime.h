@@ -48,6 +48,10 @@ typedef struct {
     /* the same durations by kernel since the table was last cleared (clsplat bench) */
     cs_prof_kernel by_kernel[CS_PROF_MAX_KERNELS];
     int n_kernels;
+    /* between consecutive kernels of one collection: the device's idle time (a kernel's start
+       after the previous one's end), and the part of it before the kernel was even submitted
+       (the device waiting on the host) */
+    double gap_ms, starved_ms;
 } cs_prof;
 
 typedef struct cs_cl {

@@ -68,7 +68,8 @@ static int run_forward(cs_loss *l, const cs_buf *img, const cs_buf *gt, unsigned
         cs_buf_reserve(cl, &l->sums, MAX_SLOTS * 16, 0, "metric sums"))
         return -1;
     if (want_grad && cs_buf_reserve(cl, &l->dmap3, n3 * 3 * 4, 0, "SSIM derivative maps")) return -1;
-    if (slot < 0 || slot >= MAX_SLOTS) return cs_fail("internal: metric slot %d out of range", slot);
+    if (slot < -1 || slot >= MAX_SLOTS || (slot < 0 && !want_grad))
+        return cs_fail("internal: metric slot %d out of range", slot);
     cl_mem dm = want_grad ? l->dmap3.mem : l->partials.mem; /* not written without the gradient */
     unsigned ng = (unsigned)groups, us = (unsigned)slot;
     int ch = l->gt_channels;
@@ -76,8 +77,8 @@ static int run_forward(cs_loss *l, const cs_buf *img, const cs_buf *gt, unsigned
     return cs_cl_run(cl, k->ssim_fwd, CS_STAGE_LOSS, 3, g, lc, CS_ARG(img->mem), CS_ARG(gt->mem), CS_ARG(gt_off),
                      CS_ARG(ch), CS_ARG(W), CS_ARG(H), CS_ARG(clamp01), CS_ARG(want_grad), CS_ARG(dL_dssim), CS_ARG(dm),
                      CS_ARG(l->partials.mem)) ||
-           cs_cl_run(cl, k->reduce_partials, CS_STAGE_LOSS, 1, &one, &one, CS_ARG(l->partials.mem), CS_ARG(ng),
-                     CS_ARG(l->sums.mem), CS_ARG(us));
+           (slot >= 0 && cs_cl_run(cl, k->reduce_partials, CS_STAGE_LOSS, 1, &one, &one, CS_ARG(l->partials.mem), CS_ARG(ng),
+                     CS_ARG(l->sums.mem), CS_ARG(us)));
 }
 
 int cs_loss_forward_backward(cs_loss *l, const cs_buf *img, const cs_buf *gt, unsigned gt_off, int W, int H, float lambda,

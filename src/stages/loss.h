@@ -27,7 +27,8 @@ void cs_loss_free(cs_loss *l);
  * in GT) and its gradient into l->v_img (does not block). With a weight channel, the loss is
  * still a mean over all pixels, a masked pixel counting 0 (so an image's gradient does not grow
  * as more of it is masked), while the metrics below are means over the unmasked pixels. The
- * image's sums go to slot SLOT of the sums buffer (read with cs_loss_read). */
+ * image's sums go to slot SLOT of the sums buffer (read with cs_loss_read); SLOT -1: no sums (one
+ * launch less, for a training step whose loss nobody reads). */
 int cs_loss_forward_backward(cs_loss *l, const cs_buf *img, const cs_buf *gt, unsigned gt_off, int W, int H, float lambda,
                              int slot);
 /* Enqueues the metrics only (render clamped to [0, 1] as graphdeco's evaluation does), into

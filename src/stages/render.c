@@ -80,6 +80,14 @@ static int wait_total(cs_renderer *r)
     return 0;
 }
 
+int cs_renderer_use_kernels(cs_renderer *r, const cs_kernels *k)
+{
+    if (wait_total(r)) return -1; /* a count in flight belongs to the last view's kernels */
+    r->k = k;
+    r->chunk = cs_render_chunk(&k->opts);
+    return 0;
+}
+
 static void release_pool(cs_renderer *r)
 {
     wait_total(r); /* normally done by cs_render_confirm already; the pool is released either way */

@@ -10,11 +10,11 @@
 #include "util.h"
 
 int cs_train_pass(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v, int active_degree, const float bg[3],
-                  cs_buf *gt, unsigned gt_off, float lambda)
+                  cs_buf *gt, unsigned gt_off, float lambda, bool want_loss)
 {
     for (;;) {
         if (cs_render_forward(r, m, v, active_degree, bg) ||
-            cs_loss_forward_backward(l, &r->img, gt, gt_off, v->width, v->height, lambda, 0) ||
+            cs_loss_forward_backward(l, &r->img, gt, gt_off, v->width, v->height, lambda, want_loss ? 0 : -1) ||
             cs_render_backward(r, m, v, active_degree, bg, &l->v_img))
             return -1;
         int over = cs_render_confirm(r);
@@ -33,7 +33,7 @@ int cs_time_iterations(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v
     for (int i = -2; i < reps; i++) {
         memset(cl->prof.ms, 0, sizeof cl->prof.ms);
         double t0 = cs_now();
-        if (cs_train_pass(r, l, m, v, active_degree, bg, gt, gt_off, lambda) ||
+        if (cs_train_pass(r, l, m, v, active_degree, bg, gt, gt_off, lambda, false) ||
             cs_densify_stats(cl, r->k, m, r, v->width, v->height) || cs_adam_step(cl, r->k, m, &frozen, 0.0, sparse_adam ? &r->radii : NULL) ||
             cs_prof_collect(cl)) {
             free(ms);

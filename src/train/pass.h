@@ -9,10 +9,11 @@
 #include "loss.h"
 
 /* Enqueues the pass; gradients end in the model's v_geo / v_sh (r->v_2d for densification
- * statistics), the loss sums in slot 0 of L. GT: 8-bit RGB at byte offset GT_OFF. Blocks once,
- * for the pair count (after the backward is queued), and again only when a pass is redone. */
+ * statistics), the loss sums in slot 0 of L when WANT_LOSS. GT: 8-bit RGB at byte offset GT_OFF.
+ * Blocks once, for the pair count (after the backward is queued), and again only when a pass is
+ * redone. */
 int cs_train_pass(cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v, int active_degree, const float bg[3],
-                  cs_buf *gt, unsigned gt_off, float lambda);
+                  cs_buf *gt, unsigned gt_off, float lambda, bool want_loss);
 
 /* Times training iterations of one view as clsplat bench and the tuner measure them: REPS
  * timed runs after two untimed ones of the pass (with D-SSIM weight LAMBDA), densification

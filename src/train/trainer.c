@@ -15,6 +15,7 @@
 #include "image_store.h"
 #include "init.h"
 #include "kernels.h"
+#include "loop_profile.h"
 #include "loss.h"
 #include "memplan.h"
 #include "model.h"
@@ -28,6 +29,7 @@
 #include "run_dir.h"
 #include "schedule.h"
 #include "tb_log.h"
+#include "tile_choice.h"
 #include "run_report.h"
 #include "train_log.h"
 #include "tune.h"
@@ -55,6 +57,8 @@ typedef struct {
     cs_mem_plan plan;
     cs_adam_lrs lrs;
     /* outputs */
+    cs_loop_profile prof;     /* train --profile */
+    cs_tile_choice tiles;     /* device.tile_choice */
     cs_evaluator ev;
     cs_train_log log;
     cs_tb_log tb;
@@ -121,6 +125,11 @@ static int open_kernels(trainer *t, cs_kernel_opts *ko)
            t->k.opts.pixels > 1 ? "s" : "",
            t->k.opts.deterministic && !t->cfg->optim.deterministic ? ", deterministic backward: loops are limited" : "");
     cs_tuning_summary(&tun, stdout);
+    if (cs_tile_choice_open(&t->tiles, t->cl, &t->k, t->cfg->device.tile_choice, t->cfg->optim.deterministic)) return -1;
+    if (t->tiles.on)
+        printf("tiles: %dx%d and %dx%d kernels (%dx%d built in %.1f s), the faster measured during training "
+               "(device.tile_choice)\n", t->k.opts.tile, t->k.opts.tile, t->tiles.alt.opts.tile, t->tiles.alt.opts.tile,
+               t->tiles.alt.opts.tile, t->tiles.alt.opts.tile, t->tiles.alt_seconds);
     if (cs_driver_mem_open(&t->dm, t->cl) == 0)
         printf("driver memory: NVML, %.1f MiB in use now\n", cs_driver_mem_sample(&t->dm) / 1048576.0);
     else
@@ -314,9 +323,12 @@ static int learn(trainer *t, int iter, const cs_step_plan *p, const cs_camera **
     unsigned goff;
     int f = p->res_factor; /* the resolution schedule: the view and its ground truth scaled down */
     if (f > 1) cs_view_scale(&v, f);
+    const float *bg = t->scene->background;
+    float lambda = (float)t->cfg->optim.lambda_dssim;
     if (ground_truth(t, vi, c, f, &gt, &goff) ||
-        cs_train_pass(&t->r, &t->loss, &t->m, &v, p->active_sh, t->scene->background, gt, goff,
-                      (float)t->cfg->optim.lambda_dssim) ||
+        (cs_tile_choice_due(&t->tiles, iter, f) &&
+         cs_tile_choice_measure(&t->tiles, &t->r, &t->loss, &t->m, &v, p->active_sh, bg, gt, goff, lambda, iter, f)) ||
+        cs_train_pass(&t->r, &t->loss, &t->m, &v, p->active_sh, bg, gt, goff, lambda, p->log) ||
         cs_images_release(&t->images) ||
         (iter < t->iterations && cs_images_prefetch(&t->images, cs_view_for_iteration(&t->order, iter + 1))))
         return cs_fail_prefix("iteration %d (view %s)", iter, c->name);
@@ -493,7 +505,10 @@ static int report_marks(trainer *t, int iter, const cs_step_plan *p, const cs_ca
         double t0 = cs_now();
         t->ev.train_seconds = train_seconds(t);
         cs_densifier_trim(t->cl, &t->dens.d);
-        if (cs_evaluate_splits(&t->ev, &t->m, &t->cfg->eval, &t->split, iter, p->active_sh)) return -1;
+        if (cs_loop_profile_hold(&t->prof, t->cl) ||
+            cs_evaluate_splits(&t->ev, &t->m, &t->cfg->eval, &t->split, iter, p->active_sh) ||
+            cs_loop_profile_resume(&t->prof, t->cl))
+            return -1;
         t->eval_seconds += cs_now() - t0;
     }
     return p->save ? save_ply(t, iter) : 0;
@@ -623,6 +638,7 @@ static void trainer_close(trainer *t)
     cs_density_free(&t->dens, t->cl);
     cs_model_free(t->cl, &t->m);
     cs_images_free(&t->images);
+    cs_tile_choice_close(&t->tiles);
     cs_kernels_release(&t->k);
     cs_driver_mem_close(&t->dm);
     cs_evaluator_close(&t->ev);
@@ -681,6 +697,9 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_tr
     t->t_start = t->t_last = cs_now();
     t->it_last = start;
     cs_progress_start(&t->bar, start, t->iterations);
+    const cs_optim_cfg *o = &t->cfg->optim;
+    if (cs_loop_profile_start(&t->prof, cl, opt && opt->profile, start + 1, cs_res_factor(o, start + 1, t->iterations), 0))
+        goto done;
     for (int iter = start + 1; iter <= t->iterations; iter++) {
         if (cs_fault_enabled()) {
             char phase[48];
@@ -695,7 +714,8 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_tr
         cs_step_plan p = cs_schedule_at(t->cfg, iter, t->iterations, t->extent);
         const cs_camera *c;
         if (learn(t, iter, &p, &c) || update(t, iter, &p) || report_marks(t, iter, &p, c) || refine_and_reset(t, iter, &p) ||
-            snapshot(t, iter))
+            snapshot(t, iter) || cs_loop_profile_step(&t->prof, cl, iter, cs_res_factor(o, iter + 1, t->iterations), t->iterations,
+                                 t->eval_seconds))
             goto done;
         cs_progress_tick(&t->bar, iter, t->m.n, cl->mem.cur_total, t->plan.budget);
     }

@@ -23,6 +23,7 @@ typedef struct {
     bool (*snapshot_wanted)(void *ctx);
     void *snapshot_ctx;
     double snapshot_seconds;
+    bool profile; /* train --profile: each kernel's time over the loop (the device opened with profiling) */
 } cs_train_opts;
 
 /* Trains on SCENE (loaded from cfg->data, borrowed) with CFG (optim.steps_scale is applied
