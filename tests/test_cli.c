@@ -202,7 +202,8 @@ int test_cli_runs(void)
     return 0;
 }
 
-/* train --profile: one table a phase of the resolution schedule, the evaluations left out */
+/* train --profile: one table a phase of the resolution schedule, the evaluations left out; with
+   device.tile_choice measure, both tiles' kernels and a choice at the first iteration */
 int test_train_profile(void)
 {
     char data[600], out[600], log[700];
@@ -231,9 +232,12 @@ int test_train_profile(void)
     free(text);
     CHECK(got == 2 && ms >= 0 && launches == 1.0, "ssim_fwd in the last phase: %d values, %g launches an iteration, "
           "see %s", got, launches, log);
-    CHECK(cli_run("", log, "train -s %s -o %s --force --iterations 3 " TINY, data, out) == 0 &&
-              !file_contains(log, "profile: iterations"),
+    CHECK(cli_run("", log, "train -s %s -o %s --force --iterations 3 --set device.tile_choice=measure " TINY, data,
+                  out) == 0 && !file_contains(log, "profile: iterations"),
           "a run without --profile printed a profile, see %s", log);
+    CHECK(file_contains(log, "the faster measured during training (device.tile_choice)") &&
+              file_contains(log, "from iteration 1 (a pass"),
+          "device.tile_choice measure: no choice at the first iteration, see %s", log);
     return 0;
 }
 
