@@ -54,10 +54,12 @@ static int time_pass(cs_renderer *r, const cs_kernels *k, cs_loss *l, cs_model *
     return 0;
 }
 
+/* back on the run's own kernels for good (the caller points R at them) */
 static void drop_alt(cs_tile_choice *tc, cs_renderer *r, const char *why)
 {
     printf("tiles: %dx%d no longer measured: %s\n", tc->alt.opts.tile, tc->alt.opts.tile, why);
     tc->on = false;
+    tc->cur = tc->main;
     cs_renderer_trim(r);
 }
 
@@ -65,6 +67,7 @@ int cs_tile_choice_measure(cs_tile_choice *tc, cs_renderer *r, cs_loss *l, cs_mo
                            int active_degree, const float bg[3], cs_buf *gt, unsigned gt_off, float lambda, int iter,
                            int factor)
 {
+    bool first = tc->last_iter < 0;
     tc->last_iter = iter, tc->last_factor = factor;
     cs_cl *cl = r->cl;
     const cs_kernels *other = tc->cur == tc->main ? &tc->alt : tc->main;
@@ -72,7 +75,6 @@ int cs_tile_choice_measure(cs_tile_choice *tc, cs_renderer *r, cs_loss *l, cs_mo
     const char *too_big = "the run holds more than half its memory budget";
     if (cl->mem.cur_total > cl->mem.budget / 2) {
         drop_alt(tc, r, too_big);
-        tc->cur = tc->main;
         return cs_renderer_use_kernels(r, tc->main);
     }
     if (cs_cl_finish(cl)) return -1;
@@ -82,21 +84,18 @@ int cs_tile_choice_measure(cs_tile_choice *tc, cs_renderer *r, cs_loss *l, cs_mo
     if (e_cur && tc->cur == tc->main) return -1;
     int e_other = time_pass(r, other, l, m, v, active_degree, bg, gt, gt_off, lambda, &t_other);
     if (e_other && other == tc->main) return -1;
-    int e = e_cur || e_other;
-    bool alt_failed = e != 0;
-    const cs_kernels *pick = !e && t_other < t_cur * 0.97 ? other : tc->cur;
+    bool alt_failed = e_cur || e_other;
+    const cs_kernels *pick = !alt_failed && t_other < t_cur * 0.97 ? other : tc->cur;
     if (alt_failed || cl->mem.cur_total > cl->mem.budget / 2) {
         pick = tc->main;
         drop_alt(tc, r, alt_failed ? cs_last_error() : too_big);
     }
-    if (!e && (pick != tc->cur || tc->measured == 0)) {
+    if (!alt_failed && (pick != tc->cur || first)) {
         const cs_kernels *left = pick == other ? tc->cur : other;
         double t_pick = pick == other ? t_other : t_cur, t_left = pick == other ? t_cur : t_other;
         printf("tiles: %dx%d from iteration %d (a pass %.3f ms, %.3f with %dx%d)\n", pick->opts.tile, pick->opts.tile,
                iter, t_pick, t_left, left->opts.tile, left->opts.tile);
     }
-    tc->changes += pick != tc->cur;
-    tc->measured++;
     tc->cur = pick;
     return cs_renderer_use_kernels(r, pick);
 }

@@ -21,7 +21,6 @@ typedef struct {
     cs_kernels alt;         /* the other tile's */
     const cs_kernels *cur;  /* the renderer's now */
     int last_iter, last_factor;
-    int measured, changes;  /* measurements, and times the tile changed */
     double alt_seconds;     /* the other kernels' build */
 } cs_tile_choice;
 

@@ -714,8 +714,9 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_tr
         cs_step_plan p = cs_schedule_at(t->cfg, iter, t->iterations, t->extent);
         const cs_camera *c;
         if (learn(t, iter, &p, &c) || update(t, iter, &p) || report_marks(t, iter, &p, c) || refine_and_reset(t, iter, &p) ||
-            snapshot(t, iter) || cs_loop_profile_step(&t->prof, cl, iter, cs_res_factor(o, iter + 1, t->iterations), t->iterations,
-                                 t->eval_seconds))
+            snapshot(t, iter) ||
+            (t->prof.on && cs_loop_profile_step(&t->prof, cl, iter, cs_res_factor(o, iter + 1, t->iterations),
+                                                t->iterations, t->eval_seconds)))
             goto done;
         cs_progress_tick(&t->bar, iter, t->m.n, cl->mem.cur_total, t->plan.budget);
     }
