@@ -279,6 +279,7 @@ int test_cli_precedence(void)
     CHECK_OK(cs_cli_apply(&a, &c));
     cs_cli_free(&a);
     CHECK(c.data.resolution == 8, "the later --set should win over -r: %d", c.data.resolution);
+    CHECK(c.device.tile_choice == CS_TILES_AUTO, "device.tile_choice defaults to %d, not auto", c.device.tile_choice);
     CHECK(c.optim.iterations_on_cpu == 0, "iterations_on_cpu survived an explicit --iterations");
     cs_config_scale_steps(&c);
     CHECK(c.optim.iterations == 400 && c.densify.interval == 25, "trained %d iterations, interval %d",

@@ -116,7 +116,7 @@ static const key_desc KEYS[] = {
     {"device.fast_math", T_ENUM, F(device.fast_math), 0, 0, "auto|off|on", 0, "fma contraction and native_exp in the per-pixel kernels: auto (on for NVIDIA), off, on"},
     {"device.pixels_per_item", T_INT, F(device.pixels_per_item), 0, 16, NULL, 0, "pixels of its tile each rasterizer work-item blends: 0 auto (1, or as many as a device whose work-groups are smaller than a tile needs: llvmpipe's 32 items take 8 of a 16x16 tile), or 1, 2, 4, 8, 16 (at most the tile side) to force one"},
     {"device.tune", T_ENUM, F(device.tune), 0, 0, "auto|off|force", 0, "tile and work-group sizes: auto (measured once per device and stored), off (16x16, 256), force (measure again)"},
-    {"device.tile_choice", T_ENUM, F(device.tile_choice), 0, 0, "tuned|auto|measure", 0, "training's rasterizer tiles: tuned (device.tune's tile throughout), measure (both 16x16 and 8x8 kernels built; at the first iteration, at each step of the resolution schedule and every 1000 iterations a pass of the iteration's view is timed with each and the faster kept, while the run holds at most half its memory budget), auto (measure on GPUs, tuned on CPUs; configs/fast.json); never with optim.deterministic"},
+    {"device.tile_choice", T_ENUM, F(device.tile_choice), 0, 0, "tuned|auto|measure", 0, "training's rasterizer tiles: tuned (device.tune's tile throughout), measure (both 16x16 and 8x8 kernels built; at the first iteration, at each step of the resolution schedule and every 1000 iterations a pass of the iteration's view is timed with each and the faster kept, while the run holds at most half its memory budget), auto (the default: measure on GPUs, tuned on CPUs); never with optim.deterministic"},
     {"log.interval", T_INT, F(log.interval), 1, 1e8, NULL, 0, "progress, train_log.jsonl and TensorBoard scalar interval"},
     {"log.tensorboard", T_BOOL, F(log.tensorboard), 0, 0, NULL, 0, "write TensorBoard event files (OUT/events.out.tfevents.*): scalars, evaluation images, histograms"},
     {"log.histogram_interval", T_INT, F(log.histogram_interval), 0, 1e8, NULL, 0, "TensorBoard histograms of opacity, largest scale, SH-rest norm and the densification gradient every N iterations (0: off)"},
@@ -151,6 +151,7 @@ void cs_config_defaults(cs_config *c)
     c->optim.rotation_lr = 0.001;
     c->optim.lambda_dssim = 0.2;
     c->optim.res_schedule_start = 1;
+    c->device.tile_choice = CS_TILES_AUTO;
     c->densify.error_threshold = 0.1, c->densify.error_score = 2.0;
     c->optim.res_schedule_until = 0.5;
     c->optim.sh_increase_interval = 1000;

@@ -18,7 +18,7 @@ enum { CS_PATH_AUTO = 0, CS_PATH_OFF = 1, CS_PATH_ON = 2 };
 /* device.tune: auto (the per-device tuning cache; measured and stored when missing), off (16x16
    tiles, 256-item groups), force (measured again); CACHED (internal): the cache or defaults */
 enum { CS_TUNE_AUTO = 0, CS_TUNE_OFF, CS_TUNE_FORCE, CS_TUNE_CACHED };
-/* device.tile_choice: tuned (the default), auto (measure on GPUs, the tuned tile on CPUs), measure */
+/* device.tile_choice: auto (the default: measure on GPUs, the tuned tile on CPUs), tuned, measure */
 enum { CS_TILES_TUNED = 0, CS_TILES_AUTO, CS_TILES_MEASURE };
 
 /* Each group is a named type, so a stage takes only its own part of the settings. */
