@@ -983,17 +983,65 @@ static int grads_agree(const float *a, const float *b, size_t n, const char *wha
     return grad_cmp_report(&c, what, 1e-4);
 }
 
+/* dev_open with TILE x TILE rasterizer kernels */
+static int dev_open_tile(dev_ctx *d, int tile)
+{
+    g_tile = tile;
+    int rc = dev_open(d, 1, 0, 0, 0, 0, -1);
+    g_tile = 0;
+    return rc;
+}
+
+/* A training view for the tile tests: a random W x H camera, N random splats made into a model
+ * (and the renderer that drew them once), a loss and random 8-bit ground truth. */
+typedef struct {
+    cs_view v;
+    cs_splats s;
+    cs_model m;
+    cs_renderer r;
+    cs_loss l;
+    cs_buf gt;
+    int have_model;
+} tile_scene;
+
+static int tile_scene_open(dev_ctx *d, uint64_t *rs, int W, int H, int n, const float bg[3], tile_scene *t)
+{
+    memset(t, 0, sizeof *t);
+    cs_camera cam;
+    random_camera(rs, W, H, 0, &cam);
+    cs_view_from_camera(&cam, &t->v);
+    random_splats(rs, n, 1, 0, &cam, 0, &t->s);
+    cs_loss_init(&t->l, &d->cl, &d->k);
+    size_t np = (size_t)W * H;
+    unsigned char *px = malloc(np * 3);
+    if (!px) return cs_fail("out of host memory (ground truth)");
+    for (size_t i = 0; i < np * 3; i++) px[i] = (unsigned char)(test_rand(rs) * 256);
+    int rc = render_cl(d, &t->s, &t->v, 1, bg, 0.1f, NULL, &t->m, &t->r);
+    t->have_model = !rc;
+    if (!rc) rc = cs_buf_alloc(&d->cl, &t->gt, CS_MEM_IMAGES, np * 3, "gt") || cs_buf_write(&d->cl, &t->gt, 0, np * 3, px);
+    free(px);
+    return rc;
+}
+
+static void tile_scene_close(dev_ctx *d, tile_scene *t)
+{
+    cs_buf_free(&d->cl, &t->gt);
+    cs_loss_free(&t->l);
+    if (t->have_model) {
+        cs_renderer_free(&t->r);
+        cs_model_free(&d->cl, &t->m);
+    }
+    cs_splats_free(&t->s);
+}
+
 /* device.tile_choice: the other tile's kernels built beside the run's, a renderer moved between
  * them over one pool (its buffers grow, its units follow), the same gradients either way, when a
  * measurement is due, and the other tile dropped when the run holds more than half its budget */
 int test_raster_tile_switch(void)
 {
     uint64_t rs = test_seed() ^ 0x711e;
-    g_tile = 8;
     dev_ctx d;
-    int opened = dev_open(&d, 1, 0, 0, 0, 0, -1);
-    g_tile = 0;
-    CHECK_OK(opened);
+    CHECK_OK(dev_open_tile(&d, 8));
     cs_tile_choice tc;
     CHECK_OK(cs_tile_choice_open(&tc, &d.cl, &d.k, CS_TILES_TUNED, false));
     CHECK(!tc.on && !cs_tile_choice_due(&tc, 1, 1), "device.tile_choice tuned measures");
@@ -1007,65 +1055,97 @@ int test_raster_tile_switch(void)
     CHECK_OK(cs_tile_choice_open(&tc, &d.cl, &d.k, CS_TILES_MEASURE, false));
     CHECK(tc.on && tc.alt.opts.tile == 16 && tc.cur == &d.k, "measure: the other tile %d", tc.alt.opts.tile);
     CHECK(cs_tile_choice_due(&tc, 1, 4), "the first iteration is not due");
-    cs_camera cam;
-    random_camera(&rs, 72, 56, 0, &cam);
-    cs_view v;
-    cs_view_from_camera(&cam, &v);
-    cs_splats s;
-    random_splats(&rs, 300, 1, 0, &cam, 0, &s);
-    cs_model m;
-    cs_renderer r;
-    cs_loss l;
-    cs_buf gt = {0};
-    size_t np = (size_t)cam.width * cam.height, ng = (size_t)s.n * CS_GEO_W, nsh = (size_t)s.n * CS_SH_COEFFS(1) * 3;
-    unsigned char *px = malloc(np * 3);
+    const float bg[3] = {0.2f, 0.4f, 0.6f};
+    tile_scene ts;
+    int rc = tile_scene_open(&d, &rs, 72, 56, 300, bg, &ts);
+    size_t ng = (size_t)ts.s.n * CS_GEO_W, nsh = (size_t)ts.s.n * CS_SH_COEFFS(1) * 3;
     float *g8 = malloc(sizeof(float) * ng), *g16 = malloc(sizeof(float) * ng), *g8b = malloc(sizeof(float) * ng);
     float *h8 = malloc(sizeof(float) * nsh), *h16 = malloc(sizeof(float) * nsh), *h8b = malloc(sizeof(float) * nsh);
-    for (size_t i = 0; i < np * 3; i++) px[i] = (unsigned char)(test_rand(&rs) * 256);
-    const float bg[3] = {0.2f, 0.4f, 0.6f};
-    int rc = render_cl(&d, &s, &v, 1, bg, 0.1f, NULL, &m, &r), have_model = !rc;
-    cs_loss_init(&l, &d.cl, &d.k);
-    if (!rc) rc = cs_buf_alloc(&d.cl, &gt, CS_MEM_IMAGES, np * 3, "gt") || cs_buf_write(&d.cl, &gt, 0, np * 3, px);
-    if (!rc) rc = pass_grads(&d, &r, &l, &m, &v, &gt, g8, h8);
-    if (!rc) rc = cs_renderer_use_kernels(&r, &tc.alt) || pass_grads(&d, &r, &l, &m, &v, &gt, g16, h16);
-    int chunk16 = (int)r.chunk, tiles16 = r.tiles_x * r.tiles_y;
-    if (!rc) rc = cs_renderer_use_kernels(&r, &d.k) || pass_grads(&d, &r, &l, &m, &v, &gt, g8b, h8b);
+    if (!rc) rc = pass_grads(&d, &ts.r, &ts.l, &ts.m, &ts.v, &ts.gt, g8, h8);
+    if (!rc) rc = cs_renderer_use_kernels(&ts.r, &tc.alt) || pass_grads(&d, &ts.r, &ts.l, &ts.m, &ts.v, &ts.gt, g16, h16);
+    int chunk16 = (int)ts.r.chunk, tiles16 = ts.r.tiles_x * ts.r.tiles_y;
+    if (!rc) rc = cs_renderer_use_kernels(&ts.r, &d.k) || pass_grads(&d, &ts.r, &ts.l, &ts.m, &ts.v, &ts.gt, g8b, h8b);
     int fails = rc ? 1 : 0;
     if (rc) fprintf(stderr, "  %s\n", cs_last_error());
     if (!rc) {
         fails += grads_agree(g16, g8, ng, "16x16 against 8x8: position, scale, rotation, opacity gradients");
         fails += grads_agree(h16, h8, nsh, "16x16 against 8x8: SH gradients");
         fails += grads_agree(g8b, g8, ng, "8x8 again after 16x16: position, scale, rotation, opacity gradients");
-        CHECK(chunk16 == (int)cs_render_chunk(&tc.alt.opts) && tiles16 * 4 >= r.tiles_x * r.tiles_y &&
-                  tiles16 < r.tiles_x * r.tiles_y && (int)r.chunk == (int)cs_render_chunk(&d.k.opts),
+        CHECK(chunk16 == (int)cs_render_chunk(&tc.alt.opts) && tiles16 * 4 >= ts.r.tiles_x * ts.r.tiles_y &&
+                  tiles16 < ts.r.tiles_x * ts.r.tiles_y && (int)ts.r.chunk == (int)cs_render_chunk(&d.k.opts),
               "the renderer's units and tiles did not follow the kernels: chunk %d, tiles %d then %d", chunk16, tiles16,
-              r.tiles_x * r.tiles_y);
+              ts.r.tiles_x * ts.r.tiles_y);
         /* a measurement: the renderer is left on the choice, which is due again only at a new
            divisor or CS_TILE_CHOICE_EVERY iterations later */
-        rc = cs_tile_choice_measure(&tc, &r, &l, &m, &v, 1, bg, &gt, 0, 0.2f, 1, 4);
+        rc = cs_tile_choice_measure(&tc, &ts.r, &ts.l, &ts.m, &ts.v, 1, bg, &ts.gt, 0, 0.2f, 1, 4);
         fails += rc;
-        CHECK(!rc && r.k == tc.cur && (tc.cur == &d.k || tc.cur == &tc.alt), "measure: the renderer on other kernels");
+        CHECK(!rc && ts.r.k == tc.cur && (tc.cur == &d.k || tc.cur == &tc.alt), "measure: the renderer on other kernels");
         CHECK(!cs_tile_choice_due(&tc, 2, 4) && cs_tile_choice_due(&tc, 2, 3) &&
                   cs_tile_choice_due(&tc, 1 + CS_TILE_CHOICE_EVERY, 4) && !cs_tile_choice_due(&tc, CS_TILE_CHOICE_EVERY, 4),
               "due at the wrong iterations");
         /* the run at more than half its budget: back to the run's own tile for good */
         size_t budget = d.cl.mem.budget;
         d.cl.mem.budget = d.cl.mem.cur_total;
-        rc = cs_tile_choice_measure(&tc, &r, &l, &m, &v, 1, bg, &gt, 0, 0.2f, 2, 3);
+        rc = cs_tile_choice_measure(&tc, &ts.r, &ts.l, &ts.m, &ts.v, 1, bg, &ts.gt, 0, 0.2f, 2, 3);
         d.cl.mem.budget = budget;
         fails += rc;
-        CHECK(!rc && !tc.on && tc.cur == &d.k && r.k == &d.k && !cs_tile_choice_due(&tc, 5000, 1),
+        CHECK(!rc && !tc.on && tc.cur == &d.k && ts.r.k == &d.k && !cs_tile_choice_due(&tc, 5000, 1),
               "the other tile was kept past half the budget");
     }
-    free(px), free(g8), free(g16), free(g8b), free(h8), free(h16), free(h8b);
-    cs_buf_free(&d.cl, &gt);
-    cs_loss_free(&l);
-    if (have_model) {
-        cs_renderer_free(&r);
-        cs_model_free(&d.cl, &m);
-    }
+    free(g8), free(g16), free(g8b), free(h8), free(h16), free(h8b);
+    tile_scene_close(&d, &ts);
     cs_tile_choice_close(&tc);
-    cs_splats_free(&s);
+    dev_close(&d);
+    return fails;
+}
+
+/* cs_tile_choice_pass: on the other tile's kernels, a run past half its memory budget goes
+ * back to its own tile before the pass, and a pass that fails (an allocation over the device's
+ * limit) drops the other tile and is run again with the run's own kernels */
+int test_raster_tile_fallback(void)
+{
+    uint64_t rs = test_seed() ^ 0xfa11;
+    dev_ctx d;
+    CHECK_OK(dev_open_tile(&d, 16));
+    const float bg[3] = {0.1f, 0.1f, 0.1f};
+    tile_scene ts;
+    cs_tile_choice tc;
+    int fails = 0, rc = tile_scene_open(&d, &rs, 64, 48, 200, bg, &ts);
+    for (int round = 0; round < 2 && !rc; round++) {
+        rc = cs_tile_choice_open(&tc, &d.cl, &d.k, CS_TILES_MEASURE, false);
+        if (rc) break;
+        /* the renderer on the other tile (8x8), as after a measurement that chose it */
+        tc.cur = &tc.alt;
+        rc = cs_renderer_use_kernels(&ts.r, &tc.alt) || cs_train_pass(&ts.r, &ts.l, &ts.m, &ts.v, 1, bg, &ts.gt, 0, 0.2f, false);
+        if (rc) break;
+        size_t budget = d.cl.mem.budget;
+        cl_ulong max_alloc = d.cl.max_alloc;
+        int prc;
+        if (round == 0) { /* past half the budget, the pass itself would fit */
+            d.cl.mem.budget = 2 * d.cl.mem.cur_total - 16;
+            prc = cs_tile_choice_pass(&tc, &ts.r, &ts.l, &ts.m, &ts.v, 1, bg, &ts.gt, 0, 0.2f, false);
+            d.cl.mem.budget = budget;
+            CHECK(!prc && !tc.on && tc.cur == &d.k && ts.r.k == &d.k,
+                  "past half the budget: pass %d, the other tile %s, renderer on %dx%d", prc, tc.on ? "kept" : "dropped",
+                  ts.r.k->opts.tile, ts.r.k->opts.tile);
+        } else { /* every allocation fails: the other tile dropped, the pass tried on the run's own */
+            cs_renderer_trim(&ts.r);
+            d.cl.max_alloc = 64;
+            prc = cs_tile_choice_pass(&tc, &ts.r, &ts.l, &ts.m, &ts.v, 1, bg, &ts.gt, 0, 0.2f, false);
+            d.cl.max_alloc = max_alloc;
+            CHECK(prc && !tc.on && tc.cur == &d.k && ts.r.k == &d.k && strstr(cs_last_error(), "out of device memory"),
+                  "a failed pass: rc %d, the other tile %s, renderer on %dx%d (%s)", prc, tc.on ? "kept" : "dropped",
+                  ts.r.k->opts.tile, ts.r.k->opts.tile, cs_last_error());
+            prc = cs_tile_choice_pass(&tc, &ts.r, &ts.l, &ts.m, &ts.v, 1, bg, &ts.gt, 0, 0.2f, false);
+            CHECK(!prc && ts.r.k == &d.k, "the pass after the fallback: %s", prc ? cs_last_error() : "");
+        }
+        cs_tile_choice_close(&tc);
+    }
+    if (rc) {
+        fprintf(stderr, "  %s\n", cs_last_error());
+        fails++;
+    }
+    tile_scene_close(&d, &ts);
     dev_close(&d);
     return fails;
 }

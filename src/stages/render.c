@@ -83,6 +83,7 @@ static int wait_total(cs_renderer *r)
 int cs_renderer_use_kernels(cs_renderer *r, const cs_kernels *k)
 {
     if (wait_total(r)) return -1; /* a count in flight belongs to the last view's kernels */
+    if (k->opts.tile != r->k->opts.tile) r->pairs_seen_max = 0, r->pair_guess = 0; /* another tile's counts */
     r->k = k;
     r->chunk = cs_render_chunk(&k->opts);
     return 0;

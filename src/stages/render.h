@@ -69,7 +69,8 @@ void cs_view_scale(cs_view *v, int f);
  * pool grows at the first view. Its backward units hold cs_render_chunk(K's options) pairs. */
 void cs_renderer_init(cs_renderer *r, cs_cl *cl, const cs_kernels *k, float kernel_size);
 /* Renders with K's kernels from the next view on (another tile size, say): the pool's buffers
- * grow to what they need at the next view, and the backward's units follow K's options. */
+ * grow to what they need at the next view, and the backward's units follow K's options. At
+ * another tile the pair counts seen so far no longer size the pair buffers. */
 int cs_renderer_use_kernels(cs_renderer *r, const cs_kernels *k);
 /* Enqueues the rendering of the model's first n Gaussians (does not block); the image will be in r->img (3, H,
  * W). The pair buffers are sized before the pair count is known: cs_render_confirm must be

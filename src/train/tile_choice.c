@@ -54,6 +54,8 @@ static int time_pass(cs_renderer *r, const cs_kernels *k, cs_loss *l, cs_model *
     return 0;
 }
 
+#define TOO_BIG "the run holds more than half its memory budget"
+
 /* back on the run's own kernels for good (the caller points R at them) */
 static void drop_alt(cs_tile_choice *tc, cs_renderer *r, const char *why)
 {
@@ -72,9 +74,8 @@ int cs_tile_choice_measure(cs_tile_choice *tc, cs_renderer *r, cs_loss *l, cs_mo
     cs_cl *cl = r->cl;
     const cs_kernels *other = tc->cur == tc->main ? &tc->alt : tc->main;
     double t_cur, t_other;
-    const char *too_big = "the run holds more than half its memory budget";
     if (cl->mem.cur_total > cl->mem.budget / 2) {
-        drop_alt(tc, r, too_big);
+        drop_alt(tc, r, TOO_BIG);
         return cs_renderer_use_kernels(r, tc->main);
     }
     if (cs_cl_finish(cl)) return -1;
@@ -88,7 +89,7 @@ int cs_tile_choice_measure(cs_tile_choice *tc, cs_renderer *r, cs_loss *l, cs_mo
     const cs_kernels *pick = !alt_failed && t_other < t_cur * 0.97 ? other : tc->cur;
     if (alt_failed || cl->mem.cur_total > cl->mem.budget / 2) {
         pick = tc->main;
-        drop_alt(tc, r, alt_failed ? cs_last_error() : too_big);
+        drop_alt(tc, r, alt_failed ? cs_last_error() : TOO_BIG);
     }
     if (!alt_failed && (pick != tc->cur || first)) {
         const cs_kernels *left = pick == other ? tc->cur : other;
@@ -98,6 +99,25 @@ int cs_tile_choice_measure(cs_tile_choice *tc, cs_renderer *r, cs_loss *l, cs_mo
     }
     tc->cur = pick;
     return cs_renderer_use_kernels(r, pick);
+}
+
+int cs_tile_choice_pass(cs_tile_choice *tc, cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v,
+                        int active_degree, const float bg[3], cs_buf *gt, unsigned gt_off, float lambda, bool want_loss)
+{
+    bool on_alt = tc->on && tc->cur != tc->main;
+    if (on_alt && r->cl->mem.cur_total > r->cl->mem.budget / 2) {
+        drop_alt(tc, r, TOO_BIG);
+        if (cs_renderer_use_kernels(r, tc->main)) return -1;
+        on_alt = false;
+    }
+    if (!cs_train_pass(r, l, m, v, active_degree, bg, gt, gt_off, lambda, want_loss)) return 0;
+    if (!on_alt) return -1;
+    /* the other tile's pass failed (its larger scratch did not fit): the run's own kernels, again */
+    drop_alt(tc, r, cs_last_error());
+    return cs_renderer_use_kernels(r, tc->main) ||
+                   cs_train_pass(r, l, m, v, active_degree, bg, gt, gt_off, lambda, want_loss)
+               ? -1
+               : 0;
 }
 
 void cs_tile_choice_close(cs_tile_choice *tc)

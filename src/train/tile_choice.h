@@ -42,6 +42,13 @@ int cs_tile_choice_measure(cs_tile_choice *tc, cs_renderer *r, cs_loss *l, cs_mo
                            int active_degree, const float bg[3], cs_buf *gt, unsigned gt_off, float lambda, int iter,
                            int factor);
 
+/* The iteration's own pass (cs_train_pass) with the chosen tile. The model grows between
+ * measurements, so while the other tile's kernels are in use each pass first checks the run's
+ * memory: past half its budget, or when the pass fails (the larger scratch did not fit), the
+ * other tile is dropped for good and the pass runs (again) with the run's own kernels. */
+int cs_tile_choice_pass(cs_tile_choice *tc, cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v,
+                        int active_degree, const float bg[3], cs_buf *gt, unsigned gt_off, float lambda, bool want_loss);
+
 void cs_tile_choice_close(cs_tile_choice *tc);
 
 #endif

@@ -328,7 +328,7 @@ static int learn(trainer *t, int iter, const cs_step_plan *p, const cs_camera **
     if (ground_truth(t, vi, c, f, &gt, &goff) ||
         (cs_tile_choice_due(&t->tiles, iter, f) &&
          cs_tile_choice_measure(&t->tiles, &t->r, &t->loss, &t->m, &v, p->active_sh, bg, gt, goff, lambda, iter, f)) ||
-        cs_train_pass(&t->r, &t->loss, &t->m, &v, p->active_sh, bg, gt, goff, lambda, p->log) ||
+        cs_tile_choice_pass(&t->tiles, &t->r, &t->loss, &t->m, &v, p->active_sh, bg, gt, goff, lambda, p->log) ||
         cs_images_release(&t->images) ||
         (iter < t->iterations && cs_images_prefetch(&t->images, cs_view_for_iteration(&t->order, iter + 1))))
         return cs_fail_prefix("iteration %d (view %s)", iter, c->name);
