@@ -1117,7 +1117,10 @@ int test_raster_tile_fallback(void)
         /* the renderer on the other tile (8x8), as after a measurement that chose it */
         tc.cur = &tc.alt;
         rc = cs_renderer_use_kernels(&ts.r, &tc.alt) || cs_train_pass(&ts.r, &ts.l, &ts.m, &ts.v, 1, bg, &ts.gt, 0, 0.2f, false);
-        if (rc) break;
+        if (rc) {
+            cs_tile_choice_close(&tc);
+            break;
+        }
         size_t budget = d.cl.mem.budget;
         cl_ulong max_alloc = d.cl.max_alloc;
         int prc;

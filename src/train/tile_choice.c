@@ -56,13 +56,18 @@ static int time_pass(cs_renderer *r, const cs_kernels *k, cs_loss *l, cs_model *
 
 #define TOO_BIG "the run holds more than half its memory budget"
 
-/* back on the run's own kernels for good (the caller points R at them) */
-static void drop_alt(cs_tile_choice *tc, cs_renderer *r, const char *why)
+/* 8x8 tiles need more pair scratch: the other tile is kept only while the run holds at most
+   half its memory budget */
+static bool over_half(const cs_cl *cl) { return cl->mem.cur_total > cl->mem.budget / 2; }
+
+/* back on the run's own kernels for good, R with them */
+static int drop_alt(cs_tile_choice *tc, cs_renderer *r, const char *why)
 {
     printf("tiles: %dx%d no longer measured: %s\n", tc->alt.opts.tile, tc->alt.opts.tile, why);
     tc->on = false;
     tc->cur = tc->main;
     cs_renderer_trim(r);
+    return cs_renderer_use_kernels(r, tc->main);
 }
 
 int cs_tile_choice_measure(cs_tile_choice *tc, cs_renderer *r, cs_loss *l, cs_model *m, const cs_view *v,
@@ -74,10 +79,7 @@ int cs_tile_choice_measure(cs_tile_choice *tc, cs_renderer *r, cs_loss *l, cs_mo
     cs_cl *cl = r->cl;
     const cs_kernels *other = tc->cur == tc->main ? &tc->alt : tc->main;
     double t_cur, t_other;
-    if (cl->mem.cur_total > cl->mem.budget / 2) {
-        drop_alt(tc, r, TOO_BIG);
-        return cs_renderer_use_kernels(r, tc->main);
-    }
+    if (over_half(cl)) return drop_alt(tc, r, TOO_BIG);
     if (cs_cl_finish(cl)) return -1;
     /* a failure with the run's own kernels is the run's; with the other tile's, only the
        choice's (its larger scratch did not fit) */
@@ -87,9 +89,9 @@ int cs_tile_choice_measure(cs_tile_choice *tc, cs_renderer *r, cs_loss *l, cs_mo
     if (e_other && other == tc->main) return -1;
     bool alt_failed = e_cur || e_other;
     const cs_kernels *pick = !alt_failed && t_other < t_cur * 0.97 ? other : tc->cur;
-    if (alt_failed || cl->mem.cur_total > cl->mem.budget / 2) {
+    if (alt_failed || over_half(cl)) {
         pick = tc->main;
-        drop_alt(tc, r, alt_failed ? cs_last_error() : TOO_BIG);
+        if (drop_alt(tc, r, alt_failed ? cs_last_error() : TOO_BIG)) return -1;
     }
     if (!alt_failed && (pick != tc->cur || first)) {
         const cs_kernels *left = pick == other ? tc->cur : other;
@@ -105,16 +107,14 @@ int cs_tile_choice_pass(cs_tile_choice *tc, cs_renderer *r, cs_loss *l, cs_model
                         int active_degree, const float bg[3], cs_buf *gt, unsigned gt_off, float lambda, bool want_loss)
 {
     bool on_alt = tc->on && tc->cur != tc->main;
-    if (on_alt && r->cl->mem.cur_total > r->cl->mem.budget / 2) {
-        drop_alt(tc, r, TOO_BIG);
-        if (cs_renderer_use_kernels(r, tc->main)) return -1;
+    if (on_alt && over_half(r->cl)) {
+        if (drop_alt(tc, r, TOO_BIG)) return -1;
         on_alt = false;
     }
     if (!cs_train_pass(r, l, m, v, active_degree, bg, gt, gt_off, lambda, want_loss)) return 0;
     if (!on_alt) return -1;
     /* the other tile's pass failed (its larger scratch did not fit): the run's own kernels, again */
-    drop_alt(tc, r, cs_last_error());
-    return cs_renderer_use_kernels(r, tc->main) ||
+    return drop_alt(tc, r, cs_last_error()) ||
                    cs_train_pass(r, l, m, v, active_degree, bg, gt, gt_off, lambda, want_loss)
                ? -1
                : 0;
