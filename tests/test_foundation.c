@@ -26,6 +26,46 @@
 static void tpath(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/%s", test_tmpdir(), name); }
 
 
+/* ---- selection ---------------------------------------------------------------------------- */
+
+static int cmp_float_desc(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x < y) - (x > y);
+}
+
+/* cs_select_desc against a full sort: the rank-K value, the split around it and the same values
+   afterwards, on fresh random arrays (continuous, a few distinct values, sorted, reversed, one
+   value) */
+int test_select_desc(void)
+{
+    uint64_t rs = test_seed() ^ 0x73656c6563ull;
+    for (int round = 0; round < 400; round++) {
+        size_t n = 1 + (size_t)(test_rand(&rs) * (round < 100 ? 8 : 3000)), k = (size_t)(test_rand(&rs) * n);
+        int kind = round % 5, distinct = 1 + (int)(test_rand(&rs) * 6);
+        float *v = malloc(sizeof(float) * n), *want = malloc(sizeof(float) * n);
+        CHECK(v && want, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            float x = (float)test_randn(&rs);
+            v[i] = kind == 1 ? (float)(int)(test_rand(&rs) * distinct) : kind == 2 ? (float)i : kind == 3 ? -(float)i
+                   : kind == 4 ? 0.5f : x;
+        }
+        memcpy(want, v, sizeof(float) * n);
+        qsort(want, n, sizeof(float), cmp_float_desc);
+        float got = cs_select_desc(v, n, k);
+        CHECK(got == want[k] && v[k] == want[k], "round %d (kind %d, n %zu, k %zu): %g and v[k] %g, the sort says %g",
+              round, kind, n, k, got, v[k], want[k]);
+        for (size_t i = 0; i < n; i++)
+            CHECK(i < k ? v[i] >= got : i > k ? v[i] <= got : 1, "round %d: v[%zu] = %g on the wrong side of %g (k %zu)",
+                  round, i, v[i], got, k);
+        qsort(v, n, sizeof(float), cmp_float_desc);
+        CHECK(!memcmp(v, want, sizeof(float) * n), "round %d: the values changed", round);
+        free(v), free(want);
+    }
+    printf("  400 arrays of 1 to 3000 values: the rank-k value and the split agree with a full sort\n");
+    return 0;
+}
+
 /* ---- config ------------------------------------------------------------------------------ */
 
 /* every shipped config in configs/ loads: a renamed setting fails here, not at a user's */

@@ -124,6 +124,56 @@ static int check_densify(ctx *c, uint64_t *rs)
     return 0;
 }
 
+static int cmp_desc(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x < y) - (x > y);
+}
+
+/* Over the row budget the highest gradients densify: N small rows, each a clone candidate, with
+   gradients from a few hundred values (so ties straddle the cut), and room for TAKE clones. The
+   rows cloned are exactly those graphdeco's sorted rule picks: the TAKE largest gradients, a
+   tie across the cut left out whole. */
+static int check_densify_budget(ctx *c, uint64_t *rs)
+{
+    enum { N = 2000 };
+    float op[N], sc[N], *st = calloc((size_t)N * 3, sizeof(float)), *gr = malloc(sizeof(float) * N);
+    CHECK(st && gr, "out of memory");
+    for (int i = 0; i < N; i++) {
+        op[i] = 0.f, sc[i] = -6.f;
+        st[i * 3] = (1 + (int)(test_rand(rs) * 300)) * 1e-3f, st[i * 3 + 1] = 1.f, st[i * 3 + 2] = 3.f;
+        gr[i] = st[i * 3];
+    }
+    int take = 1 + (int)(test_rand(rs) * 700), max_n = N + 2 * take + (test_rand(rs) < 0.5);
+    qsort(gr, N, sizeof(float), cmp_desc);
+    float thr = gr[take - 1] > gr[take] ? gr[take - 1] : nextafterf(gr[take], INFINITY);
+    int want = 0;
+    for (int i = 0; i < N; i++) want += st[i * 3] >= thr;
+    cs_model m;
+    CHECK_OK(make(c, &m, N, N, op, sc, rs));
+    CHECK_OK(cs_buf_write(&c->cl, &m.stats, 0, sizeof(float) * N * 3, st));
+    cs_densify_cfg cfg = {0};
+    cfg.grad_threshold = 0.0002, cfg.percent_dense = 0.01, cfg.min_opacity = 0.005, cfg.max_screen_size = 20;
+    cs_densifier d;
+    memset(&d, 0, sizeof d);
+    CHECK_OK(cs_densify_step(&c->cl, &c->k, &d, &m, &cfg, 1.0, 0, max_n, (unsigned)*rs));
+    CHECK(m.n == N + want && want <= take, "%d rows after densification with room for %d clones, want %d (%d gradients "
+          "at or above %g)", m.n, take, N + want, want, thr);
+    host_rows a;
+    CHECK_OK(download(c, &m, &a));
+    int *seen = calloc(N, sizeof(int));
+    CHECK(seen, "out of memory");
+    for (int j = 0; j < m.n; j++) seen[(int)a.tag[j * 2]]++;
+    for (int i = 0; i < N; i++)
+        CHECK(seen[i] == (st[i * 3] >= thr ? 2 : 1), "row %d (gradient %g, cut at %g) has %d rows", i, st[i * 3], thr,
+              seen[i]);
+    printf("  densify over the budget: room for %d clones, the %d largest gradients cloned (cut at %g)\n", take, want, thr);
+    free(seen), free(st), free(gr), host_free(&a);
+    cs_densifier_free(&c->cl, &d);
+    cs_model_free(&c->cl, &m);
+    return 0;
+}
+
 /* MCMC on N rows, every third dead: relocation and growth to 1.05 N. Each row's tag names the
    live row it is a copy of (its own index when untouched). */
 static int check_mcmc(ctx *c, uint64_t *rs, const char *ckpt)
@@ -248,7 +298,7 @@ static int with_tag(ctx *c)
     cs_model_free(&c->cl, &m);
     char ckpt[1200];
     snprintf(ckpt, sizeof ckpt, "%s/schema_tag.ckpt", test_tmpdir());
-    return check_densify(c, &rs) || check_mcmc(c, &rs, ckpt);
+    return check_densify(c, &rs) || check_densify_budget(c, &rs) || check_mcmc(c, &rs, ckpt);
 }
 
 int test_schema_extra_array(void)

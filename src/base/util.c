@@ -8,6 +8,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -387,6 +388,27 @@ static int cmp_float(const void *a, const void *b)
 void cs_sort_floats(float *v, size_t n)
 {
     qsort(v, n, sizeof *v, cmp_float);
+}
+
+float cs_select_desc(float *v, size_t n, size_t k)
+{
+    ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, at = (ptrdiff_t)k; /* v[k] lies in [lo, hi] */
+    while (lo < hi) {
+        /* the median of three as the pivot, then a three-way split: above, equal, below */
+        float a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi];
+        float p = a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
+        ptrdiff_t gt = lo, i = lo, lt = hi; /* [lo, gt) > p, [gt, i) == p, (lt, hi] < p */
+        while (i <= lt) {
+            float x = v[i];
+            if (x > p) v[i] = v[gt], v[gt++] = x, i++;
+            else if (x < p) v[i] = v[lt], v[lt--] = x;
+            else i++;
+        }
+        if (at < gt) hi = gt - 1;
+        else if (at > lt) lo = lt + 1;
+        else return p; /* [gt, lt] all equal p, the pivot, so the run is never empty */
+    }
+    return v[at];
 }
 
 double cs_wall_time(void)

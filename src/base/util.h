@@ -109,6 +109,10 @@ double cs_median(double *v, int n);
 int cs_nearest_insert(double *dist, int *idx, int n, int k, double d, int j);
 /* Sorts N floats ascending in place (NaNs compare equal to everything: keep them out). */
 void cs_sort_floats(float *v, size_t n);
+/* The value of rank K (0-based) among N > K floats in descending order, found in linear time
+ * on average (quickselect): V is reordered so that V[K] holds it, V[0..K) the values not below
+ * it and V(K..N) those not above it (no NaNs). */
+float cs_select_desc(float *v, size_t n, size_t k);
 /* Seconds since the Unix epoch (CLOCK_REALTIME), for timestamps in files. */
 double cs_wall_time(void);
 
