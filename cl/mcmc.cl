@@ -83,8 +83,8 @@ inline int search_above(__global const float *a, int lo, int hi, float u)
 }
 
 /* out[s] = a row drawn in proportion to w (n_samples draws, with replacement); counts[row]++ */
-__kernel void mcmc_sample(int n_samples, uint seed, int n, __global const float *cdf, __global const float *sums,
-                          int nb, __global uint *out, volatile __global uint *counts)
+__kernel void mcmc_sample(int n_samples, uint seed, int n, __global const float *w, __global const float *cdf,
+                          __global const float *sums, int nb, __global uint *out, volatile __global uint *counts)
 {
     int s = get_global_id(0);
     if (s >= n_samples) return;
@@ -96,6 +96,16 @@ __kernel void mcmc_sample(int n_samples, uint seed, int n, __global const float 
     /* the block's own total can round below u - before: stay inside its last positive weight */
     float ub = min(u - before, nextafter(cdf[hi - 1], 0.f));
     int row = search_above(cdf, lo, hi, max(ub, 0.f));
+    /* a work-item's first cdf value starts from the group's scan, not from its neighbour's last
+       sum, so rounding can give a row of weight 0 a sliver of its own: such a draw goes to the
+       next row with weight, or else the last one before it (never to a dead row, which the
+       relocation is overwriting at the same time) */
+    if (!(w[row] > 0.f)) {
+        int r = row;
+        while (r + 1 < n && !(w[r] > 0.f)) r++;
+        while (r > 0 && !(w[r] > 0.f)) r--;
+        row = r;
+    }
     out[s] = (uint)row;
     atomic_inc(&counts[row]);
 }

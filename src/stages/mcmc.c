@@ -52,7 +52,7 @@ static int draw(cs_cl *cl, const cs_kernels *k, cs_mcmc *s, int n, int n_samples
                      CS_ARG(s->cdf.mem), CS_ARG(s->sums.mem)) ||
            cs_cl_run(cl, k->mcmc_sums_cdf, CS_STAGE_DENSIFY, 1, &one, &lb, CS_ARG(nb), CS_ARG(s->sums.mem)) ||
            cs_cl_run(cl, k->mcmc_sample, CS_STAGE_DENSIFY, 1, &gn, &l, CS_ARG(n_samples), CS_ARG(seed), CS_ARG(n),
-                     CS_ARG(s->cdf.mem), CS_ARG(s->sums.mem), CS_ARG(nb), CS_ARG(s->samples.mem), CS_ARG(s->counts.mem))
+                     CS_ARG(s->w.mem), CS_ARG(s->cdf.mem), CS_ARG(s->sums.mem), CS_ARG(nb), CS_ARG(s->samples.mem), CS_ARG(s->counts.mem))
                ? -1
                : 0;
 }
