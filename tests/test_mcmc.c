@@ -72,7 +72,8 @@ static int make_model(dev *d, cs_model *m, int n, int cap, uint64_t seed, int va
             s.log_scales[i * 3 + c] = (float)(-4 + 2 * test_rand(&rs));
         }
         for (int c = 0; c < 4; c++) s.quats[i * 4 + c] = (float)test_randn(&rs);
-        double u = test_rand(&rs), o = i % 3 == 0 ? 0.002 : varied ? 0.006 + 0.98 * u * u * u : i % 3 == 1 ? 0.8 : 0.05;
+        double u = i % 3 && varied ? test_rand(&rs) : 0; /* drawn only here: the other models' rows stay as before */
+        double o = i % 3 == 0 ? 0.002 : varied ? 0.006 + 0.98 * u * u * u : i % 3 == 1 ? 0.8 : 0.05;
         s.logit_opacity[i] = (float)log(o / (1 - o));
         for (int c = 0; c < 12; c++) s.sh[i * 12 + c] = (float)test_randn(&rs);
     }
