@@ -1624,6 +1624,37 @@ int test_raster_huge_gaussians(void)
     return 0;
 }
 
+/* A view scored smaller than full size (densify.error_train_size): the same view scored again
+ * as if each pixel stood for 4 adds its weight 1/4 to the divisor, and cs_densify_step grows
+ * exactly the rows whose summed score (2x SCORE1, the first view's) over that divisor (1.25)
+ * reaches densify.error_score, the gradient rule, pruning and the budget left out. Fails when
+ * the divisor is the view count (2). */
+static int check_score_weight(dev_ctx *d, cs_densifier *dn, cs_renderer *r, cs_model *m, const cs_view *v,
+                              const float bg[3], cs_buf *gtb, float thr, const float *score1, uint64_t *rs)
+{
+    int n = m->n;
+    CHECK_OK(cs_error_score_view(dn, r, m, v, 3, bg, gtb, 8, 3, thr, 4.f));
+    CHECK(dn->score_views == 2 && dn->score_weight == 1.25f, "%d views weigh %g, want 2 and 1.25", dn->score_views,
+          dn->score_weight);
+    /* the threshold halfway between two neighbouring means near a random quantile */
+    float *mean = malloc(sizeof(float) * n);
+    for (int i = 0; i < n; i++) mean[i] = 2.f * score1[i] / 1.25f;
+    cs_sort_floats(mean, (size_t)n);
+    int q = n / 4 + (int)(test_rand(rs) * n / 2);
+    while (q + 1 < n && mean[q + 1] - mean[q] < 1e-3f * mean[q + 1]) q++;
+    CHECK(q + 1 < n && mean[q] > 0, "no gap in the scores to put a threshold in (%d)", q);
+    cs_densify_cfg cfg = {0};
+    cfg.grad_threshold = 1e30, cfg.percent_dense = 0.01, cfg.error_score = 0.5 * (mean[q] + mean[q + 1]);
+    double extent = 1.0 + 4 * test_rand(rs);
+    int want = n; /* a clone adds a row; a split adds two and drops its parent */
+    for (int i = 0; i < n; i++) want += 2.f * score1[i] / 1.25f >= (float)cfg.error_score;
+    CHECK_OK(cs_densify_step(&d->cl, &d->k, dn, m, &cfg, extent, 0, 10 * n, 7u));
+    CHECK(m->n == want && want > n && want < 2 * n && dn->score_views == 0,
+          "%d rows after the step, want %d of %d; %d views left", m->n, want, n, dn->score_views);
+    free(mean);
+    return 0;
+}
+
 /* The error score (densify.error_views, cs_error_score_view): the mask kernel against the
  * host's mask of the device's own render, each Gaussian's score against the reference
  * backward of that mask (its colour gradient: sum over masked pixels of its blend weight,
@@ -1658,7 +1689,7 @@ int test_error_score(void)
     CHECK_OK(cs_buf_alloc(&d.cl, &gtb, CS_MEM_SCRATCH, (size_t)npx * 3 + 8, "gt"));
     CHECK_OK(cs_buf_write(&d.cl, &gtb, 8, (size_t)npx * 3, gt));
     CHECK_OK(cs_buf_fill(&d.cl, &m.v_geo, 0, m.v_geo.bytes, &nanv, 4));
-    CHECK_OK(cs_error_score_view(&dn, &r, &m, &v, 3, bg, &gtb, 8, 3, thr));
+    CHECK_OK(cs_error_score_view(&dn, &r, &m, &v, 3, bg, &gtb, 8, 3, thr, 1.f));
     float *img = malloc(sizeof(float) * 3 * npx), *mask = malloc(sizeof(float) * 3 * npx), *score = malloc(sizeof(float) * s.n);
     float vg0;
     CHECK_OK(cs_buf_read(&d.cl, &r.img, 0, sizeof(float) * 3 * npx, img));
@@ -1692,6 +1723,8 @@ int test_error_score(void)
         CHECK(fabs(score[i] - ref) <= 2e-3 * fabs(ref) + 1e-3, "Gaussian %d: score %g, reference %g", i, score[i], ref);
     }
     CHECK(compared >= s.n / 2, "only %d Gaussians compared", compared);
+    CHECK(dn.score_weight == 1.f, "one full-size view weighs %g", dn.score_weight);
+    CHECK_OK(check_score_weight(&d, &dn, &r, &m, &v, bg, &gtb, thr, score, &rs));
     /* densify_score_flags: KEEP rows whose score reaches threshold x views become clone / split */
     int n = 200;
     float *geo = malloc(sizeof(float) * n * CS_GEO_W), *sc = malloc(sizeof(float) * n);

@@ -86,6 +86,7 @@ typedef struct {
     int error_views;       /* views scored by their high-error pixels at each refinement (0: off; densify.c) */
     double error_threshold; /* a pixel's mean absolute colour error (0-1) that makes it high-error */
     double error_score;    /* a Gaussian's blend weight over high-error pixels, a view, that densifies it */
+    bool error_train_size; /* the views are scored at the iteration's training size, not full size */
 } cs_densify_cfg;
 
 typedef struct {

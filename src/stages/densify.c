@@ -30,13 +30,15 @@ static int scan_and_total(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_bu
 }
 
 int cs_error_score_view(cs_densifier *d, cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree,
-                        const float bg[3], cs_buf *gt, unsigned gt_off, int gt_channels, float threshold)
+                        const float bg[3], cs_buf *gt, unsigned gt_off, int gt_channels, float threshold,
+                        float pixel_area)
 {
     cs_cl *cl = r->cl;
     const cs_kernels *k = r->k;
     int n = m->n, W = v->width, H = v->height;
     size_t N = (size_t)(m->capacity > 0 ? m->capacity : 1), px = (size_t)W * H, l = 256, g = (size_t)n;
     if (n == 0) return 0;
+    if (!(pixel_area >= 1.f)) return cs_fail("error score: pixel area %g, not at least 1", pixel_area);
     if (cs_buf_reserve(cl, &d->score, N * 4, 0, "error scores") || cs_buf_reserve(cl, &d->mask, px * 12, 0, "error mask"))
         return -1;
     float zero = 0.f;
@@ -54,7 +56,8 @@ int cs_error_score_view(cs_densifier *d, cs_renderer *r, const cs_model *m, cons
     if (cs_cl_run(cl, k->error_score_add, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(n), CS_ARG(r->radii.mem),
                   CS_ARG(r->v_2d.mem), CS_ARG(d->score.mem)))
         return -1;
-    d->score_views++;
+    if (d->score_views++ == 0) d->score_weight = 0.f;
+    d->score_weight += 1.f / pixel_area;
     return 0;
 }
 
@@ -70,7 +73,7 @@ int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m
     float thr = (float)cfg->grad_threshold, clone_max = (float)(cfg->percent_dense * extent);
     size_t g = (size_t)n, l = 256;
     unsigned added = 0;
-    float views = (float)d->score_views, score_thr = (float)cfg->error_score;
+    float views = d->score_views > 0 ? d->score_weight : 0.f, score_thr = (float)cfg->error_score;
     d->score_views = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
         if (cs_cl_run(cl, k->densify_classify, CS_STAGE_DENSIFY, 1, &g, &l, CS_ARG(n), CS_ARG(m->geo.mem),

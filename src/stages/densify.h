@@ -14,6 +14,7 @@ typedef struct {
     float max_focal;
     cs_buf score, mask; /* the error score (N) and a view's high-error mask (3, H, W) */
     int score_views;    /* views scored since the last refinement */
+    float score_weight; /* their sum of 1 / pixel area: the divisor of the mean score */
 } cs_densifier;
 
 /* Accumulates view-space gradient statistics of the last backward. */
@@ -22,9 +23,13 @@ int cs_densify_stats(cs_cl *cl, const cs_kernels *k, cs_model *m, const cs_rende
  * pixels whose mean absolute error against GT (8-bit, GT_CHANNELS a pixel at GT_OFF) is above
  * THRESHOLD, and adds each Gaussian's blend weight over them (the rasterizer's backward of the
  * mask, cs_render_backward_2d) into d->score, counted in d->score_views; the next
- * cs_densify_step reads both and clears them. The model's gradients are left alone. */
+ * cs_densify_step reads both and clears them. The model's gradients are left alone. A view
+ * drawn smaller than the camera's full size gives PIXEL_AREA > 1, the full-size pixels one of
+ * its pixels stands for: its scores count PIXEL_AREA times (d->score_weight grows by 1 /
+ * PIXEL_AREA, and the mean score is the sum over it). */
 int cs_error_score_view(cs_densifier *d, cs_renderer *r, const cs_model *m, const cs_view *v, int active_degree,
-                        const float bg[3], cs_buf *gt, unsigned gt_off, int gt_channels, float threshold);
+                        const float bg[3], cs_buf *gt, unsigned gt_off, int gt_channels, float threshold,
+                        float pixel_area);
 /* Clone / split / prune. MAX_N caps the count (highest-gradient candidates first). With views
  * scored (cs_error_score_view), a Gaussian whose mean score reaches cfg->error_score is a
  * candidate too, unless the candidates are over MAX_N (then the gradient ranks them alone).

@@ -257,25 +257,29 @@ static int resume(trainer *t, const char *path, const cs_kernel_opts *ko, int *s
 
 /* ---- one step ---------------------------------------------------------------------------- */
 
-/* densify.error_views training views, spread over the split and moving with ITER, scored at
-   full size for the refinement of this iteration (cs_error_score_view) */
+/* densify.error_views training views, spread over the split and moving with ITER, scored for
+   the refinement of this iteration (cs_error_score_view): at full size, or with
+   densify.error_train_size at the size the resolution schedule trains now */
 static int score_views(trainer *t, int iter, const cs_step_plan *p)
 {
     const cs_densify_cfg *dc = &t->cfg->densify;
     int n = t->split.n_train, K = dc->error_views < n ? dc->error_views : n;
     int device = t->images.be == cs_residency_of(CS_RES_DEVICE);
+    int f = dc->error_train_size && p->res_factor > 1 ? p->res_factor : 1;
     for (int j = 0; j < K; j++) {
         int vi = (int)(((long)iter * 7 + (long)j * n / K) % n), cam = t->split.train[vi];
         const cs_camera *c = &t->scene->cams[cam];
         cs_view v;
         cs_view_from_camera(c, &v);
+        if (f > 1) cs_view_scale(&v, f);
         cs_buf *gt;
         unsigned off;
         /* outside device residency the store's slots hold the next views: the photo comes from
            disk as the evaluation's do */
         if ((device ? cs_images_get(&t->images, vi, &gt, &off) : cs_images_get_camera(&t->images, cam, &gt, &off)) ||
+            (f > 1 && (cs_loss_gt_scaled(&t->loss, gt, off, c->width, c->height, f, &gt) || (off = 0))) ||
             cs_error_score_view(&t->dens.d, &t->r, &t->m, &v, p->active_sh, t->scene->background, gt, off,
-                                cs_scene_gt_channels(t->scene), (float)dc->error_threshold) ||
+                                cs_scene_gt_channels(t->scene), (float)dc->error_threshold, (float)f * f) ||
             (device && cs_images_release(&t->images)))
             return cs_fail_prefix("iteration %d: the error score of view %s", iter, c->name);
     }
