@@ -34,6 +34,12 @@ double test_rand(uint64_t *s)
     return (double)(*s >> 11) * (1.0 / 9007199254740992.0);
 }
 
+int test_cmp_float_desc(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x < y) - (x > y);
+}
+
 double test_randn(uint64_t *s)
 {
     double u1 = test_rand(s), u2 = test_rand(s);

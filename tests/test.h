@@ -34,6 +34,7 @@ const char *test_tmpdir(void);          /* a fresh folder for this run */
 uint64_t test_seed(void);               /* fresh per run, printed at start; CLSPLAT_TEST_SEED overrides */
 double test_rand(uint64_t *state);      /* [0, 1) */
 double test_randn(uint64_t *state);
+int test_cmp_float_desc(const void *a, const void *b); /* qsort's comparator, largest first */
 /* The LPIPS data folder ($CLSPLAT_LPIPS_DIR, default ../shared/lpips) as an absolute path,
  * and its weights file; the folder name as given when it does not exist. */
 const char *test_lpips_dir(void);

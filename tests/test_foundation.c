@@ -28,12 +28,6 @@ static void tpath(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/
 
 /* ---- selection ---------------------------------------------------------------------------- */
 
-static int cmp_float_desc(const void *a, const void *b)
-{
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x < y) - (x > y);
-}
-
 /* cs_select_desc against a full sort: the rank-K value, the split around it and the same values
    afterwards, on fresh random arrays (continuous, a few distinct values, sorted, reversed, one
    value) */
@@ -51,14 +45,14 @@ int test_select_desc(void)
                    : kind == 4 ? 0.5f : x;
         }
         memcpy(want, v, sizeof(float) * n);
-        qsort(want, n, sizeof(float), cmp_float_desc);
+        qsort(want, n, sizeof(float), test_cmp_float_desc);
         float got = cs_select_desc(v, n, k);
         CHECK(got == want[k] && v[k] == want[k], "round %d (kind %d, n %zu, k %zu): %g and v[k] %g, the sort says %g",
               round, kind, n, k, got, v[k], want[k]);
         for (size_t i = 0; i < n; i++)
             CHECK(i < k ? v[i] >= got : i > k ? v[i] <= got : 1, "round %d: v[%zu] = %g on the wrong side of %g (k %zu)",
                   round, i, v[i], got, k);
-        qsort(v, n, sizeof(float), cmp_float_desc);
+        qsort(v, n, sizeof(float), test_cmp_float_desc);
         CHECK(!memcmp(v, want, sizeof(float) * n), "round %d: the values changed", round);
         free(v), free(want);
     }

@@ -124,12 +124,6 @@ static int check_densify(ctx *c, uint64_t *rs)
     return 0;
 }
 
-static int cmp_desc(const void *a, const void *b)
-{
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x < y) - (x > y);
-}
-
 /* Over the row budget the highest gradients densify: N small rows, each a clone candidate, with
    gradients from a few hundred values (so ties straddle the cut), and room for TAKE clones. The
    rows cloned are exactly those graphdeco's sorted rule picks: the TAKE largest gradients, a
@@ -145,7 +139,7 @@ static int check_densify_budget(ctx *c, uint64_t *rs)
         gr[i] = st[i * 3];
     }
     int take = 1 + (int)(test_rand(rs) * 700), max_n = N + 2 * take + (test_rand(rs) < 0.5);
-    qsort(gr, N, sizeof(float), cmp_desc);
+    qsort(gr, N, sizeof(float), test_cmp_float_desc);
     float thr = gr[take - 1] > gr[take] ? gr[take - 1] : nextafterf(gr[take], INFINITY);
     int want = 0;
     for (int i = 0; i < N; i++) want += st[i * 3] >= thr;
