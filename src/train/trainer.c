@@ -257,6 +257,22 @@ static int resume(trainer *t, const char *path, const cs_kernel_opts *ko, int *s
 
 /* ---- one step ---------------------------------------------------------------------------- */
 
+/* Camera C's photo at *GT + *OFF box-averaged to 1/F of its size; *GT and *OFF then name the
+   copy (the loss's scaled buffer, which the next scaling overwrites). */
+static int scale_truth(trainer *t, const cs_camera *c, int f, cs_buf **gt, unsigned *off)
+{
+    unsigned full = *off;
+    *off = 0; /* the scaled copy starts the buffer */
+    return cs_loss_gt_scaled(&t->loss, *gt, full, c->width, c->height, f, gt);
+}
+
+/* Training view VI's ground truth (camera C), box-averaged to 1/F of its size when F > 1. */
+static int ground_truth(trainer *t, int vi, const cs_camera *c, int f, cs_buf **gt, unsigned *off)
+{
+    if (cs_images_get(&t->images, vi, gt, off)) return -1;
+    return f == 1 ? 0 : scale_truth(t, c, f, gt, off);
+}
+
 /* densify.error_views training views, spread over the split and moving with ITER, scored for
    the refinement of this iteration (cs_error_score_view): at full size, or with
    densify.error_train_size at the size the resolution schedule trains now */
@@ -277,7 +293,7 @@ static int score_views(trainer *t, int iter, const cs_step_plan *p)
         /* outside device residency the store's slots hold the next views: the photo comes from
            disk as the evaluation's do */
         if ((device ? cs_images_get(&t->images, vi, &gt, &off) : cs_images_get_camera(&t->images, cam, &gt, &off)) ||
-            (f > 1 && (cs_loss_gt_scaled(&t->loss, gt, off, c->width, c->height, f, &gt) || (off = 0))) ||
+            (f > 1 && scale_truth(t, c, f, &gt, &off)) ||
             cs_error_score_view(&t->dens.d, &t->r, &t->m, &v, p->active_sh, t->scene->background, gt, off,
                                 cs_scene_gt_channels(t->scene), (float)dc->error_threshold, (float)f * f) ||
             (device && cs_images_release(&t->images)))
@@ -305,15 +321,6 @@ static void trim_pools(trainer *t)
     cs_densifier_trim(t->cl, &t->dens.d);
 }
 
-/* Training view VI's ground truth (camera C), box-averaged to 1/F of its size when F > 1. */
-static int ground_truth(trainer *t, int vi, const cs_camera *c, int f, cs_buf **gt, unsigned *off)
-{
-    if (cs_images_get(&t->images, vi, gt, off)) return -1;
-    if (f == 1) return 0;
-    unsigned full = *off;
-    *off = 0; /* the scaled copy starts the buffer */
-    return cs_loss_gt_scaled(&t->loss, *gt, full, c->width, c->height, f, gt);
-}
 
 /* Forward, loss and backward of the iteration's view, the regularizers' gradients and the
  * densification statistics (which read the renderer's state of this view). */
