@@ -30,10 +30,10 @@ static unsigned char *checkpoint_bytes(const cs_model_layout *l, cs_ckpt_header 
     shape.layout = *l;
     cs_model_array a[CS_SCHEMA_MAX];
     int na = cs_model_arrays(&shape, a);
-    size_t n = sizeof h;
+    size_t head = cs_checkpoint_header_bytes(&h), n = head;
     for (int i = 0; i < na; i++) n += a[i].desc->checkpointed ? a[i].row_bytes * (size_t)h.n : 0;
     unsigned char *d = calloc(1, n);
-    memcpy(d, &h, sizeof h);
+    memcpy(d, &h, head);
     *len = n;
     return d;
 }
@@ -41,15 +41,28 @@ static unsigned char *checkpoint_bytes(const cs_model_layout *l, cs_ckpt_header 
 int test_bad_checkpoints(void)
 {
     cs_model_layout l = {1, 0, 0, 0};
-    cs_ckpt_header h = {"CSCKPT1", 1, 500, 3, 1, 0, 0, 500, 0}, got;
+    cs_ckpt_header h = {"CSCKPT1", CS_CKPT_VERSION, 500, 3, 1, 0, 0, 500, 0, 4000}, got;
     size_t len;
     unsigned char *d = checkpoint_bytes(&l, h, &len);
     CHECK_OK(cs_checkpoint_check(d, len, "ok.bin", &l, &got));
-    CHECK(got.iteration == 500 && got.n == 3, "header");
+    CHECK(got.iteration == 500 && got.n == 3 && got.target == 4000, "header");
     REFUSED(cs_checkpoint_check(d, len - 1, "short.bin", &l, &got), "truncated checkpoint");
+    size_t len2 = len;
     /* a NaN in a Gaussian's geometry */
     float nanv = NAN;
     memcpy(d + sizeof h + 4 * CS_GEO_W + 4, &nanv, 4);
+    REFUSED(cs_checkpoint_check(d, len, "nan.bin", &l, &got), "1 Gaussians have NaN or Inf");
+    free(d);
+    /* version 1 (before the target): its shorter header still reads, as target 0 */
+    cs_ckpt_header h1 = h;
+    h1.version = 1, h1.target = 0;
+    d = checkpoint_bytes(&l, h1, &len);
+    CHECK(len + 4 == len2, "a version 1 image of %zu bytes, version 2 %zu", len, len2);
+    got.target = -1;
+    CHECK_OK(cs_checkpoint_check(d, len, "v1.bin", &l, &got));
+    CHECK(got.version == 1 && got.n == 3 && got.target == 0, "version 1 header: version %d, %d rows, target %d",
+          got.version, got.n, got.target);
+    memcpy(d + CS_CKPT_V1_BYTES + 4 * CS_GEO_W + 4, &nanv, 4);
     REFUSED(cs_checkpoint_check(d, len, "nan.bin", &l, &got), "1 Gaussians have NaN or Inf");
     free(d);
     /* a negative iteration (it indexed the view order out of bounds), 2e9, a negative step */
@@ -70,6 +83,13 @@ int test_bad_checkpoints(void)
     hb.n = 2000000000;
     memcpy(small, &hb, sizeof hb);
     REFUSED(cs_checkpoint_check(small, sizeof small, "huge.bin", &l, &got), "corrupt checkpoint header");
+    /* a negative target, and a version this build does not know */
+    hb = h, hb.target = -7;
+    memcpy(small, &hb, sizeof hb);
+    REFUSED(cs_checkpoint_check(small, sizeof small, "target.bin", &l, &got), "corrupt checkpoint header");
+    hb = h, hb.version = CS_CKPT_VERSION + 1;
+    memcpy(small, &hb, sizeof hb);
+    REFUSED(cs_checkpoint_check(small, sizeof small, "v3.bin", &l, &got), "checkpoint version 3");
     /* another layout */
     cs_model_layout l2 = {3, 0, 0, 0};
     d = checkpoint_bytes(&l, h, &len);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "schedule.h"
 #include "test.h"
 #include "util.h"
@@ -63,6 +64,8 @@ int test_schedule(void)
     c.densify.budget = 1000000;
     CHECK(at(&c, 600).row_budget == 6897 && at(&c, 7750).row_budget == 500000 && at(&c, 14999).row_budget == 999932,
           "budget curve: %d %d %d", at(&c, 600).row_budget, at(&c, 7750).row_budget, at(&c, 14999).row_budget);
+    CHECK(at(&c, 600).budget_line > 0.0068 && at(&c, 600).budget_line < 0.0069 && at(&c, 15001).budget_line == 0 &&
+          at(&c, 14999).budget_line > 0.9999, "budget line %g %g", at(&c, 600).budget_line, at(&c, 14999).budget_line);
     c.densify.budget = 0;
     /* the resolution schedule: off by default; from 1/4 it falls by steps to 1 by half the run */
     CHECK(at(&c, 1).res_factor == 1, "the resolution schedule is on by default");
@@ -174,5 +177,51 @@ int test_steps_scale(void)
     c.optim.steps_scale = 1e-6;
     cs_config_scale_steps(&c);
     CHECK(c.densify.interval >= 1 && c.optim.sh_increase_interval >= 1 && c.optim.iterations >= 1, "intervals >= 1");
+    return 0;
+}
+
+/* densify.budget_momentum's target (train/budget.h) over a run of refinements with fresh random
+   asks, against the rule written out here in doubles: start at the initial count times
+   (1 + momentum), then max(T, floor(0.98 T + min(asked, T))), capped by densify.budget and the
+   memory plan; the line's rows are ceil(T x fraction). */
+int test_budget_momentum(void)
+{
+    uint64_t rs = test_seed();
+    cs_densify_cfg d = {0};
+    CHECK(cs_budget_start(&d, 1000, 0) == 0 && cs_budget_update(&d, 0, 500, 0) == 0 && cs_budget_rows(0, 0.5) == 0,
+          "momentum off: no target, no limit");
+    for (int trial = 0; trial < 50; trial++) {
+        d.strategy = CS_STRATEGY_DEFAULT;
+        d.budget_momentum = test_rand(&rs) * 6;
+        d.budget = test_rand(&rs) < 0.3 ? 50000 + (int)(test_rand(&rs) * 2e6) : 0;
+        int initial = 1 + (int)(test_rand(&rs) * 2e5), max_rows = 100000 + (int)(test_rand(&rs) * 4e6);
+        double want = floor(initial * (1.0 + d.budget_momentum));
+        double cap = d.budget > 0 && d.budget < max_rows ? d.budget : max_rows;
+        want = want > cap ? cap : want;
+        int t = cs_budget_start(&d, initial, max_rows);
+        CHECK(t == (int)want && (want < 1 || t > 0), "start: %d, want %.0f (initial %d, momentum %g, caps %d %d)", t,
+              want, initial, d.budget_momentum, d.budget, max_rows);
+        for (int r = 0; r < 80; r++) {
+            long asked = test_rand(&rs) < 0.1 ? 0 : (long)(test_rand(&rs) * test_rand(&rs) * 3e5);
+            double w = asked > t ? t : (double)asked, next = floor(0.98 * t + w);
+            next = next > t ? next : t;
+            next = next > cap ? cap : next;
+            int got = cs_budget_update(&d, t, asked, max_rows);
+            CHECK(got == (int)next && got >= t && got <= 2 * t, "refinement %d: %d -> %d after %ld asked, want %.0f", r,
+                  t, got, asked, next);
+            t = got;
+            double f = test_rand(&rs);
+            int rows = cs_budget_rows(t, f);
+            CHECK(rows == (int)ceil(t * f) && rows <= t, "rows at %g of %d: %d", f, t, rows);
+        }
+    }
+    /* a steady ask W settles the target near W / (1 - 0.98) = 50 W */
+    d.budget = 0, d.budget_momentum = 1;
+    int t = cs_budget_start(&d, 10000, 0);
+    for (int r = 0; r < 2000; r++) t = cs_budget_update(&d, t, 10000, 0);
+    CHECK(t > 490000 && t <= 500000, "a steady ask of 10000 settles at %d, want about 500000", t);
+    /* MCMC keeps its own budget (densify.cap_max) */
+    d.strategy = CS_STRATEGY_MCMC;
+    CHECK(cs_budget_start(&d, 10000, 0) == 0, "a target under MCMC");
     return 0;
 }

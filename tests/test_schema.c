@@ -153,6 +153,7 @@ static int check_densify_budget(ctx *c, uint64_t *rs)
     CHECK_OK(cs_densify_step(&c->cl, &c->k, &d, &m, &cfg, 1.0, 0, max_n, (unsigned)*rs));
     CHECK(m.n == N + want && want <= take, "%d rows after densification with room for %d clones, want %d (%d gradients "
           "at or above %g)", m.n, take, N + want, want, thr);
+    CHECK(d.wanted == N, "the candidates asked for %ld rows, every one of the %d is a clone candidate", d.wanted, N);
     host_rows a;
     CHECK_OK(download(c, &m, &a));
     int *seen = calloc(N, sizeof(int));
@@ -211,6 +212,7 @@ static int check_mcmc(ctx *c, uint64_t *rs, const char *ckpt)
     }
     printf("  mcmc: %d relocated, then %d added, every tag followed its source\n", N / 3, add);
     /* checkpoint: the tag is kept, and the file has its bytes */
+    m.target = 1 + (int)(test_rand(rs) * 1e6);
     CHECK_OK(cs_checkpoint_save(&c->cl, &m, 7, ckpt));
     size_t len = 0, want = sizeof(cs_ckpt_header);
     free(cs_read_file(ckpt, &len));
@@ -223,6 +225,7 @@ static int check_mcmc(ctx *c, uint64_t *rs, const char *ckpt)
     host_rows r;
     CHECK_OK(download(c, &back, &r));
     CHECK(iter == 7 && back.n == m.n && !memcmp(r.tag, a.tag, sizeof(float) * 2 * m.n), "the tag did not survive the checkpoint");
+    CHECK(back.target == m.target, "the Gaussian target %d came back as %d", m.target, back.target);
     host_free(&a), host_free(&r);
     cs_mcmc_free(&c->cl, &mc);
     cs_model_free(&c->cl, &m), cs_model_free(&c->cl, &back);

@@ -82,6 +82,7 @@ static const key_desc KEYS[] = {
     {"densify.noise_lr", T_FLOAT, F(densify.noise_lr), 0, 1e9, NULL, 0, "mcmc: position noise scale, times the position learning rate (the paper's and gsplat's 5e5)"},
     {"densify.from", T_INT, F(densify.from), 0, 1e8, NULL, 0, "densification starts after this iteration"},
     {"densify.budget", T_INT, F(densify.budget), 0, CS_MCMC_MAX_ROWS, NULL, 0, "a Gaussian budget reached in small steps: the Gaussians a refinement may leave grow linearly from 0 at densify.from to this at densify.until (growth starts once the line passes the initial count; nothing is pruned for it); a refinement over it keeps its highest-gradient candidates (0: no curve, only memory limits)"},
+    {"densify.budget_momentum", T_FLOAT, F(densify.budget_momentum), 0, 1000, NULL, 0, "graphdeco strategy: a Gaussian budget derived from the scene (DashGaussian's momentum rule): the target starts at the initial count times (1 + this) and after each refinement becomes the larger of itself and 0.98 x itself + the Gaussians the refinement's candidates asked for (at most doubling it); the refinements' line (as densify.budget's) leads to this target; densify.budget, when set, caps it (0: off)"},
     {"densify.until", T_INT, F(densify.until), 0, 1e8, NULL, 0, "densification stops at this iteration"},
     {"densify.interval", T_INT, F(densify.interval), 1, 1e8, NULL, 0, "densify every N iterations"},
     {"densify.grad_threshold", T_FLOAT, F(densify.grad_threshold), 0, 1e3, NULL, 0, "clone / split when the mean view-space gradient exceeds this"},

@@ -82,6 +82,7 @@ typedef struct {
     int cap_max;           /* mcmc: the Gaussian budget (0: what memory.vram_budget_mb allows) */
     double noise_lr;       /* mcmc: position noise, times the position learning rate */
     int budget;            /* the Gaussians allowed grow linearly to this over [from, until] (0: no curve) */
+    double budget_momentum; /* the line leads to a target derived from the scene instead (train/budget.h; 0: off) */
     double opacity_decay;  /* the opacity reset multiplies by this instead (0: graphdeco's min(o, 0.01)) */
     int error_views;       /* views scored by their high-error pixels at each refinement (0: off; densify.c) */
     double error_threshold; /* a pixel's mean absolute colour error (0-1) that makes it high-error */

@@ -25,6 +25,8 @@ typedef struct {
     int max_rows;      /* growth never reserves more rows than this (0: no limit) */
     cs_model_layout layout; /* how the arrays are stored */
     int step;          /* Adam steps taken */
+    int target;        /* the density control's Gaussian target when the run derives it (densify.budget_momentum,
+                          train/budget.h; 0: none): state a checkpoint keeps */
     /* the arrays of the schema (model_layout.h), by name or by index; an array the layout
        does not have is an empty buffer */
     union {

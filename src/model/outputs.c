@@ -100,16 +100,22 @@ json_t *cs_mem_json(const cs_cl *cl)
 
 /* ---- checkpoints ------------------------------------------------------------------------ */
 
-#define CKPT_VERSION 1
+size_t cs_checkpoint_header_bytes(const cs_ckpt_header *h) { return h->version == 1 ? CS_CKPT_V1_BYTES : sizeof *h; }
 
 int cs_checkpoint_header(const void *data, size_t len, const char *path, cs_ckpt_header *h)
 {
-    if (!data || len < sizeof *h || (memcpy(h, data, sizeof *h), memcmp(h->magic, "CSCKPT1", 8) != 0))
+    memset(h, 0, sizeof *h);
+    if (!data || len < CS_CKPT_V1_BYTES || (memcpy(h, data, CS_CKPT_V1_BYTES), memcmp(h->magic, "CSCKPT1", 8) != 0))
         return cs_fail("%s: not a clsplat checkpoint", path);
+    if (h->version != 1 && h->version != CS_CKPT_VERSION)
+        return cs_fail("%s: checkpoint version %d; this clsplat reads versions 1 to %d", path, h->version, CS_CKPT_VERSION);
+    if (len < cs_checkpoint_header_bytes(h)) return cs_fail("%s: truncated checkpoint header", path);
+    memcpy(h, data, cs_checkpoint_header_bytes(h));
     if (h->iteration < 0 || h->iteration > CS_CKPT_MAX_ITERATION || h->step < 0 || h->step > CS_CKPT_MAX_ITERATION ||
-        h->n < 0 || h->n > CS_CKPT_MAX_GAUSSIANS || h->sh_degree < 0 || h->sh_degree > 3)
-        return cs_fail("%s: corrupt checkpoint header (iteration %d, Adam step %d, %d Gaussians, SH degree %d)", path,
-                       h->iteration, h->step, h->n, h->sh_degree);
+        h->n < 0 || h->n > CS_CKPT_MAX_GAUSSIANS || h->sh_degree < 0 || h->sh_degree > 3 || h->target < 0 ||
+        h->target > CS_CKPT_MAX_GAUSSIANS)
+        return cs_fail("%s: corrupt checkpoint header (iteration %d, Adam step %d, %d Gaussians, SH degree %d, target %d)",
+                       path, h->iteration, h->step, h->n, h->sh_degree, h->target);
     return 0;
 }
 
@@ -142,7 +148,8 @@ static int ckpt_arrays(cs_model *m, cs_buf **bufs, size_t *rows)
 int cs_checkpoint_save(cs_cl *cl, const cs_model *mc, int iteration, const char *path)
 {
     cs_model *m = (cs_model *)mc;
-    cs_ckpt_header h = {"CSCKPT1", CKPT_VERSION, iteration, m->n, m->layout.sh_degree, m->layout.sh_half, m->layout.filter_3d, m->step, m->layout.opt_half};
+    cs_ckpt_header h = {"CSCKPT1", CS_CKPT_VERSION, iteration, m->n, m->layout.sh_degree, m->layout.sh_half,
+                        m->layout.filter_3d, m->step, m->layout.opt_half, m->target};
     cs_atomic_file af;
     if (cs_atomic_open(&af, path)) return -1;
     int ok = fwrite(&h, sizeof h, 1, af.f) == 1;
@@ -173,7 +180,7 @@ int cs_checkpoint_check(const void *data, size_t len, const char *path, const cs
     int deg = layout->sh_degree, sh_half = layout->sh_half, has_filter = layout->filter_3d, opt_half = layout->opt_half;
     cs_ckpt_header h;
     if (cs_checkpoint_header(data, len, path, &h)) return -1;
-    if (h.version != CKPT_VERSION || h.sh_degree != deg || h.sh_half != sh_half || h.has_filter != has_filter ||
+    if (h.sh_degree != deg || h.sh_half != sh_half || h.has_filter != has_filter ||
         h.opt_half != opt_half)
         return cs_fail("%s: checkpoint (version %d, SH degree %d, %s SH, filter %d, %s optimizer) does not match the "
                        "configuration (SH degree %d, %s SH, filter %d, %s optimizer)",
@@ -184,13 +191,13 @@ int cs_checkpoint_check(const void *data, size_t len, const char *path, const cs
     cs_model shape = {0};
     shape.layout = *layout;
     cs_buf *bufs[CS_SCHEMA_MAX];
-    size_t rows[CS_SCHEMA_MAX], want = sizeof h;
+    size_t rows[CS_SCHEMA_MAX], want = cs_checkpoint_header_bytes(&h);
     int na = ckpt_arrays(&shape, bufs, rows);
     for (int i = 0; i < na; i++) want += rows[i] * (size_t)h.n;
     if (want != len)
         return cs_fail("%s: %s checkpoint: %zu bytes for %d Gaussians, the header needs %zu", path,
                        len < want ? "truncated" : "oversized", len, h.n, want);
-    long bad = nonfinite_rows((const char *)data + sizeof h, h.n);
+    long bad = nonfinite_rows((const char *)data + cs_checkpoint_header_bytes(&h), h.n);
     if (bad) return cs_fail("%s: %ld Gaussians have NaN or Inf parameters", path, bad);
     *hp = h;
     return 0;
@@ -219,7 +226,8 @@ int cs_checkpoint_load(cs_cl *cl, cs_model *m, int *iteration, const char *path,
     }
     m->n = h.n;
     m->step = h.step;
-    size_t off = sizeof h;
+    m->target = h.target;
+    size_t off = cs_checkpoint_header_bytes(&h);
     na = ckpt_arrays(m, bufs, rows);
     for (int i = 0; i < na; i++) {
         size_t bytes = rows[i] * (size_t)h.n;

@@ -65,6 +65,7 @@ int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m
                     int check_size, int max_n, unsigned seed)
 {
     int n = m->n;
+    d->wanted = 0;
     if (n == 0) return 0;
     size_t cap = (size_t)n * 3 + 16;
     if (cs_buf_reserve(cl, &d->flags, cap * 4, 0, "densify flags") || cs_buf_reserve(cl, &d->counts, cap * 4, 0, "densify counts") ||
@@ -84,6 +85,7 @@ int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m
                        CS_ARG(d->counts.mem))) ||
             scan_and_total(cl, k, d, &d->counts, n, &added))
             return -1;
+        if (attempt == 0) d->wanted = added;
         if ((long)n + added <= (long)max_n || attempt == 1) break;
         /* over budget: keep only the highest-gradient candidates by raising the threshold */
         float *st = malloc(sizeof(float) * 3 * n), *gr = malloc(sizeof(float) * n);

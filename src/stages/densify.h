@@ -15,6 +15,7 @@ typedef struct {
     cs_buf score, mask; /* the error score (N) and a view's high-error mask (3, H, W) */
     int score_views;    /* views scored since the last refinement */
     float score_weight; /* their sum of 1 / pixel area: the divisor of the mean score */
+    long wanted;        /* the rows the last cs_densify_step's candidates asked for, before MAX_N held them back */
 } cs_densifier;
 
 /* Accumulates view-space gradient statistics of the last backward. */

@@ -42,10 +42,10 @@ cs_step_plan cs_schedule_at(const cs_config *cfg, int iter, int last, double ext
     if (iter < d->until) {
         p.densify_stats = ops->uses_stats;
         p.densify = iter > d->from && iter % d->interval == 0;
-        if (d->budget > 0) { /* linear from densify.from to densify.until */
-            double u = d->until > d->from ? (double)(iter - d->from) / (d->until - d->from) : 1.0;
-            p.row_budget = (int)ceil(d->budget * (u < 0 ? 0 : u > 1 ? 1 : u));
-        }
+        /* the budget's line: linear from densify.from to densify.until */
+        double u = d->until > d->from ? (double)(iter - d->from) / (d->until - d->from) : 1.0;
+        p.budget_line = u < 0 ? 0 : u > 1 ? 1 : u;
+        if (d->budget > 0) p.row_budget = (int)ceil(d->budget * p.budget_line);
         p.densify_check_size = ops->prunes_by_size && p.densify && iter > d->opacity_reset_interval;
         p.filter3d = p.densify && cfg->model.filter_3d;
         p.reset_opacity = ops->resets_opacity && (iter % d->opacity_reset_interval == 0 ||

@@ -16,6 +16,8 @@ typedef struct {
     bool densify_stats;     /* accumulate view-space gradient statistics */
     bool densify;           /* a refinement of the density strategy (clone / split / prune, or MCMC's) */
     int row_budget;         /* the Gaussians a refinement may leave (densify.budget's curve; 0: no limit) */
+    double budget_line;     /* how far along densify.from .. densify.until (0-1): the share of a budget's target
+                               a refinement may leave (densify.budget, densify.budget_momentum) */
     bool densify_check_size;/* with the screen / world size prune (after the first opacity reset) */
     bool filter3d;          /* recompute the mip 3D filter */
     bool step_after;        /* Adam step after the densification work (graphdeco's order) */

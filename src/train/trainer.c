@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "density.h"
 #include "driver_mem.h"
 #include "evaluator.h"
@@ -230,6 +231,18 @@ static int initial_splats(trainer *t, cs_splats *init)
     return 0;
 }
 
+/* The most Gaussians the memory plan allows (densify.cap_max, else what the budget holds). */
+static int plan_rows(const trainer *t) { return t->plan.cap ? t->plan.cap : t->plan.max_gaussians; }
+
+/* densify.budget_momentum's starting target, from the model's count: at a fresh start, or on
+   resuming a checkpoint that holds none (one written without momentum, or before version 2) */
+static void start_target(trainer *t)
+{
+    if (t->m.target > 0) return;
+    t->m.target = cs_budget_start(&t->cfg->densify, t->m.n, plan_rows(t));
+    if (t->m.target > 0) printf("Gaussian target %d (densify.budget_momentum: grows with what the refinements ask for)\n", t->m.target);
+}
+
 static int start_fresh(trainer *t, const cs_kernel_opts *ko)
 {
     const cs_config *cfg = t->cfg;
@@ -241,6 +254,7 @@ static int start_fresh(trainer *t, const cs_kernel_opts *ko)
     cs_splats_free(&init);
     if (r) return -1;
     if (cfg->model.filter_3d && cs_filter3d_compute(t->cl, &t->k, &t->dens.d, &t->m)) return -1;
+    start_target(t);
     return open_outputs(t, 0);
 }
 
@@ -249,6 +263,8 @@ static int resume(trainer *t, const char *path, const cs_kernel_opts *ko, int *s
 {
     if (cs_checkpoint_load(t->cl, &t->m, start, path, &ko->layout)) return -1;
     printf("resumed from %s at iteration %d with %d Gaussians\n", path, *start, t->m.n);
+    if (!(t->cfg->densify.budget_momentum > 0)) t->m.target = 0; /* a setting the resumed run dropped */
+    start_target(t);
     if (open_outputs(t, 1) || cs_train_log_resume(&t->log, *start))
         return -1;
     t->seconds_before = cs_train_log_last_seconds(&t->log);
@@ -307,10 +323,12 @@ static int densify_and_filter(trainer *t, int iter, const cs_step_plan *p)
     cs_cl *cl = t->cl;
     if (p->densify && t->cfg->densify.error_views > 0 && t->dens.ops->scores_errors && score_views(t, iter, p)) return -1;
     unsigned seed = cs_hash_u32((uint32_t)t->cfg->optim.seed * 2654435761u ^ (uint32_t)iter);
-    int max_rows = t->plan.cap ? t->plan.cap : t->plan.max_gaussians;
+    int max_rows = plan_rows(t), line = cs_budget_rows(t->m.target, p->budget_line);
     if (p->row_budget > 0 && p->row_budget < max_rows) max_rows = p->row_budget;
+    if (line > 0 && line < max_rows) max_rows = line;
     cs_refine_args a = {&t->cfg->densify, t->extent, p->densify_check_size, max_rows, seed};
     if (p->densify && t->dens.ops->refine(&t->dens, cl, &t->k, &t->m, &a)) return -1;
+    if (p->densify) t->m.target = cs_budget_update(&t->cfg->densify, t->m.target, t->dens.d.wanted, plan_rows(t));
     return p->filter3d ? cs_filter3d_compute(cl, &t->k, &t->dens.d, &t->m) : 0;
 }
 
@@ -457,6 +475,7 @@ static int log_mark(trainer *t, int iter, const cs_step_plan *p, const cs_camera
                             "sh_degree", p->active_sh, "device_mb", ms->cur_total / 1048576.0, "peak_device_mb",
                             ms->peak_total / 1048576.0, "pool_mb", cs_renderer_pool_bytes(&t->r) / 1048576.0);
     add_memory(t, rec);
+    if (t->m.target > 0) json_object_set_new(rec, "gaussian_target", json_integer(t->m.target));
     json_object_set_new(rec, "seconds", json_real(train_seconds(t)));
     if (cs_tb_log_record(&t->tb, rec)) {
         json_decref(rec);

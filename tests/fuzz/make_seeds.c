@@ -150,7 +150,7 @@ static void checkpoint_seeds(void)
         size_t bytes = 1 + sizeof(cs_ckpt_header);
         for (int i = 0; i < na; i++) bytes += a[i].desc->checkpointed ? a[i].row_bytes * n : 0;
         unsigned char *d = calloc(1, bytes);
-        cs_ckpt_header h = {"CSCKPT1", 1, 100, n, l.sh_degree, l.sh_half, l.filter_3d, 100, l.opt_half};
+        cs_ckpt_header h = {"CSCKPT1", CS_CKPT_VERSION, 100, n, l.sh_degree, l.sh_half, l.filter_3d, 100, l.opt_half, 0};
         d[0] = (unsigned char)layout_byte;
         memcpy(d + 1, &h, sizeof h);
         seed("checkpoint", d, bytes);
