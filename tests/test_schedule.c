@@ -220,6 +220,10 @@ int test_budget_momentum(void)
     int t = cs_budget_start(&d, 10000, 0);
     for (int r = 0; r < 2000; r++) t = cs_budget_update(&d, t, 10000, 0);
     CHECK(t > 490000 && t <= 500000, "a steady ask of 10000 settles at %d, want about 500000", t);
+    /* no cap but the checkpoint's limit: a huge multiple stays an int a header can hold */
+    d.budget_momentum = 1000;
+    t = cs_budget_start(&d, 100000000, 0);
+    CHECK(t == 1000000000 && cs_budget_update(&d, t, 2000000000L, 0) == t, "uncapped start %d", t);
     /* MCMC keeps its own budget (densify.cap_max) */
     d.strategy = CS_STRATEGY_MCMC;
     CHECK(cs_budget_start(&d, 10000, 0) == 0, "a target under MCMC");

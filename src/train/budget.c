@@ -3,11 +3,14 @@
 
 #include <math.h>
 
+#include "outputs.h"
+
 static int capped(const cs_densify_cfg *d, double target, int max_rows)
 {
     if (d->budget > 0 && target > d->budget) target = d->budget;
     if (max_rows > 0 && target > max_rows) target = max_rows;
-    return (int)target;
+    /* and what a checkpoint's header may hold, so a run's checkpoints always read back */
+    return target > CS_CKPT_MAX_GAUSSIANS ? CS_CKPT_MAX_GAUSSIANS : (int)target;
 }
 
 int cs_budget_start(const cs_densify_cfg *d, int initial, int max_rows)

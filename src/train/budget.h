@@ -15,7 +15,8 @@
 #define CS_BUDGET_KEEP 0.98
 
 /* The starting target of a run from INITIAL Gaussians: INITIAL x (1 + densify.budget_momentum),
-   at most densify.budget when set and at most MAX_ROWS (the memory plan); 0 when
+   at most densify.budget when set, MAX_ROWS (the memory plan; 0: no limit) and
+   CS_CKPT_MAX_GAUSSIANS; 0 when
    densify.budget_momentum is 0 (no momentum: densify.budget's fixed line, or none). */
 int cs_budget_start(const cs_densify_cfg *d, int initial, int max_rows);
 /* The target after a refinement whose candidates asked for WANTED new Gaussians (before any
