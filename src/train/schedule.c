@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "density.h"
 #include "optim.h"
 #include "util.h"
@@ -45,7 +46,7 @@ cs_step_plan cs_schedule_at(const cs_config *cfg, int iter, int last, double ext
         /* the budget's line: linear from densify.from to densify.until */
         double u = d->until > d->from ? (double)(iter - d->from) / (d->until - d->from) : 1.0;
         p.budget_line = u < 0 ? 0 : u > 1 ? 1 : u;
-        if (d->budget > 0) p.row_budget = (int)ceil(d->budget * p.budget_line);
+        p.row_budget = cs_budget_rows(d->budget, p.budget_line);
         p.densify_check_size = ops->prunes_by_size && p.densify && iter > d->opacity_reset_interval;
         p.filter3d = p.densify && cfg->model.filter_3d;
         p.reset_opacity = ops->resets_opacity && (iter % d->opacity_reset_interval == 0 ||
