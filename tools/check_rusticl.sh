@@ -27,4 +27,6 @@ t0=$(date +%s)
 "$BUILD/run_tests" "$@"
 rc=$?
 echo "check-rusticl: $( [ $rc = 0 ] && echo ok || echo FAILED ) in $(( $(date +%s) - t0 )) s"
+# the scratch folder (kernel cache) is this script's own: removed unless the run failed
+[ $rc = 0 ] && rm -rf "$T"
 exit $rc

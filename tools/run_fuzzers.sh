@@ -7,6 +7,10 @@
 set -u
 DIR=$1; SECS=$2; shift 2
 mkdir -p "$DIR/crashes"
+# the harnesses' scratch files go to a folder of this run's own, removed when it ends
+CLSPLAT_FUZZ_SCRATCH=$(mktemp -d /tmp/clsplat-fuzz.XXXXXX) || exit 1
+export CLSPLAT_FUZZ_SCRATCH
+trap 'rm -rf "$CLSPLAT_FUZZ_SCRATCH"' EXIT
 status=0
 for t in "$@"; do
     mkdir -p "$DIR/corpus/$t" "$DIR/seeds/$t"

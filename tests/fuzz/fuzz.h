@@ -7,7 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The process's scratch folder (made on first use). */
+/* The process's scratch folder (made on first use): under $CLSPLAT_FUZZ_SCRATCH when set, else
+ * /tmp. */
 const char *fuzz_dir(void);
 /* Writes N bytes to DIR/NAME (folders made as needed); returns the path (static buffer). */
 const char *fuzz_write(const char *name, const uint8_t *data, size_t n);

@@ -14,7 +14,8 @@ const char *fuzz_dir(void)
 {
     static char dir[256];
     if (!dir[0]) {
-        snprintf(dir, sizeof dir, "/tmp/clsplat-fuzz-%ld", (long)getpid());
+        const char *base = getenv("CLSPLAT_FUZZ_SCRATCH"); /* tools/run_fuzzers.sh removes it */
+        snprintf(dir, sizeof dir, "%s/clsplat-fuzz-%ld", base && base[0] ? base : "/tmp", (long)getpid());
         cs_mkdirs(dir);
     }
     return dir;

@@ -9,7 +9,7 @@ that histogram buckets sum to the Gaussian count of the log line at the same ste
 
 usage: check_events.py OUT [--files N] [--truncated-tail-ok] [--min-histograms N] [--min-images N] [--lpips]
 Prints a summary line; exits 1 with the first failure."""
-import glob, json, os, struct, subprocess, sys, tempfile, zlib
+import atexit, glob, json, os, shutil, struct, subprocess, sys, tempfile, zlib
 
 try:
     from crc32c import crc32c
@@ -38,6 +38,7 @@ def fail(msg):
 def load_proto():
     here = os.path.dirname(os.path.abspath(__file__))
     out = tempfile.mkdtemp(prefix="clsplat-proto-")
+    atexit.register(shutil.rmtree, out, True)  # this script's own folder
     subprocess.run(["protoc", "-I" + here, "--python_out=" + out, os.path.join(here, "tb_events.proto")], check=True)
     sys.path.insert(0, out)
     import tb_events_pb2

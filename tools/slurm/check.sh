@@ -18,7 +18,9 @@ fail() {
     done
     exit 1
 }
-cleanup() { sh tools/slurm/local-cluster.sh stop "$T/cluster" >/dev/null 2>&1 || true; }
+ok=0
+# the cluster is stopped either way; the folder (this script's own) is removed unless a check failed
+cleanup() { sh tools/slurm/local-cluster.sh stop "$T/cluster" >/dev/null 2>&1 || true; [ "$ok" = 1 ] && rm -rf "$T"; }
 trap cleanup EXIT
 sh tools/slurm/local-cluster.sh start "$T/cluster"
 "$BUILD/gen_demo" "$T/scene" 40 30 >/dev/null
@@ -73,4 +75,5 @@ done
 "$CLSPLAT" merge "$T/plan" -m "$T/broot" -o "$T/merged" > "$T/merge.log" 2>&1 || { cat "$T/merge.log"; fail "merge"; }
 grep -E "merged|\[eval" "$T/merge.log"
 grep -q '"psnr_border"' "$T/merged/metrics.json" || fail "the merged model was not evaluated by view"
-echo "check-slurm: ok (3 array tasks done, task 2 requeued and resumed; 2 blocks trained by the array and merged; $T)"
+echo "check-slurm: ok (3 array tasks done, task 2 requeued and resumed; 2 blocks trained by the array and merged)"
+ok=1
