@@ -15,6 +15,7 @@
 #include "lpips.h"
 #include "init.h"
 #include "mcmc.h"
+#include "schedule.h"
 #include "trainer.h"
 #include "util.h"
 
@@ -419,6 +420,50 @@ int test_step_on_densify(void)
         int step = ckpt_step(ck), want = on ? 120 : 116;
         CHECK(step == want, "step_on_densify %d: %d Adam steps after 120 iterations, expected %d", on, step, want);
     }
+    return 0;
+}
+
+/* The loss, L1 and PSNR logged while the resolution schedule trains a view smaller are that
+   size's means: a frozen model (no step, no densification) logs about the same error at 1/4 size
+   as at full size. Dividing the reduced view's sums by the full size's pixels (as the log once
+   did) gives 1/16 of the L1 and +12 dB at 1/4 size. */
+int test_log_scaled_views(void)
+{
+    char data[600], out[600];
+    snprintf(data, sizeof data, "%s/demo40", test_tmpdir());
+    CHECK_OK(cli_demo_scene(data, 40, 30));
+    snprintf(out, sizeof out, "%s/log_scaled_views", test_tmpdir());
+    cs_config c;
+    base_config(&c, data, out);
+    c.optim.iterations = 24;
+    c.optim.random_init_points = 1000;
+    c.optim.res_schedule_start = 4; /* 1/4 size first, full size from 12 */
+    c.optim.position_lr_init = c.optim.position_lr_final = 0;
+    c.optim.feature_lr = c.optim.feature_rest_lr = c.optim.opacity_lr = c.optim.scaling_lr = c.optim.rotation_lr = 0;
+    c.densify.from = 1000;
+    c.log.interval = 1;
+    c.data.eval = false;
+    CHECK_OK(train_on_test_device(&c, NULL));
+    json_t *all = log_records(out), *o;
+    CHECK(all != NULL, "no train_log.jsonl in %s", out);
+    double l1[2] = {0, 0}, psnr[2] = {0, 0};
+    int n[2] = {0, 0};
+    size_t i;
+    json_array_foreach(all, i, o)
+    {
+        int it = (int)json_integer_value(json_object_get(o, "iteration"));
+        int f = cs_res_factor(&c.optim, it, c.optim.iterations), k = f == 4 ? 0 : f == 1 ? 1 : -1;
+        if (k < 0) continue;
+        l1[k] += json_number_value(json_object_get(o, "l1"));
+        psnr[k] += json_number_value(json_object_get(o, "psnr"));
+        n[k]++;
+    }
+    json_decref(all);
+    CHECK(n[0] > 0 && n[1] > 0, "records at 1/4 size %d, at full size %d", n[0], n[1]);
+    for (int k = 0; k < 2; k++) l1[k] /= n[k], psnr[k] /= n[k];
+    CHECK(l1[1] > 0.01 && l1[0] > 0.4 * l1[1] && l1[0] < 2.5 * l1[1] && fabs(psnr[0] - psnr[1]) < 4.0,
+          "a frozen model logs L1 %.4f / PSNR %.2f dB at 1/4 size and %.4f / %.2f at full size", l1[0], psnr[0], l1[1],
+          psnr[1]);
     return 0;
 }
 

@@ -461,7 +461,10 @@ static int log_mark(trainer *t, int iter, const cs_step_plan *p, const cs_camera
     cs_metrics mt;
     double loss;
     float lambda = (float)t->cfg->optim.lambda_dssim;
-    if (cs_loss_read(&t->loss, 0, c->width, c->height, lambda, &mt, &loss)) return -1;
+    cs_view v; /* the sums are over the pixels of the size the view was trained at */
+    cs_view_from_camera(c, &v);
+    if (p->res_factor > 1) cs_view_scale(&v, p->res_factor);
+    if (cs_loss_read(&t->loss, 0, v.width, v.height, lambda, &mt, &loss)) return -1;
     double now = cs_now(), its = (iter - t->it_last) / fmax(now - t->t_last, 1e-9);
     if (!isfinite(loss))
         return cs_fail("loss is %s at iteration %d; stopping. Last good checkpoint: %s", isnan(loss) ? "NaN" : "Inf",
