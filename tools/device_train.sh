@@ -4,7 +4,8 @@
 # background, its test split); other scenes use data.eval (every 8th image held out).
 #   usage: [TAG=name] tools/device_train.sh BUNDLE_DIR SCENE ITERATIONS [--set key=value ...]
 # TAG names the run's files (for several runs of one scene and length in one call).
-# BUNDLE_DIR holds clsplat (with lib/ from shared/tools/bundle-libs.sh) and data/SCENE.
+# BUNDLE_DIR holds clsplat (with lib/ from shared/tools/bundle-libs.sh) and data/SCENE; CLSPLAT
+# names another binary (an A/B of two builds in one call).
 #   e.g.   tools/device_train.sh dev_bundle lego 7000
 set -u
 B=${1:?bundle dir}; SCENE=${2:?scene}; IT=${3:?iterations}; shift 3
@@ -19,7 +20,7 @@ base=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/n
 nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 > "$R/${N}_smi.txt" 2>/dev/null &
 smi=$!
 t0=$(date +%s.%N)
-"$B/clsplat" train -c configs/default.json -s "$B/data/$SCENE" -o "$run" --set data.eval=true \
+"${CLSPLAT:-$B/clsplat}" train -c configs/default.json -s "$B/data/$SCENE" -o "$run" --set data.eval=true \
     "${extra[@]}" --set optim.iterations="$IT" --set eval.test_iterations="[$IT]" \
     --set output.save_iterations="[$IT]" "$@" > "$R/$N.log" 2>&1
 rc=$?
