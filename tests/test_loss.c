@@ -160,7 +160,7 @@ static int check_loss(cs_cl *cl, const cs_kernels *k, int ch, uint64_t *rs)
     double lambda = 0.2, loss;
     cs_metrics mt;
     CHECK_OK(cs_loss_forward_backward(&l, &r.img, &gtb, 16, W, H, (float)lambda, 3));
-    CHECK_OK(cs_loss_read(&l, 3, W, H, (float)lambda, &mt, &loss));
+    CHECK_OK(cs_loss_read(&l, 3, (float)lambda, &mt, &loss));
     CHECK_OK(cs_buf_read(cl, &l.v_img, 0, n * 4, grad));
     ref_sums rf = ref_loss_sums(x, gt, ch, W, H);
     double ref = (1 - lambda) * rf.l1 / rf.weight + lambda * (1 - rf.ssim / rf.weight);
@@ -208,7 +208,7 @@ static int check_loss(cs_cl *cl, const cs_kernels *k, int ch, uint64_t *rs)
     free(again);
     /* metrics clamp to [0, 1] like graphdeco's evaluation */
     CHECK_OK(cs_loss_metrics(&l, &r.img, &gtb, 16, W, H, 4));
-    CHECK_OK(cs_loss_read(&l, 4, W, H, 0.f, &mt, NULL));
+    CHECK_OK(cs_loss_read(&l, 4, 0.f, &mt, NULL));
     CHECK(fabs(mt.mse - rf.sq / rf.weight) < 1e-6, "%d channels: mse %.8f vs %.8f", ch, mt.mse, rf.sq / rf.weight);
     cs_buf_free(cl, &gtb);
     cs_renderer_free(&r);

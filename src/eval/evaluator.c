@@ -165,7 +165,7 @@ static int eval_view(cs_evaluator *ev, const cs_model *m, int cam, int active_de
     if (cs_images_get_camera(ev->images, cam, &gt, &off) ||
         cs_render_forward_sync(ev->r, m, &v, active_degree, ev->scene->background) ||
         cs_loss_metrics(ev->loss, &ev->r->img, gt, off, c->width, c->height, 1) ||
-        cs_loss_read(ev->loss, 1, c->width, c->height, 0.f, mt, NULL) ||
+        cs_loss_read(ev->loss, 1, 0.f, mt, NULL) ||
         (lpips && cs_lpips_render(&ev->lpips, &ev->r->img, gt, off, c->width, c->height, lpips)))
         return -1;
     if (to && save_preview(ev, c, gt, off, to)) return -1;

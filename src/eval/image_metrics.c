@@ -99,7 +99,7 @@ int cs_image_metrics(cs_cl *cl, const cs_config *cfg, const char *pa, const char
     cs_metrics mt;
     json_t *o = json_object();
     rc = upload(cl, &a, &b, &r, &gt) || cs_loss_metrics(&loss, &r.img, &gt, 0, w, h, 0) ||
-         cs_loss_read(&loss, 0, w, h, 0.f, &mt, NULL);
+         cs_loss_read(&loss, 0, 0.f, &mt, NULL);
     if (!rc) {
         json_object_set_new(o, "psnr", json_real(mt.psnr));
         json_object_set_new(o, "ssim", json_real(mt.ssim));

@@ -121,7 +121,7 @@ int cs_mesh_dev_color_grad(cs_mesh_dev *d, const cs_image *photo, float lambda, 
     if (!loss && !l1) return 0;
     cs_metrics mt;
     double value;
-    if (cs_loss_read(&d->loss, 0, d->W, d->H, lambda, &mt, &value)) return -1;
+    if (cs_loss_read(&d->loss, 0, lambda, &mt, &value)) return -1;
     if (loss) *loss = value;
     if (l1) *l1 = mt.l1;
     return 0;

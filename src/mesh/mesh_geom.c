@@ -190,7 +190,7 @@ int cs_mesh_dev_geom_step(cs_mesh_dev *d, const cs_camera *c, const cs_image *ph
         return -1;
     if (!loss) return 0;
     cs_metrics mt;
-    return cs_loss_read(&d->loss, 0, d->W, d->H, lambda, &mt, loss);
+    return cs_loss_read(&d->loss, 0, lambda, &mt, loss);
 }
 
 int cs_mesh_dev_read_positions(cs_mesh_dev *d, float *pos)

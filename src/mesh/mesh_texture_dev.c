@@ -48,7 +48,7 @@ int cs_mesh_dev_tex_grad(cs_mesh_dev *d, const cs_image *photo, float lambda, do
         return -1;
     if (!loss) return 0;
     cs_metrics mt;
-    return cs_loss_read(&d->loss, 0, d->W, d->H, lambda, &mt, loss);
+    return cs_loss_read(&d->loss, 0, lambda, &mt, loss);
 }
 
 int cs_mesh_dev_tex_adam(cs_mesh_dev *d, double lr, int step)

@@ -7,8 +7,6 @@
 
 #include "util.h"
 
-#define MAX_SLOTS 64
-
 void cs_loss_init(cs_loss *l, cs_cl *cl, const cs_kernels *k)
 {
     memset(l, 0, sizeof *l);
@@ -65,13 +63,14 @@ static int run_forward(cs_loss *l, const cs_buf *img, const cs_buf *gt, unsigned
     size_t g[3] = {(size_t)W, (size_t)H, 3}, lc[3] = {16, 16, 1};
     size_t groups = ((W + 15) / 16) * ((H + 15) / 16) * 3;
     if (cs_buf_reserve(cl, &l->partials, groups * 16, 0, "metric partial sums") ||
-        cs_buf_reserve(cl, &l->sums, MAX_SLOTS * 16, 0, "metric sums"))
+        cs_buf_reserve(cl, &l->sums, CS_LOSS_SLOTS * 16, 0, "metric sums"))
         return -1;
     if (want_grad && cs_buf_reserve(cl, &l->dmap3, n3 * 3 * 4, 0, "SSIM derivative maps")) return -1;
-    if (slot < -1 || slot >= MAX_SLOTS || (slot < 0 && !want_grad))
+    if (slot < -1 || slot >= CS_LOSS_SLOTS || (slot < 0 && !want_grad))
         return cs_fail("internal: metric slot %d out of range", slot);
     cl_mem dm = want_grad ? l->dmap3.mem : l->partials.mem; /* not written without the gradient */
     unsigned ng = (unsigned)groups, us = (unsigned)slot;
+    if (slot >= 0) l->slot_values[slot] = (double)n3;
     int ch = l->gt_channels;
     size_t one = 256;
     return cs_cl_run(cl, k->ssim_fwd, CS_STAGE_LOSS, 3, g, lc, CS_ARG(img->mem), CS_ARG(gt->mem), CS_ARG(gt_off),
@@ -103,12 +102,13 @@ int cs_loss_metrics(cs_loss *l, const cs_buf *img, const cs_buf *gt, unsigned gt
     return run_forward(l, img, gt, gt_off, W, H, 1, 0, 0.f, slot);
 }
 
-int cs_loss_read(cs_loss *l, int slot, int W, int H, float lambda, cs_metrics *m, double *loss)
+int cs_loss_read(cs_loss *l, int slot, float lambda, cs_metrics *m, double *loss)
 {
     float s[4];
+    if (slot < 0 || slot >= CS_LOSS_SLOTS) return cs_fail("internal: metric slot %d out of range", slot);
     if (cs_buf_read(l->cl, &l->sums, (size_t)slot * 16, 16, s)) return -1;
     /* weighted ground truth: means over the pixels' weights (the unmasked pixels) */
-    double n3 = l->gt_channels == 4 ? s[3] : 3.0 * W * H;
+    double n3 = l->gt_channels == 4 ? s[3] : l->slot_values[slot];
     if (!(n3 > 0)) n3 = 1; /* a fully masked image: every sum is 0 */
     m->l1 = s[0] / n3;
     m->mse = s[1] / n3;

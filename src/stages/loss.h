@@ -5,6 +5,8 @@
 
 #include "render.h"
 
+#define CS_LOSS_SLOTS 64 /* slots of the sums buffer */
+
 typedef struct {
     cs_cl *cl;
     const cs_kernels *k;
@@ -13,6 +15,7 @@ typedef struct {
     cs_buf gt_small;                 /* the ground truth at a lower resolution (cs_loss_gt_scaled) */
     int n_sums;                      /* reduced slots written since the last read */
     int gt_channels;                 /* ground truth layout: 3 (RGB, the default) or 4 (RGB and a weight) */
+    double slot_values[CS_LOSS_SLOTS]; /* 3 x W x H of the image each slot's sums were taken over */
 } cs_loss;
 
 typedef struct {
@@ -34,9 +37,10 @@ int cs_loss_forward_backward(cs_loss *l, const cs_buf *img, const cs_buf *gt, un
 /* Enqueues the metrics only (render clamped to [0, 1] as graphdeco's evaluation does), into
  * SLOT; does not block. */
 int cs_loss_metrics(cs_loss *l, const cs_buf *img, const cs_buf *gt, unsigned gt_off, int W, int H, int slot);
-/* Reads slot SLOT (blocks until the sums are computed): L1, MSE, SSIM means over the image
- * (over its pixels' weights with a weight channel) and the loss value for LAMBDA. */
-int cs_loss_read(cs_loss *l, int slot, int W, int H, float lambda, cs_metrics *m, double *loss);
+/* Reads slot SLOT (blocks until the sums are computed): L1, MSE, SSIM means over the image the
+ * slot was last filled from, at its size (over its pixels' weights with a weight channel), and
+ * the loss value for LAMBDA. */
+int cs_loss_read(cs_loss *l, int slot, float lambda, cs_metrics *m, double *loss);
 /* Enqueues GT (W x H at GT_OFF, l->gt_channels a pixel) box-averaged F x F into l->gt_small
  * (W / F x H / F), for a view trained at 1/F of its size; *OUT gets the buffer (offset 0). */
 int cs_loss_gt_scaled(cs_loss *l, cs_buf *gt, unsigned gt_off, int W, int H, int f, cs_buf **out);

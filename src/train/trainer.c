@@ -342,10 +342,10 @@ static void trim_pools(trainer *t)
 
 /* Forward, loss and backward of the iteration's view, the regularizers' gradients and the
  * densification statistics (which read the renderer's state of this view). */
-static int learn(trainer *t, int iter, const cs_step_plan *p, const cs_camera **cam)
+static int learn(trainer *t, int iter, const cs_step_plan *p)
 {
     int vi = cs_view_for_iteration(&t->order, iter);
-    const cs_camera *c = *cam = &t->scene->cams[t->split.train[vi]];
+    const cs_camera *c = &t->scene->cams[t->split.train[vi]];
     cs_view v;
     cs_view_from_camera(c, &v);
     cs_buf *gt;
@@ -456,15 +456,12 @@ static double train_seconds(const trainer *t)
 
 /* The progress line and a train_log.jsonl record (and its TensorBoard scalars); stops the
  * run on a non-finite loss. */
-static int log_mark(trainer *t, int iter, const cs_step_plan *p, const cs_camera *c)
+static int log_mark(trainer *t, int iter, const cs_step_plan *p)
 {
     cs_metrics mt;
     double loss;
     float lambda = (float)t->cfg->optim.lambda_dssim;
-    cs_view v; /* the sums are over the pixels of the size the view was trained at */
-    cs_view_from_camera(c, &v);
-    if (p->res_factor > 1) cs_view_scale(&v, p->res_factor);
-    if (cs_loss_read(&t->loss, 0, v.width, v.height, lambda, &mt, &loss)) return -1;
+    if (cs_loss_read(&t->loss, 0, lambda, &mt, &loss)) return -1; /* at the size the view was trained */
     double now = cs_now(), its = (iter - t->it_last) / fmax(now - t->t_last, 1e-9);
     if (!isfinite(loss))
         return cs_fail("loss is %s at iteration %d; stopping. Last good checkpoint: %s", isnan(loss) ? "NaN" : "Inf",
@@ -527,9 +524,9 @@ static int save_ply(trainer *t, int iteration)
 /* The marks that report and save the model: after the iteration's optimizer step, before its
  * density control and opacity reset (graphdeco reports and saves before its densification
  * block, so neither reaches a saved or evaluated model). */
-static int report_marks(trainer *t, int iter, const cs_step_plan *p, const cs_camera *c)
+static int report_marks(trainer *t, int iter, const cs_step_plan *p)
 {
-    if (p->log && log_mark(t, iter, p, c)) return -1;
+    if (p->log && log_mark(t, iter, p)) return -1;
     if (p->histograms && cs_tb_log_histograms(&t->tb, t->cl, &t->k, &t->m, iter)) return -1;
     if (p->evaluate) {
         cs_fault_point("phase:evaluate");
@@ -745,8 +742,7 @@ int cs_train(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_tr
             goto done;
         }
         cs_step_plan p = cs_schedule_at(t->cfg, iter, t->iterations, t->extent);
-        const cs_camera *c;
-        if (learn(t, iter, &p, &c) || update(t, iter, &p) || report_marks(t, iter, &p, c) || refine_and_reset(t, iter, &p) ||
+        if (learn(t, iter, &p) || update(t, iter, &p) || report_marks(t, iter, &p) || refine_and_reset(t, iter, &p) ||
             snapshot(t, iter) ||
             (t->prof.on && cs_loop_profile_step(&t->prof, cl, iter, cs_res_factor(o, iter + 1, t->iterations),
                                                 t->iterations, t->eval_seconds)))
