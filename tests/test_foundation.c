@@ -12,6 +12,7 @@
 
 #include "cl_mem.h"
 #include "config.h"
+#include "densify.h"
 #include "image.h"
 #include "kernels.h"
 #include "lpips.h"
@@ -57,6 +58,45 @@ int test_select_desc(void)
         free(v), free(want);
     }
     printf("  400 arrays of 1 to 3000 values: the rank-k value and the split agree with a full sort\n");
+    return 0;
+}
+
+/* cs_prune_keep_flags against a full sort: exactly KEEP rows kept, none kept below a dropped
+   one, ties at the cut kept by lowest index, NaN scored as 0; fresh random scores (continuous
+   and a few distinct values), KEEP 0 .. N */
+int test_prune_keep_flags(void)
+{
+    uint64_t rs = test_seed() ^ 0x7072756eull;
+    for (int round = 0; round < 300; round++) {
+        int n = 1 + (int)(test_rand(&rs) * (round < 100 ? 8 : 2000)), keep = (int)(test_rand(&rs) * (n + 1));
+        int distinct = 1 + (int)(test_rand(&rs) * 5);
+        float *v = malloc(sizeof(float) * n), *sorted = malloc(sizeof(float) * n);
+        cl_uint *f = malloc(sizeof(cl_uint) * n);
+        CHECK(v && sorted && f, "out of memory");
+        for (int i = 0; i < n; i++) {
+            v[i] = round % 2 ? (float)(int)(test_rand(&rs) * distinct) : (float)test_rand(&rs);
+            if (test_rand(&rs) < 0.02) v[i] = NAN;
+            sorted[i] = isnan(v[i]) ? 0.f : v[i];
+            f[i] = 7;
+        }
+        qsort(sorted, n, sizeof(float), test_cmp_float_desc);
+        CHECK_OK(cs_prune_keep_flags(v, n, keep, f));
+        float cut = keep > 0 ? sorted[keep - 1] : INFINITY;
+        int kept = 0, dropped_tie = 0;
+        for (int i = 0; i < n; i++) {
+            float s = isnan(v[i]) ? 0.f : v[i];
+            CHECK(f[i] <= 1, "round %d: flag %u", round, f[i]);
+            kept += f[i];
+            CHECK(s > cut ? f[i] == 1 : s < cut ? f[i] == 0 : 1, "round %d: row %d (%g) flagged %u, cut %g", round, i, s,
+                  f[i], cut);
+            if (s == cut && !f[i]) dropped_tie = 1;
+            CHECK(!(s == cut && f[i] && dropped_tie), "round %d: row %d kept after an earlier tie was dropped", round, i);
+        }
+        CHECK(kept == keep, "round %d: %d kept of %d, want %d", round, kept, n, keep);
+        free(v), free(sorted), free(f);
+    }
+    CHECK(cs_prune_keep_flags(NULL, 3, 4, NULL) == -1, "keep above n accepted");
+    printf("  300 score arrays of 1 to 2000 rows: the KEEP largest kept, ties by index\n");
     return 0;
 }
 

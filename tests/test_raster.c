@@ -1624,6 +1624,100 @@ int test_raster_huge_gaussians(void)
     return 0;
 }
 
+/* a random 8-bit RGB photo of NPX pixels, on the host (*GT) and in a new buffer at OFF bytes */
+static int random_photo(dev_ctx *d, uint64_t *rs, int npx, size_t off, cs_buf *gtb, unsigned char **gt)
+{
+    *gt = malloc((size_t)npx * 3);
+    if (!*gt) return -1;
+    for (int i = 0; i < npx * 3; i++) (*gt)[i] = (unsigned char)(255 * test_rand(rs));
+    memset(gtb, 0, sizeof *gtb);
+    return cs_buf_alloc(&d->cl, gtb, CS_MEM_SCRATCH, (size_t)npx * 3 + off, "gt") ||
+           cs_buf_write(&d->cl, gtb, off, (size_t)npx * 3, *gt);
+}
+
+/* frees what the error score tests made */
+static void score_fixture_free(dev_ctx *d, cs_densifier *dn, cs_buf *gtb, cs_renderer *r, cs_model *m, cs_splats *s)
+{
+    cs_densifier_free(&d->cl, dn);
+    cs_buf_free(&d->cl, &dn->score), cs_buf_free(&d->cl, &dn->mask);
+    cs_buf_free(&d->cl, gtb);
+    cs_renderer_free(r);
+    cs_model_free(&d->cl, m);
+    cs_splats_free(s);
+    dev_close(d);
+}
+
+/* rows by score, largest first, ties by index (the prune's order, written out with a sort) */
+static const float *g_rank_score;
+static int rank_cmp(const void *a, const void *b)
+{
+    int i = *(const int *)a, j = *(const int *)b;
+    float x = g_rank_score[i], y = g_rank_score[j];
+    return x > y ? -1 : x < y ? 1 : (i > j) - (i < j);
+}
+static int int_cmp(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
+
+/* densify.prune_fraction (cs_importance_prune): two views scored with a threshold below 0 mark
+ * every pixel (the mask all ones), and the prune keeps exactly the rows of largest summed
+ * score (read back before it; ties by index), in their order and with their parameters, the
+ * rows neither view sees (random_splats puts some behind the camera and outside the frustum)
+ * dropped first; a prune with no view scored fails. */
+int test_importance_prune(void)
+{
+    uint64_t rs = test_seed() ^ 0x9e1cull;
+    dev_ctx d;
+    CHECK_OK(dev_open(&d, 3, 0, 0, 0, 0, -1));
+    cs_camera cam, cam2;
+    random_camera(&rs, 96, 64, 0, &cam);
+    random_camera(&rs, 96, 64, 0, &cam2);
+    cs_view v, v2;
+    cs_view_from_camera(&cam, &v), cs_view_from_camera(&cam2, &v2);
+    int npx = v.width * v.height;
+    cs_splats s;
+    random_splats(&rs, 400, 3, 0, &cam, 0, &s);
+    int n = s.n;
+    for (int i = 0; i < n; i++) s.logit_opacity[i] = (float)(-3.0 + 2.0 * test_rand(&rs)); /* few hidden by others */
+    unsigned char *gt;
+    cs_buf gtb;
+    CHECK_OK(random_photo(&d, &rs, npx, 0, &gtb, &gt));
+    float bg[3] = {0.f, 0.f, 0.f};
+    cs_model m;
+    cs_renderer r;
+    CHECK_OK(render_cl(&d, &s, &v, 3, bg, 0.1f, NULL, &m, &r));
+    cs_densifier dn = {0};
+    float *mask = malloc(sizeof(float) * 3 * npx), *score = malloc(sizeof(float) * n);
+    CHECK_OK(cs_error_score_view(&dn, &r, &m, &v, 3, bg, &gtb, 0, 3, -1.f, 1.f));
+    CHECK_OK(cs_buf_read(&d.cl, &dn.mask, 0, sizeof(float) * 3 * npx, mask));
+    for (int i = 0; i < 3 * npx; i++) CHECK(mask[i] == 1.f, "mask %g at %d: a threshold below 0 marks every pixel", mask[i], i);
+    CHECK_OK(cs_error_score_view(&dn, &r, &m, &v2, 3, bg, &gtb, 0, 3, -1.f, 1.f));
+    CHECK_OK(cs_buf_read(&d.cl, &dn.score, 0, sizeof(float) * n, score));
+    int *idx = malloc(sizeof(int) * n), zeros = 0;
+    for (int i = 0; i < n; i++) idx[i] = i, zeros += score[i] == 0.f;
+    g_rank_score = score;
+    qsort(idx, (size_t)n, sizeof(int), rank_cmp);
+    double fraction = 0.2 + 0.5 * test_rand(&rs);
+    int keep = n - (int)(fraction * n);
+    qsort(idx, (size_t)keep, sizeof(int), int_cmp); /* the kept rows in their order */
+    CHECK(zeros > 10 && zeros < n - keep, "%d rows unseen, %d dropped: the test says little", zeros, n - keep);
+    CHECK_OK(cs_importance_prune(&d.cl, &d.k, &dn, &m, fraction));
+    CHECK(m.n == keep && dn.score_views == 0, "%d rows after the prune, want %d of %d", m.n, keep, n);
+    cs_splats out;
+    CHECK_OK(cs_model_download(&d.cl, &m, &out));
+    for (int j = 0; j < keep; j++) {
+        int i = idx[j];
+        CHECK(score[i] > 0.f, "row %d kept with score 0", i);
+        CHECK(!memcmp(out.means + 3 * j, s.means + 3 * i, 12) && !memcmp(out.log_scales + 3 * j, s.log_scales + 3 * i, 12) &&
+                  out.logit_opacity[j] == s.logit_opacity[i] && out.sh[48 * j + 47] == s.sh[48 * i + 47],
+              "row %d of the pruned model is not row %d (score %g)", j, i, score[i]);
+    }
+    CHECK(cs_importance_prune(&d.cl, &d.k, &dn, &m, fraction) == -1, "a prune with no view scored");
+    printf("  %d Gaussians, %d unseen: %d kept by their blend weight over two views\n", n, zeros, keep);
+    cs_splats_free(&out);
+    free(idx), free(mask), free(score), free(gt);
+    score_fixture_free(&d, &dn, &gtb, &r, &m, &s);
+    return 0;
+}
+
 /* A view scored smaller than full size (densify.error_train_size): the same view scored again
  * as if each pixel stood for 4 adds its weight 1/4 to the divisor, and cs_densify_step grows
  * exactly the rows whose summed score (2x SCORE1, the first view's) over that divisor (1.25)
@@ -1680,14 +1774,12 @@ int test_error_score(void)
     cs_model m;
     cs_renderer r;
     CHECK_OK(render_cl(&d, &s, &v, 3, bg, 0.1f, NULL, &m, &r));
-    unsigned char *gt = malloc((size_t)npx * 3);
-    for (int i = 0; i < npx * 3; i++) gt[i] = (unsigned char)(255 * test_rand(&rs));
-    cs_buf gtb = {0};
+    unsigned char *gt;
+    cs_buf gtb;
     cs_densifier dn;
     memset(&dn, 0, sizeof dn);
     float nanv = NAN, thr = 0.4f;
-    CHECK_OK(cs_buf_alloc(&d.cl, &gtb, CS_MEM_SCRATCH, (size_t)npx * 3 + 8, "gt"));
-    CHECK_OK(cs_buf_write(&d.cl, &gtb, 8, (size_t)npx * 3, gt));
+    CHECK_OK(random_photo(&d, &rs, npx, 8, &gtb, &gt));
     CHECK_OK(cs_buf_fill(&d.cl, &m.v_geo, 0, m.v_geo.bytes, &nanv, 4));
     CHECK_OK(cs_error_score_view(&dn, &r, &m, &v, 3, bg, &gtb, 8, 3, thr, 1.f));
     float *img = malloc(sizeof(float) * 3 * npx), *mask = malloc(sizeof(float) * 3 * npx), *score = malloc(sizeof(float) * s.n);
@@ -1761,12 +1853,6 @@ int test_error_score(void)
     cs_buf_free(&d.cl, &bg_), cs_buf_free(&d.cl, &bs), cs_buf_free(&d.cl, &bf), cs_buf_free(&d.cl, &bc);
     free(geo), free(sc), free(fl), free(cn), free(fl2), free(cn2);
     free(rgeo), free(rsh), free(edge), free(want), free(img), free(mask), free(score), free(gt);
-    cs_densifier_free(&d.cl, &dn);
-    cs_buf_free(&d.cl, &dn.score), cs_buf_free(&d.cl, &dn.mask);
-    cs_buf_free(&d.cl, &gtb);
-    cs_renderer_free(&r);
-    cs_model_free(&d.cl, &m);
-    cs_splats_free(&s);
-    dev_close(&d);
+    score_fixture_free(&d, &dn, &gtb, &r, &m, &s);
     return 0;
 }

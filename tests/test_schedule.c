@@ -88,6 +88,21 @@ int test_schedule(void)
     c.output.checkpoint_interval = 0;
     p = cs_schedule_at(&c, 777, 777, 1.0);
     CHECK(p.log && p.evaluate && p.save && !p.checkpoint, "the last iteration of a short run");
+    /* densify.prune_fraction: one prune, at densify.until or densify.prune_at, never on the last
+       iteration nor with MCMC */
+    int prunes = 0, where = 0;
+    for (int it = 1; it <= 30000; it++) prunes += at(&c, it).prune_importance;
+    c.densify.prune_fraction = 0.4;
+    for (int it = 1; it <= 30000; it++)
+        if (at(&c, it).prune_importance) prunes++, where = it;
+    CHECK(prunes == 1 && where == 15000, "%d prunes, the last at %d (want one at 15000)", prunes, where);
+    c.densify.prune_at = 9000;
+    CHECK(at(&c, 9000).prune_importance && at(&c, 9000).densify && !at(&c, 15000).prune_importance, "prune_at 9000");
+    c.densify.prune_at = 30000;
+    CHECK(!at(&c, 30000).prune_importance, "a prune on the last iteration");
+    c.densify.prune_at = 9000, c.densify.strategy = CS_STRATEGY_MCMC;
+    CHECK(!at(&c, 9000).prune_importance, "an importance prune under MCMC");
+    c.densify.strategy = CS_STRATEGY_DEFAULT, c.densify.prune_at = 0, c.densify.prune_fraction = 0;
     c.optim.iterations_on_cpu = 500;
     CHECK(cs_schedule_iterations(&c, 1) == 500 && cs_schedule_iterations(&c, 0) == 30000, "iterations on a CPU");
 
@@ -166,6 +181,9 @@ int test_steps_scale(void)
     CHECK(c.eval.test_iterations[0] == 1750 && c.eval.test_iterations[1] == 7500 && c.output.save_iterations[1] == 7500 &&
               c.output.checkpoint_iterations[0] == 2500 && c.output.checkpoint_interval == 500, "marks");
     CHECK(c.optim.iterations_on_cpu == 1000 && c.optim.steps_scale == 1.0, "CPU count kept, scale applied once");
+    c.densify.prune_at = 10000, c.optim.steps_scale = 0.5;
+    cs_config_scale_steps(&c);
+    CHECK(c.densify.prune_at == 5000, "densify.prune_at scaled to %d", c.densify.prune_at);
     /* the plan follows: a 500-iteration run of the default schedule now densifies */
     cs_config_defaults(&c);
     c.optim.iterations = 30000;

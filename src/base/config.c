@@ -91,6 +91,9 @@ static const key_desc KEYS[] = {
     {"densify.error_threshold", T_FLOAT, F(densify.error_threshold), 0, 1, NULL, 0, "densify.error_views: a pixel is high-error when its mean absolute colour error (0-1) is above this"},
     {"densify.error_score", T_FLOAT, F(densify.error_score), 0, 1e9, NULL, 0, "densify.error_views: the mean score (blend weight summed over a view's high-error pixels) that densifies a Gaussian"},
     {"densify.error_train_size", T_BOOL, F(densify.error_train_size), 0, 0, NULL, 0, "densify.error_views: while the resolution schedule (optim.res_schedule_start) trains smaller views, score the views at the iteration's size against the box-averaged photo instead of at full size; a pixel's blend weight counts for the full-size pixels it stands for"},
+    {"densify.prune_fraction", T_FLOAT, F(densify.prune_fraction), 0, 0.95, NULL, 0, "graphdeco strategy: at densify.prune_at, drop this share of the Gaussians, those with the least blend weight summed over densify.prune_views training views (the importance Taming 3DGS and Speedy-Splat rank Gaussians by; the iterations after it run on fewer Gaussians; 0: off)"},
+    {"densify.prune_at", T_INT, F(densify.prune_at), 0, 1e8, NULL, 0, "densify.prune_fraction: the iteration of the prune, after that iteration's refinement (0: densify.until, once densification has stopped)"},
+    {"densify.prune_views", T_INT, F(densify.prune_views), 0, 1e6, NULL, 0, "densify.prune_fraction: the training views, spread over the split, whose blend weights are summed, drawn at full size (0: every training view)"},
     {"densify.opacity_reset_interval", T_INT, F(densify.opacity_reset_interval), 1, 1e8, NULL, 0, "opacity reset to min(o, 0.01) every N iterations (or decayed: densify.opacity_decay)"},
     {"densify.opacity_decay", T_FLOAT, F(densify.opacity_decay), 0, 0.99, NULL, 0, "0: the opacity reset is graphdeco's min(o, 0.01); in (0, 1): it multiplies each opacity by this instead, leaving those it would take under 1/255 as they are (LiteGS's decay: the model keeps its picture through the reset)"},
     {"densify.min_opacity", T_FLOAT, F(densify.min_opacity), 0, 1, NULL, 0, "prune below this opacity"},
@@ -542,6 +545,7 @@ void cs_config_scale_steps(cs_config *c)
     c->optim.sh_increase_interval = scaled(c->optim.sh_increase_interval, s, 1);
     c->densify.from = scaled(c->densify.from, s, 0);
     c->densify.until = scaled(c->densify.until, s, 0);
+    c->densify.prune_at = scaled(c->densify.prune_at, s, 0);
     c->densify.interval = scaled(c->densify.interval, s, 1);
     c->densify.opacity_reset_interval = scaled(c->densify.opacity_reset_interval, s, 1);
     scale_marks(c->eval.test_iterations, c->eval.n_test_iterations, s);

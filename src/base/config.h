@@ -88,6 +88,9 @@ typedef struct {
     double error_threshold; /* a pixel's mean absolute colour error (0-1) that makes it high-error */
     double error_score;    /* a Gaussian's blend weight over high-error pixels, a view, that densifies it */
     bool error_train_size; /* the views are scored at the iteration's training size, not full size */
+    double prune_fraction; /* the share of the Gaussians an importance prune drops (0: off; densify.c) */
+    int prune_at;          /* the iteration of that prune (0: densify.until) */
+    int prune_views;       /* the training views that score it (0: all) */
 } cs_densify_cfg;
 
 typedef struct {

@@ -54,6 +54,12 @@ cs_step_plan cs_schedule_at(const cs_config *cfg, int iter, int last, double ext
     } else {
         p.filter3d = cfg->model.filter_3d && iter % 100 == 0 && iter < last - 100;
     }
+    /* the importance prune: once, at densify.prune_at (0: densify.until), before the last
+       iteration (whose model is the result); it scores as the error views do, so a strategy
+       without those (MCMC, whose relocation keeps every row in use) has none. A prune keeps
+       each row's 3D filter, which depends on the row alone. */
+    int prune_at = d->prune_at > 0 ? d->prune_at : d->until;
+    p.prune_importance = d->prune_fraction > 0 && ops->scores_errors && iter == prune_at && iter < last;
     /* gsplat steps Adam on every iteration, then densifies the stepped parameters; graphdeco
        replaces its tensors before the step, so it takes no step on densification iterations
        (optim.step_on_densify false). H100, south_building 7k: 22.11 dB over 35 seeds with the
@@ -64,7 +70,7 @@ cs_step_plan cs_schedule_at(const cs_config *cfg, int iter, int last, double ext
     /* MCMC: both references replace every parameter tensor when they relocate, which drops
        its gradient, so no Adam step is taken on refinement iterations */
     p.step_after = !p.step_before && !p.densify;
-    p.trim_pool = p.densify || iter % cfg->memory.flush_interval == 0;
+    p.trim_pool = p.densify || p.prune_importance || iter % cfg->memory.flush_interval == 0;
     bool is_last = iter == last;
     p.log = iter % cfg->log.interval == 0 || is_last;
     p.histograms = cfg->log.histogram_interval > 0 && iter % cfg->log.histogram_interval == 0;

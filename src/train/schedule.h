@@ -20,6 +20,7 @@ typedef struct {
                                a refinement may leave (densify.budget, densify.budget_momentum) */
     bool densify_check_size;/* with the screen / world size prune (after the first opacity reset) */
     bool filter3d;          /* recompute the mip 3D filter */
+    bool prune_importance;  /* densify.prune_fraction's prune, after this iteration's refinement */
     bool step_after;        /* Adam step after the densification work (graphdeco's order) */
     bool reset_opacity;     /* opacity <- min(opacity, 0.01), after the marks that save and report */
     bool trim_pool;         /* release the scratch pools */

@@ -289,32 +289,60 @@ static int ground_truth(trainer *t, int vi, const cs_camera *c, int f, cs_buf **
     return f == 1 ? 0 : scale_truth(t, c, f, gt, off);
 }
 
+/* Training view VI scored for the density control (cs_error_score_view) at 1/F of its size
+   against its photo box-averaged as much, THRESHOLD the error that marks a pixel (below 0:
+   every pixel, the importance) */
+static int score_view(trainer *t, int iter, int vi, int f, float threshold, int active_sh)
+{
+    int device = t->images.be == cs_residency_of(CS_RES_DEVICE), cam = t->split.train[vi];
+    const cs_camera *c = &t->scene->cams[cam];
+    cs_view v;
+    cs_view_from_camera(c, &v);
+    if (f > 1) cs_view_scale(&v, f);
+    cs_buf *gt;
+    unsigned off;
+    /* outside device residency the store's slots hold the next views: the photo comes from
+       disk as the evaluation's do */
+    if ((device ? cs_images_get(&t->images, vi, &gt, &off) : cs_images_get_camera(&t->images, cam, &gt, &off)) ||
+        (f > 1 && scale_truth(t, c, f, &gt, &off)) ||
+        cs_error_score_view(&t->dens.d, &t->r, &t->m, &v, active_sh, t->scene->background, gt, off,
+                            cs_scene_gt_channels(t->scene), threshold, (float)f * f) ||
+        (device && cs_images_release(&t->images)))
+        return cs_fail_prefix("iteration %d: the score of view %s", iter, c->name);
+    return 0;
+}
+
 /* densify.error_views training views, spread over the split and moving with ITER, scored for
-   the refinement of this iteration (cs_error_score_view): at full size, or with
-   densify.error_train_size at the size the resolution schedule trains now */
+   the refinement of this iteration: at full size, or with densify.error_train_size at the size
+   the resolution schedule trains now */
 static int score_views(trainer *t, int iter, const cs_step_plan *p)
 {
     const cs_densify_cfg *dc = &t->cfg->densify;
     int n = t->split.n_train, K = dc->error_views < n ? dc->error_views : n;
-    int device = t->images.be == cs_residency_of(CS_RES_DEVICE);
     int f = dc->error_train_size && p->res_factor > 1 ? p->res_factor : 1;
-    for (int j = 0; j < K; j++) {
-        int vi = (int)(((long)iter * 7 + (long)j * n / K) % n), cam = t->split.train[vi];
-        const cs_camera *c = &t->scene->cams[cam];
-        cs_view v;
-        cs_view_from_camera(c, &v);
-        if (f > 1) cs_view_scale(&v, f);
-        cs_buf *gt;
-        unsigned off;
-        /* outside device residency the store's slots hold the next views: the photo comes from
-           disk as the evaluation's do */
-        if ((device ? cs_images_get(&t->images, vi, &gt, &off) : cs_images_get_camera(&t->images, cam, &gt, &off)) ||
-            (f > 1 && scale_truth(t, c, f, &gt, &off)) ||
-            cs_error_score_view(&t->dens.d, &t->r, &t->m, &v, p->active_sh, t->scene->background, gt, off,
-                                cs_scene_gt_channels(t->scene), (float)dc->error_threshold, (float)f * f) ||
-            (device && cs_images_release(&t->images)))
-            return cs_fail_prefix("iteration %d: the error score of view %s", iter, c->name);
-    }
+    for (int j = 0; j < K; j++)
+        if (score_view(t, iter, (int)(((long)iter * 7 + (long)j * n / K) % n), f, (float)dc->error_threshold,
+                       p->active_sh))
+            return -1;
+    return 0;
+}
+
+/* densify.prune_fraction: the blend weights of densify.prune_views training views (all when
+   0), spread over the split and drawn at full size, summed, and the least drop out */
+static int prune_by_importance(trainer *t, int iter, const cs_step_plan *p)
+{
+    const cs_densify_cfg *dc = &t->cfg->densify;
+    int n = t->split.n_train, K = dc->prune_views > 0 && dc->prune_views < n ? dc->prune_views : n, before = t->m.n;
+    for (int j = 0; j < K; j++)
+        if (score_view(t, iter, (int)((long)j * n / K), 1, -1.f, p->active_sh)) return -1;
+    /* the renderer's and the loss's pools go before the compaction's scratch comes (the
+       scores stay): the prune adds nothing to the run's peak */
+    cs_renderer_trim(&t->r);
+    cs_loss_trim(&t->loss);
+    if (cs_importance_prune(t->cl, &t->k, &t->dens.d, &t->m, dc->prune_fraction))
+        return cs_fail_prefix("iteration %d", iter);
+    cs_progress_break(&t->bar);
+    printf("iteration %d: importance prune over %d views kept %d of %d Gaussians\n", iter, K, t->m.n, before);
     return 0;
 }
 
@@ -378,7 +406,7 @@ static int density_control(trainer *t, int iter, const cs_step_plan *p)
 {
     const cs_optim_cfg *o = &t->cfg->optim;
     unsigned noise_seed = cs_hash_u32((uint32_t)o->seed * 0x9e3779b1u ^ (uint32_t)iter ^ 0x4e4f4953u);
-    if (densify_and_filter(t, iter, p) ||
+    if (densify_and_filter(t, iter, p) || (p->prune_importance && prune_by_importance(t, iter, p)) ||
         (t->dens.ops->after_step &&
          t->dens.ops->after_step(&t->dens, t->cl, &t->k, &t->m, p->position_lr, t->cfg->densify.noise_lr, noise_seed)))
         return -1;
