@@ -18,6 +18,7 @@ typedef struct {
     int id;
     /* intermediates kept for the backward */
     double pc[3], s2raw[3], s2[3], c3, c2, sig;
+    double zmag; /* the sum of the magnitudes of the depth's terms: its float rounding scales with it */
     double qn, qu[4], Q[9], S[9], T0[3], T1[3], a0, b0, c0, a, b, c, det;
     double txc, tyc, limx, limy; /* lim*: the clamp bound when x/z or y/z was clamped, else 0 */
     double dir[3], dl, bs[16], col_raw[3];
@@ -59,6 +60,7 @@ static void project(const cs_splats *s, int i, const cs_view *v, const ref_opts 
     double pc[3];
     for (int r = 0; r < 3; r++) pc[r] = R[r * 3] * p[0] + R[r * 3 + 1] * p[1] + R[r * 3 + 2] * p[2] + t[r];
     for (int k = 0; k < 3; k++) g->pc[k] = pc[k];
+    g->zmag = fabs(R[6] * p[0]) + fabs(R[7] * p[1]) + fabs(R[8] * p[2]) + fabs(t[2]);
     if (pc[2] <= 0.2) return;
     double *s2 = g->s2, *s2raw = g->s2raw;
     for (int k = 0; k < 3; k++) s2raw[k] = s2[k] = exp(2.0 * s->log_scales[i * 3 + k]);
@@ -228,8 +230,10 @@ static void raster(const cs_splats *s, const cs_view *v, const ref_opts *o, ref_
                         if (T >= 0.5 && tt < 0.5) dmed = g->depth;
                         if (depth && fabs(tt - 0.5) < 1e-6) a = 1; /* the median's crossing */
                         /* two blended Gaussians whose depths the device's float may order
-                           either way (seed 4767175977216331517: equal float depths, 9e-8 apart) */
-                        if (nc && fabs(g->pc[2] - cg[nc - 1]->pc[2]) <= 1e-6 * g->pc[2])
+                           either way (seed 4767175977216331517: equal float depths, 9e-8 apart;
+                           seed 4768179040710566318: 2.3e-7 apart at depth 0.23, where the
+                           terms the depth sums are about 8: the rounding follows them) */
+                        if (nc && fabs(g->pc[2] - cg[nc - 1]->pc[2]) <= 1e-6 * fmax(g->zmag, cg[nc - 1]->zmag))
                             a = 1, g->edge = 1, cg[nc - 1]->edge = 1;
                         cg[nc] = g, calpha[nc] = alpha, cT[nc] = T, craw[nc] = raw, nc++;
                         T = tt;
