@@ -95,13 +95,14 @@ int test_schedule(void)
     c.densify.prune_fraction = 0.4;
     for (int it = 1; it <= 30000; it++)
         if (at(&c, it).prune_importance) prunes++, where = it;
-    CHECK(prunes == 1 && where == 15000, "%d prunes, the last at %d (want one at 15000)", prunes, where);
+    CHECK(prunes == 1 && where == 15000 && cs_prune_iteration(&c, 30000) == 15000 && !cs_prune_iteration(&c, 15000),
+          "%d prunes, the last at %d (want one at 15000)", prunes, where);
     c.densify.prune_at = 9000;
     CHECK(at(&c, 9000).prune_importance && at(&c, 9000).densify && !at(&c, 15000).prune_importance, "prune_at 9000");
     c.densify.prune_at = 30000;
     CHECK(!at(&c, 30000).prune_importance, "a prune on the last iteration");
     c.densify.prune_at = 9000, c.densify.strategy = CS_STRATEGY_MCMC;
-    CHECK(!at(&c, 9000).prune_importance, "an importance prune under MCMC");
+    CHECK(!at(&c, 9000).prune_importance && !cs_prune_iteration(&c, 30000), "an importance prune under MCMC");
     c.densify.strategy = CS_STRATEGY_DEFAULT, c.densify.prune_at = 0, c.densify.prune_fraction = 0;
     c.optim.iterations_on_cpu = 500;
     CHECK(cs_schedule_iterations(&c, 1) == 500 && cs_schedule_iterations(&c, 0) == 30000, "iterations on a CPU");

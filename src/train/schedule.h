@@ -34,6 +34,9 @@ typedef struct {
 
 /* The plan of iteration ITER (1-based) of a run of LAST iterations over a scene of EXTENT. */
 cs_step_plan cs_schedule_at(const cs_config *cfg, int iter, int last, double extent);
+/* The iteration of densify.prune_fraction's prune in a run of LAST iterations (densify.prune_at,
+   or densify.until when 0), or 0 when none: off, a strategy without it, or not before LAST. */
+int cs_prune_iteration(const cs_config *cfg, int last);
 /* The resolution schedule's factor at ITER of LAST (optim.res_schedule_*): the view is trained
    at 1/factor of its size; 1 when off or past the schedule. */
 int cs_res_factor(const cs_optim_cfg *o, int iter, int last);

@@ -164,6 +164,9 @@ static int trainer_open(trainer *t, cs_cl *cl, const cs_config *user, const cs_s
                t->iterations, cfg->densify.from, (double)t->iterations / full.optim.iterations, t->iterations,
                full.optim.iterations);
     }
+    if (cfg->densify.prune_fraction > 0 && !cs_prune_iteration(cfg, t->iterations))
+        printf("note: densify.prune_fraction is set but no iteration prunes: it needs the default strategy and "
+               "densify.prune_at (or densify.until) inside the run's %d iterations\n", t->iterations);
     t->lrs = cs_adam_lrs_of(&cfg->optim);
     if (cs_mkdirs(t->out) || open_data(t)) return -1;
     int stale = cs_remove_stale_temps(t->out);
