@@ -1695,10 +1695,13 @@ int test_importance_prune(void)
     for (int i = 0; i < n; i++) idx[i] = i, zeros += score[i] == 0.f;
     g_rank_score = score;
     qsort(idx, (size_t)n, sizeof(int), rank_cmp);
-    double fraction = 0.2 + 0.5 * test_rand(&rs);
+    CHECK(zeros > 10 && zeros < n - 20, "%d of %d rows unseen: the test says little", zeros, n);
+    /* drop every unseen row and a random share of the seen ones (at least 5, at most half) */
+    int drop = zeros + 5 + (int)(test_rand(&rs) * 0.5 * (n - zeros - 10));
+    double fraction = (drop + 0.5) / n;
     int keep = n - (int)(fraction * n);
+    CHECK(keep == n - drop, "fraction %g of %d drops %d, meant %d", fraction, n, n - keep, drop);
     qsort(idx, (size_t)keep, sizeof(int), int_cmp); /* the kept rows in their order */
-    CHECK(zeros > 10 && zeros < n - keep, "%d rows unseen, %d dropped: the test says little", zeros, n - keep);
     CHECK_OK(cs_importance_prune(&d.cl, &d.k, &dn, &m, fraction));
     CHECK(m.n == keep && dn.score_views == 0, "%d rows after the prune, want %d of %d", m.n, keep, n);
     cs_splats out;
