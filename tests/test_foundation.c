@@ -62,8 +62,9 @@ int test_select_desc(void)
 }
 
 /* cs_prune_keep_flags against a full sort: exactly KEEP rows kept, none kept below a dropped
-   one, ties at the cut kept by lowest index, NaN scored as 0; fresh random scores (continuous
-   and a few distinct values), KEEP 0 .. N */
+   one, ties at the cut kept by lowest index, NaN scored as 0, each offset the count of kept rows
+   before it (given half the rounds); fresh random scores (continuous and a few distinct values),
+   KEEP 0 .. N */
 int test_prune_keep_flags(void)
 {
     uint64_t rs = test_seed() ^ 0x7072756eull;
@@ -71,21 +72,23 @@ int test_prune_keep_flags(void)
         int n = 1 + (int)(test_rand(&rs) * (round < 100 ? 8 : 2000)), keep = (int)(test_rand(&rs) * (n + 1));
         int distinct = 1 + (int)(test_rand(&rs) * 5);
         float *v = malloc(sizeof(float) * n), *sorted = malloc(sizeof(float) * n);
-        cl_uint *f = malloc(sizeof(cl_uint) * n);
-        CHECK(v && sorted && f, "out of memory");
+        cl_uint *f = malloc(sizeof(cl_uint) * n), *off = round % 4 < 2 ? malloc(sizeof(cl_uint) * n) : NULL;
+        CHECK(v && sorted && f && (off || round % 4 >= 2), "out of memory");
         for (int i = 0; i < n; i++) {
             v[i] = round % 2 ? (float)(int)(test_rand(&rs) * distinct) : (float)test_rand(&rs);
             if (test_rand(&rs) < 0.02) v[i] = NAN;
             sorted[i] = isnan(v[i]) ? 0.f : v[i];
             f[i] = 7;
+            if (off) off[i] = 0xdeadu;
         }
         qsort(sorted, n, sizeof(float), test_cmp_float_desc);
-        CHECK_OK(cs_prune_keep_flags(v, n, keep, f));
+        CHECK_OK(cs_prune_keep_flags(v, n, keep, f, off));
         float cut = keep > 0 ? sorted[keep - 1] : INFINITY;
         int kept = 0, dropped_tie = 0;
         for (int i = 0; i < n; i++) {
             float s = isnan(v[i]) ? 0.f : v[i];
             CHECK(f[i] <= 1, "round %d: flag %u", round, f[i]);
+            CHECK(!off || off[i] == (cl_uint)kept, "round %d: row %d's offset %u, %d kept before it", round, i, off[i], kept);
             kept += f[i];
             CHECK(s > cut ? f[i] == 1 : s < cut ? f[i] == 0 : 1, "round %d: row %d (%g) flagged %u, cut %g", round, i, s,
                   f[i], cut);
@@ -93,9 +96,9 @@ int test_prune_keep_flags(void)
             CHECK(!(s == cut && f[i] && dropped_tie), "round %d: row %d kept after an earlier tie was dropped", round, i);
         }
         CHECK(kept == keep, "round %d: %d kept of %d, want %d", round, kept, n, keep);
-        free(v), free(sorted), free(f);
+        free(v), free(sorted), free(f), free(off);
     }
-    CHECK(cs_prune_keep_flags(NULL, 3, 4, NULL) == -1, "keep above n accepted");
+    CHECK(cs_prune_keep_flags(NULL, 3, 4, NULL, NULL) == -1, "keep above n accepted");
     printf("  300 score arrays of 1 to 2000 rows: the KEEP largest kept, ties by index\n");
     return 0;
 }

@@ -140,24 +140,22 @@ int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m
     return cs_buf_fill(cl, &m->stats, 0, (size_t)m->capacity * 12, &z, 4);
 }
 
-int cs_prune_keep_flags(const float *score, int n, int keep, cl_uint *flags)
+int cs_prune_keep_flags(const float *score, int n, int keep, cl_uint *flags, cl_uint *offsets)
 {
     if (keep < 0 || keep > n) return cs_fail("importance prune: %d rows to keep of %d", keep, n);
-    if (keep == n || keep == 0) {
-        for (int i = 0; i < n; i++) flags[i] = keep > 0;
-        return 0;
-    }
-    float *v = malloc(sizeof(float) * (size_t)n);
+    float *v = malloc(sizeof(float) * (size_t)n * 2 + 1);
     if (!v) return cs_fail("out of host memory in the importance prune (%d rows)", n);
-    for (int i = 0; i < n; i++) v[i] = isnan(score[i]) ? 0.f : score[i];
+    float *sel = v + n, cut = -INFINITY; /* NaN counts as 0; SEL is reordered by the selection */
+    for (int i = 0; i < n; i++) sel[i] = v[i] = isnan(score[i]) ? 0.f : score[i];
     /* the cut: the KEEP-th largest; every row above it stays, then rows equal to it in order */
-    float cut = cs_select_desc(v, (size_t)n, (size_t)keep - 1);
-    int above = 0;
-    for (int i = 0; i < n; i++) above += !isnan(score[i]) && score[i] > cut;
-    int ties = keep - above;
+    if (keep > 0) cut = cs_select_desc(sel, (size_t)n, (size_t)keep - 1);
+    int ties = keep;
+    for (int i = 0; i < n; i++) ties -= v[i] > cut;
+    cl_uint at = 0;
     for (int i = 0; i < n; i++) {
-        float s = isnan(score[i]) ? 0.f : score[i];
-        flags[i] = s > cut || (s == cut && ties-- > 0);
+        flags[i] = keep > 0 && (v[i] > cut || (v[i] == cut && ties-- > 0));
+        if (offsets) offsets[i] = at;
+        at += flags[i];
     }
     free(v);
     return 0;
@@ -171,19 +169,17 @@ int cs_importance_prune(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_mode
     cs_buf_free(cl, &d->mask); /* a full view's mask, not needed for the compaction */
     if (keep >= n || n == 0) return 0;
     float *score = malloc(sizeof(float) * (size_t)n);
-    cl_uint *flags = malloc(sizeof(cl_uint) * (size_t)n);
+    cl_uint *flags = malloc(sizeof(cl_uint) * (size_t)n * 2); /* the keep flags, then their offsets */
     int rc = !score || !flags ? cs_fail("out of host memory in the importance prune (%d rows)", n)
              : cs_buf_reserve(cl, &d->keep, (size_t)n * 4, 0, "prune flags") ||
                      cs_buf_reserve(cl, &d->offsets, (size_t)n * 4, 0, "densify offsets") ||
                      cs_buf_read(cl, &d->score, 0, sizeof(float) * (size_t)n, score) ||
-                     cs_prune_keep_flags(score, n, keep, flags) ||
-                     cs_buf_write(cl, &d->keep, 0, sizeof(cl_uint) * (size_t)n, flags)
+                     cs_prune_keep_flags(score, n, keep, flags, flags + n) ||
+                     cs_buf_write(cl, &d->keep, 0, sizeof(cl_uint) * (size_t)n, flags) ||
+                     cs_buf_write(cl, &d->offsets, 0, sizeof(cl_uint) * (size_t)n, flags + n)
                  ? -1 : 0;
     free(score), free(flags);
-    unsigned kept = 0;
-    if (rc || scan_and_total(cl, k, d, &d->keep, n, &kept)) return -1;
-    if ((int)kept != keep) return cs_fail("importance prune: %u rows flagged, %d meant", kept, keep);
-    return cs_model_compact(cl, k, m, &d->keep, &d->offsets, keep, &d->scratch);
+    return rc ? -1 : cs_model_compact(cl, k, m, &d->keep, &d->offsets, keep, &d->scratch);
 }
 
 int cs_densify_reset_opacity(cs_cl *cl, const cs_kernels *k, cs_model *m, float decay)

@@ -39,9 +39,10 @@ int cs_error_score_view(cs_densifier *d, cs_renderer *r, const cs_model *m, cons
 int cs_densify_step(cs_cl *cl, const cs_kernels *k, cs_densifier *d, cs_model *m, const cs_densify_cfg *cfg, double extent,
                     int check_size, int max_n, unsigned seed);
 /* The rows an importance prune keeps: FLAGS[i] = 1 for the KEEP rows of largest SCORE (of N;
- * among rows tied at the cut, the lowest indices), 0 for the others. -1 with a message when out
- * of host memory or KEEP is outside 0 .. N. */
-int cs_prune_keep_flags(const float *score, int n, int keep, cl_uint *flags);
+ * a NaN counts as 0; among rows tied at the cut, the lowest indices), 0 for the others, and,
+ * unless OFFSETS is NULL, OFFSETS[i] = the kept rows before i (the compaction's destinations).
+ * -1 with a message when out of host memory or KEEP is outside 0 .. N. */
+int cs_prune_keep_flags(const float *score, int n, int keep, cl_uint *flags, cl_uint *offsets);
 /* densify.prune_fraction: drops FRACTION of the rows (rounded down), those with the least score
  * summed over the views scored since the last use (cs_error_score_view with a threshold below 0
  * marks every pixel, so the score is the blend weight over the whole view: the importance), and
