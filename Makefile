@@ -1,5 +1,5 @@
 # clsplat: Gaussian Splatting trainer in C11 + OpenCL.  Targets: all, test, demo, check-real,
-# check-structure, check-slurm, check-oclgrind, check-interop, check-rusticl, check-convert, check-seeds, sanitize, fuzz (FUZZ_SECONDS), install (PREFIX, DESTDIR), clean.  `make demo` and `make test` install missing Debian packages when run as root.
+# check-structure, check-slurm, check-oclgrind, check-interop, check-rusticl, check-convert, check-seeds, check-valgrind, sanitize, fuzz (FUZZ_SECONDS), install (PREFIX, DESTDIR), clean.  `make demo` and `make test` install missing Debian packages when run as root.
 CC ?= cc
 # src/<feature>/: one folder per feature, each header beside its source (README "Where things go")
 SRC_DIRS := $(sort $(dir $(wildcard src/*/*.c src/*/*.h)))
@@ -28,7 +28,7 @@ LIB_OBJ := $(addprefix $(BUILD)/obj/,$(notdir $(LIB_SRC:.c=.o))) $(BUILD)/obj/cl
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(TEST_SRC))
 
-.PHONY: all deps test demo check-real check-structure check-slurm check-oclgrind check-interop check-rusticl check-convert check-seeds sanitize fuzz fuzz-deps install uninstall clean
+.PHONY: all deps test demo check-real check-structure check-slurm check-oclgrind check-interop check-rusticl check-convert check-seeds check-valgrind sanitize fuzz fuzz-deps install uninstall clean
 all: $(BUILD)/clsplat $(BUILD)/gen_demo $(BUILD)/psnr_dirs
 
 deps:
@@ -89,6 +89,15 @@ check-oclgrind: deps
 	@sh tools/install-deps.sh oclgrind
 	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo
 	sh tools/check_oclgrind.sh $(BUILD)
+
+# the host code under valgrind's memcheck (tools/check_valgrind.sh): the unit tests in one
+# process, the commands that need no OpenCL device on a tiny trained run, and bad input to them
+# (exit 1 or 2 with a message, nothing invalid, nothing definitely lost); about 1.5 minutes on
+# 2 cores
+check-valgrind: deps
+	@sh tools/install-deps.sh valgrind
+	@$(MAKE) --no-print-directory $(BUILD)/run_tests $(BUILD)/clsplat $(BUILD)/gen_demo
+	sh tools/check_valgrind.sh $(BUILD)
 
 # the test suite on Mesa's rusticl (llvmpipe), a second OpenCL implementation, as CI runs it
 # (tools/check_rusticl.sh): the unit and cl groups (kernels and training), not the host group

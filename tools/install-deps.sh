@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs clsplat's Debian build and run dependencies when missing (as root), or names them.
 #   usage: tools/install-deps.sh [EXTRA...]   (extra groups: clang, for make fuzz; oclgrind, for make check-oclgrind;
-#   interop, for make check-interop; rusticl, for make check-rusticl; colmap, for make check-convert)
+#   interop, for make check-interop; rusticl, for make check-rusticl; colmap, for make check-convert;
+#   valgrind, for make check-valgrind)
 PKGS="build-essential pkg-config ocl-icd-opencl-dev opencl-headers clinfo libpng-dev libjansson-dev libjpeg-dev libexif-dev zlib1g-dev pocl-opencl-icd python3-protobuf protobuf-compiler python3-crc32c libmeshoptimizer-dev assimp-utils libmicrohttpd-dev"
 for extra in "$@"; do
     case $extra in
@@ -10,6 +11,7 @@ for extra in "$@"; do
     interop) PKGS="nodejs chromium" ;; # make check-interop (npm: with nodejs, or its own package)
     rusticl) PKGS="mesa-opencl-icd" ;; # make check-rusticl (Mesa's rusticl, llvmpipe device)
     colmap) PKGS="colmap" ;; # make check-convert (tools/convert.sh)
+    valgrind) PKGS="valgrind" ;; # make check-valgrind
     *) echo "install-deps: unknown group $extra" >&2; exit 2 ;;
     esac
 done
