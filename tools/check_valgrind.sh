@@ -8,10 +8,11 @@
 # plan, datasets, image and PLY readers, the mesh's host stages, exports' encoders...; less
 # test_runner_quiet and test_structure_check, which start other programs), then the commands
 # that need no OpenCL device on a tiny run trained natively first (info of every format, export
-# to every format, report, config --list, partition), and bad input to train, info, export,
-# partition and metrics. A command that opens an OpenCL device is left out: under valgrind PoCL
-# identifies the CPU anew and compiles every kernel again through LLVM (still compiling after 15 minutes on 2
-# cores), and the kernels' host side is what ASan and UBSan check (tests/lsan.supp).
+# to every format, report, config --list, partition, and the viewer's server answering
+# requests, hostile ones too), and bad input to train, info, export, partition and metrics.
+# Commands that build kernels are left out: under valgrind PoCL identifies the CPU anew and
+# compiles every kernel again through LLVM (still compiling after 15 minutes on 2 cores), and
+# the kernels' host side is what ASan and UBSan check (make sanitize, tests/lsan.supp).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -73,6 +74,44 @@ case_ bad_train_range 2 "$C" train -s "$T/demo" -o "$T/never" --set densify.prun
 case_ bad_train_source 1 "$C" train -s "$T/no_such_dataset" -o "$T/never"
 case_ bad_partition 2 "$C" partition -s "$T/colmap" -o "$T/plan2" --blocks 0
 case_ bad_metrics 1 "$C" metrics "$T/cut.ply" "$T/cut.ply"
+# the viewer's server: each resource, unknown and hostile ones, a POST; then SIGTERM ends it
+n=$((n + 1))
+$VG "$C" view -m "$T/run" > "$T/view.log" 2>&1 &
+vpid=$!
+i=0
+while [ $i -lt 240 ] && ! grep -q 'view: http' "$T/view.log"; do sleep 0.5; i=$((i + 1)); done
+url=$(grep -o 'http://127.0.0.1:[0-9]*' "$T/view.log" | head -1)
+got=$(python3 - "$url" <<'PY'
+import sys, http.client, urllib.parse
+host = urllib.parse.urlparse(sys.argv[1]).netloc
+out = []
+for method, path in [("GET", "/"), ("GET", "/viewer.js"), ("GET", "/dashboard"), ("GET", "/model.json"),
+                     ("GET", "/model.bin"), ("GET", "/photo/0"), ("GET", "/photo/99999"), ("GET", "/photo/abc"),
+                     ("GET", "/../../etc/passwd"), ("GET", "/..%2f..%2fetc/passwd"), ("GET", "/train_log.jsonl"),
+                     ("HEAD", "/model.json"), ("POST", "/"), ("GET", "/" + "a" * 3000)]:
+    try:
+        c = http.client.HTTPConnection(host, timeout=60)
+        c.request(method, path, body=b"x" * 100 if method == "POST" else None)
+        r = c.getresponse()
+        r.read()
+        out.append(str(r.status))
+        c.close()
+    except Exception as e:
+        out.append("failed:" + type(e).__name__)
+print(" ".join(out))
+PY
+)
+kill -TERM $vpid 2>/dev/null
+wait $vpid
+rc=$?
+want="200 200 200 200 200 200 404 404 404 404 200 200 405 404"
+if [ "$rc" != 0 ] || [ "$got" != "$want" ]; then
+    echo "check-valgrind: FAIL view (exit $rc, want 0; answers $got, want $want)"
+    grep -E "==[0-9]+==" "$T/view.log" | head -60
+    fail=$((fail + 1))
+else
+    echo "check-valgrind: ok   view ($(echo $want | wc -w) requests)"
+fi
 [ -e "$T/never" ] && { echo "check-valgrind: FAIL a refused training left $T/never"; fail=$((fail + 1)); }
 echo "check-valgrind: $((n - fail)) of $n cases clean ($(( $(date +%s) - t0 )) s)"
 [ "$fail" = 0 ] && rm -rf "$T"
