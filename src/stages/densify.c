@@ -145,15 +145,16 @@ int cs_prune_keep_flags(const float *score, int n, int keep, cl_uint *flags, cl_
     if (keep < 0 || keep > n) return cs_fail("importance prune: %d rows to keep of %d", keep, n);
     float *v = malloc(sizeof(float) * (size_t)n * 2 + 1);
     if (!v) return cs_fail("out of host memory in the importance prune (%d rows)", n);
-    float *sel = v + n, cut = -INFINITY; /* NaN counts as 0; SEL is reordered by the selection */
+    float *sel = v + n, cut = INFINITY; /* NaN counts as 0; SEL is reordered by the selection */
     for (int i = 0; i < n; i++) sel[i] = v[i] = isnan(score[i]) ? 0.f : score[i];
-    /* the cut: the KEEP-th largest; every row above it stays, then rows equal to it in order */
+    /* the cut: the KEEP-th largest (none kept: above every score); every row above it stays,
+       then rows equal to it in order */
     if (keep > 0) cut = cs_select_desc(sel, (size_t)n, (size_t)keep - 1);
     int ties = keep;
     for (int i = 0; i < n; i++) ties -= v[i] > cut;
     cl_uint at = 0;
     for (int i = 0; i < n; i++) {
-        flags[i] = keep > 0 && (v[i] > cut || (v[i] == cut && ties-- > 0));
+        flags[i] = v[i] > cut || (v[i] == cut && ties-- > 0);
         if (offsets) offsets[i] = at;
         at += flags[i];
     }
