@@ -4,7 +4,8 @@
 # F = configs/fast_mcmc.json, q = configs/mcmc_4k.json, each through tools/device_train.sh; one
 # line per run (loop seconds, test PSNR / SSIM / LPIPS, Gaussians, process wall, accounted and
 # driver peak).
-#   usage: [CAP=300000] tools/device_modes.sh BUNDLE_DIR SCENE "ORDER" [--set key=value ...]
+#   usage: [CAP=300000] [BUDGET=N] [FCAP=N] tools/device_modes.sh BUNDLE_DIR SCENE "ORDER" [--set key=value ...]
+# (BUDGET: fast.json's densify.budget, FCAP: fast_mcmc.json's densify.cap_max; unset: the configs' own)
 #   e.g.   tools/device_modes.sh dev_bundle fox "d F m d F m d F" -r 2 --set eval.lpips_weights=W
 # (the fox table of 2026-11-27 in the README). BUNDLE_DIR holds clsplat, lib/ and data/SCENE.
 set -u
@@ -15,8 +16,8 @@ for o in $ORDER; do
   case $o in
     d) it=30000; a=() ;;
     m) it=30000; a=(-c configs/mcmc.json --set densify.cap_max="${CAP:-300000}") ;;
-    f) it=12500; a=(-c configs/fast.json) ;;
-    F) it=12500; a=(-c configs/fast_mcmc.json) ;;
+    f) it=12500; a=(-c configs/fast.json ${BUDGET:+--set densify.budget=$BUDGET}) ;;
+    F) it=12500; a=(-c configs/fast_mcmc.json ${FCAP:+--set densify.cap_max=$FCAP}) ;;
     q) it=4000; a=(-c configs/mcmc_4k.json) ;;
     *) echo "device_modes: unknown mode '$o' (d, m, f, F or q)" >&2; exit 2 ;;
   esac
