@@ -609,7 +609,9 @@ static int fd_smooth(cs_splats *s, const cs_view *v, const ref_opts *o, const do
 }
 
 /* 12 Gaussians of SH degree 3 around the origin, a few tenths across, every one in view of a
-   40x30 random camera at fx 30 (the gradient checks' scene) */
+   40x30 random camera at fx 30 (the gradient checks' scene). Gaussian c < 3 has colour channel
+   c clamped at 0 from every direction (its DC at -5: 0.5 - 1.41 and the higher bands' ~0.2
+   spread), so the clamp's zero gradient is checked on each channel. */
 static void smooth_splats(uint64_t *rs, int filter, cs_splats *s)
 {
     cs_splats_alloc(s, 12, 3, filter);
@@ -621,6 +623,7 @@ static void smooth_splats(uint64_t *rs, int filter, cs_splats *s)
         for (int k = 0; k < 4; k++) s->quats[i * 4 + k] = (float)test_randn(rs);
         s->logit_opacity[i] = (float)(0.5 * test_randn(rs));
         for (int k = 0; k < 48; k++) s->sh[i * 48 + k] = (float)(k < 3 ? 0.5 * test_randn(rs) : 0.2 * test_randn(rs));
+        if (i < 3) s->sh[i * 48 + i] = -5.f;
         if (filter) s->filter_3d[i] = (float)(0.02 + 0.03 * test_rand(rs));
     }
 }
