@@ -38,6 +38,13 @@ inline void cov3d(const proj_t *P, float S[6])
     S[5] = R[6] * R[6] * d.x + R[7] * R[7] * d.y + R[8] * R[8] * d.z;
 }
 
+/* S v for the symmetric 3x3 S held as cov3d's upper triangle (xx xy xz yy yz zz) */
+inline float3 sym3_mul(const float S[6], float3 v)
+{
+    return (float3)(S[0] * v.x + S[1] * v.y + S[2] * v.z, S[1] * v.x + S[3] * v.y + S[4] * v.z,
+                    S[2] * v.x + S[4] * v.y + S[5] * v.z);
+}
+
 inline int project_gaussian(__global const float *geo, __global const float *filter3d, int i, float16 cam, float4 intr,
                             int W, int H, float kernel_size, proj_t *P)
 {
@@ -84,10 +91,7 @@ inline int project_gaussian(__global const float *geo, __global const float *fil
     float3 r0 = cam_row(cam, 0), r1 = cam_row(cam, 1), r2 = cam_row(cam, 2);
     P->T0 = P->J00 * r0 + P->J02 * r2;
     P->T1 = P->J11 * r1 + P->J12 * r2;
-    float3 ST0 = (float3)(S[0] * P->T0.x + S[1] * P->T0.y + S[2] * P->T0.z, S[1] * P->T0.x + S[3] * P->T0.y + S[4] * P->T0.z,
-                          S[2] * P->T0.x + S[4] * P->T0.y + S[5] * P->T0.z);
-    float3 ST1 = (float3)(S[0] * P->T1.x + S[1] * P->T1.y + S[2] * P->T1.z, S[1] * P->T1.x + S[3] * P->T1.y + S[4] * P->T1.z,
-                          S[2] * P->T1.x + S[4] * P->T1.y + S[5] * P->T1.z);
+    float3 ST0 = sym3_mul(S, P->T0), ST1 = sym3_mul(S, P->T1);
     P->a0 = dot(P->T0, ST0);
     P->b0 = dot(P->T0, ST1);
     P->c0 = dot(P->T1, ST1);

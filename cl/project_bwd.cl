@@ -80,10 +80,7 @@ inline void grad_cov_T(const proj_t *P, float3 v, float3 *vT0, float3 *vT1, floa
     float S[6];
     cov3d(P, S);
     float3 T0 = P->T0, T1 = P->T1;
-    float3 ST0 = (float3)(S[0] * T0.x + S[1] * T0.y + S[2] * T0.z, S[1] * T0.x + S[3] * T0.y + S[4] * T0.z,
-                          S[2] * T0.x + S[4] * T0.y + S[5] * T0.z);
-    float3 ST1 = (float3)(S[0] * T1.x + S[1] * T1.y + S[2] * T1.z, S[1] * T1.x + S[3] * T1.y + S[4] * T1.z,
-                          S[2] * T1.x + S[4] * T1.y + S[5] * T1.z);
+    float3 ST0 = sym3_mul(S, T0), ST1 = sym3_mul(S, T1);
     *vT0 = 2.f * (G00 * ST0 + G01 * ST1);
     *vT1 = 2.f * (G01 * ST0 + G11 * ST1);
     /* v_Sigma = T^T G T */
