@@ -20,7 +20,7 @@ LDLIBS += $(PKG_LIBS) -lmeshoptimizer -lm -ldl -lpthread $(EXTRA)
 BUILD ?= build
 
 CL_SOURCES := cl/layout.h cl/common.h cl/project.h cl/project_fwd.cl cl/project_bwd.cl cl/scan.cl cl/bin.cl cl/rasterize_fwd.cl cl/rasterize_fwd_split.cl \
-              cl/rasterize_bwd.cl cl/ssim.cl cl/resample.cl cl/adam.cl cl/rows.cl cl/densify.cl cl/mcmc.cl cl/histo.cl cl/lpips.cl cl/contract.h cl/mesh_tex.h cl/mesh.cl cl/mesh_raster.cl cl/mesh_geom.cl cl/mesh_tex.cl
+              cl/rasterize_bwd.cl cl/ssim.cl cl/resample.cl cl/exposure.cl cl/adam.cl cl/rows.cl cl/densify.cl cl/mcmc.cl cl/histo.cl cl/lpips.cl cl/contract.h cl/mesh_tex.h cl/mesh.cl cl/mesh_raster.cl cl/mesh_geom.cl cl/mesh_tex.cl
 # the web viewer's page and script (clsplat view), embedded like the kernels
 WEB_SOURCES := src/serve/web/viewer.html src/serve/web/viewer.js
 LIB_SRC := $(filter-out src/cli/main.c,$(wildcard src/*/*.c))

@@ -59,6 +59,13 @@
 #define CS_V2D_RGB 6             /* d/d colour r, g, b */
 #define CS_V2D_W 9
 
+/* ---- per-view exposure (optim.exposure, cl/exposure.cl): a training view's affine colour
+ * transform of the render, a row of 3 float4, one an output channel c: (A_c0, A_c1, A_c2, b_c),
+ * out_c = A_c0 r + A_c1 g + A_c2 b + b_c. The identity row is (1 0 0 0, 0 1 0 0, 0 0 1 0).
+ * Its gradient's partial sums: one such row a 16 x 16 group of pixels. */
+#define CS_EXPOSURE_W 12
+#define CS_EXPOSURE_T 16
+
 /* ---- per-Gaussian projection outputs (bytes a row, for the memory plan) ---------------- */
 /* xy float2 | conic_opacity float4 | rgb float3 | depth | radii | tiles touched | screen
    bounds uint2 | pair offset | colour clamp mask */

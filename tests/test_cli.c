@@ -124,6 +124,37 @@ static double result_seconds(const char *out)
     return s;
 }
 
+/* DIR/exposure.json (optim.exposure) as graphdeco writes it: a 3 x 4 matrix of numbers for each
+   of the scene's training views (DATA/transforms_train.json's frames), named by its photo */
+static int exposure_json_ok(const char *dir, const char *data)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/transforms_train.json", data);
+    json_t *tr = json_load_file(p, 0, NULL);
+    snprintf(p, sizeof p, "%s/exposure.json", dir);
+    json_t *ex = json_load_file(p, 0, NULL);
+    size_t frames = json_array_size(json_object_get(tr, "frames"));
+    int ok = ex && json_object_size(ex) == frames && frames > 0, moved = 0;
+    const char *key;
+    json_t *m;
+    json_object_foreach(ex, key, m) {
+        ok = ok && json_array_size(m) == 3 && strstr(key, ".png") != NULL;
+        for (size_t r = 0; ok && r < 3; r++) {
+            json_t *row = json_array_get(m, r);
+            ok = json_array_size(row) == 4;
+            for (size_t c = 0; ok && c < 4; c++) {
+                ok = json_is_number(json_array_get(row, c));
+                moved += fabs(json_number_value(json_array_get(row, c)) - (r == c ? 1.0 : 0.0)) > 1e-4;
+            }
+        }
+    }
+    if (!ok) fprintf(stderr, "  %s: not %zu views' 3 x 4 matrices\n", p, frames);
+    if (ok && !moved) fprintf(stderr, "  %s: every view's transform is still the identity\n", p);
+    ok = ok && moved;
+    json_decref(tr), json_decref(ex);
+    return ok;
+}
+
 int test_cli_runs(void)
 {
     char data[600], out[600], log[700], p[900], cfgp[700];
@@ -161,13 +192,15 @@ int test_cli_runs(void)
     CHECK(cli_run("", log, "train -c %s -s %s -o %s --iterations 8 " TINY, cfgp, data, out) == 1 &&
               file_contains(log, "holds another run"), "a run folder was reused without --force");
     /* without --iterations the config's CPU count applies (7): the test device is a CPU in CI */
-    CHECK(cli_run("", log, "train -c %s -s %s -o %s --force " TINY, cfgp, data, out) == 0, "--force run failed");
+    CHECK(cli_run("", log, "train -c %s -s %s -o %s --force --set optim.exposure=true " TINY, cfgp, data, out) == 0,
+          "--force run failed");
     snprintf(p, sizeof p, "%s/point_cloud/iteration_10", out);
     CHECK(!cs_dir_exists(p), "--force kept the earlier run's iteration_10");
     char p7[900], p500[900];
     snprintf(p7, sizeof p7, "%s/point_cloud/iteration_7", out);
     snprintf(p500, sizeof p500, "%s/point_cloud/iteration_500", out);
     CHECK(cs_dir_exists(p7) != cs_dir_exists(p500), "neither the CPU count (7) nor the count (500) was trained");
+    CHECK(exposure_json_ok(cs_dir_exists(p7) ? p7 : p500, data), "optim.exposure's exposure.json");
     /* --resume reads the run's config.json (no -c, no -s) and finishes the run */
     /* periodic checkpoints (every 4) replace each other; the kept mark (6) stays */
     CHECK(cli_run("", log, "train -c %s -s %s -o %s --force --iterations 10 --checkpoint_iterations 6 "

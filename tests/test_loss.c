@@ -290,3 +290,211 @@ int test_gt_downsample(void)
     cs_cl_close(&cl);
     return 0;
 }
+
+/* ---- per-view exposure (optim.exposure) --------------------------------------------------- */
+
+/* OUT (3, W H) = row E's transform of X: out_c = E[4c..4c+2] . x + E[4c+3] */
+static void ref_expose(const double *e, const double *x, size_t np, double *out)
+{
+    for (size_t p = 0; p < np; p++)
+        for (int c = 0; c < 3; c++)
+            out[c * np + p] = e[4 * c] * x[p] + e[4 * c + 1] * x[np + p] + e[4 * c + 2] * x[2 * np + p] + e[4 * c + 3];
+}
+
+/* The training loss of X under row E (the reference of cs_loss_forward_backward with exposure). */
+static double ref_exposed_loss(const double *e, const double *x, const uint8_t *gt, int W, int H, double lambda)
+{
+    size_t np = (size_t)W * H;
+    double *y = malloc(sizeof(double) * 3 * np);
+    ref_expose(e, x, np, y);
+    double L = ref_train_loss(y, gt, 3, W, H, lambda);
+    free(y);
+    return L;
+}
+
+/* The loss with a random exposure row selected among three: its value, the render's gradient
+ * and the row's gradient (the backward's partial sums) against the reference and central
+ * differences of it; Adam's first two steps on the row, each with the rows' mean then moved to
+ * the identity, against the CPU. Outputs poisoned first. */
+static int check_exposure_loss(cs_cl *cl, const cs_kernels *k, uint64_t *rs)
+{
+    int W = 37, H = 23, R = 3, row = 1;
+    size_t np = (size_t)W * H, n = 3 * np;
+    double *x = malloc(sizeof(double) * n), *y = malloc(sizeof(double) * n), *gy = malloc(sizeof(double) * n);
+    float *xf = malloc(sizeof(float) * n), *grad = malloc(sizeof(float) * n);
+    uint8_t *gt = malloc(np * 3);
+    for (size_t i = 0; i < np * 3; i++) gt[i] = (uint8_t)(test_rand(rs) * 256);
+    for (size_t i = 0; i < n; i++) x[i] = xf[i] = (float)(0.5 + 0.3 * test_randn(rs));
+    float rows[3 * CS_EXPOSURE_W];
+    double e[CS_EXPOSURE_W];
+    for (int i = 0; i < R * CS_EXPOSURE_W; i++) /* near the identity, as training keeps them */
+        rows[i] = (float)((i % CS_EXPOSURE_W) % 5 == 0 ? 1 + 0.2 * test_randn(rs) : 0.1 * test_randn(rs));
+    for (int i = 0; i < CS_EXPOSURE_W; i++) e[i] = rows[row * CS_EXPOSURE_W + i];
+    cs_renderer r;
+    cs_renderer_init(&r, cl, k, 0.1f);
+    cs_buf gtb;
+    CHECK_OK(cs_buf_alloc(cl, &r.img, CS_MEM_SCRATCH, n * 4, "img"));
+    CHECK_OK(cs_buf_write(cl, &r.img, 0, n * 4, xf));
+    CHECK_OK(cs_buf_alloc(cl, &gtb, CS_MEM_IMAGES, np * 3, "gt"));
+    CHECK_OK(cs_buf_write(cl, &gtb, 0, np * 3, gt));
+    cs_exposure ex;
+    CHECK_OK(cs_exposure_open(&ex, cl, k, R));
+    float ident[3 * CS_EXPOSURE_W];
+    CHECK_OK(cs_exposure_read(&ex, ident));
+    for (int i = 0; i < R * CS_EXPOSURE_W; i++)
+        CHECK(ident[i] == ((i % CS_EXPOSURE_W) % 5 == 0 ? 1.f : 0.f), "a new row is not the identity at %d: %g", i,
+              ident[i]);
+    CHECK_OK(cs_buf_write(cl, &ex.rows, 0, sizeof rows, rows));
+    cs_loss l;
+    cs_loss_init(&l, cl, k);
+    l.exposure = &ex;
+    cs_exposure_select(&ex, row);
+    float poison = NAN;
+    CHECK_OK(cs_buf_reserve(cl, &ex.out, n * 4, 0, "exposed"));
+    CHECK_OK(cs_buf_fill(cl, &ex.out, 0, n * 4, &poison, 4));
+    double lambda = 0.2, loss;
+    cs_metrics mt;
+    CHECK_OK(cs_loss_forward_backward(&l, &r.img, &gtb, 0, W, H, (float)lambda, 2));
+    CHECK_OK(cs_loss_read(&l, 2, (float)lambda, &mt, &loss));
+    CHECK_OK(cs_buf_read(cl, &l.v_img, 0, n * 4, grad));
+    /* the value */
+    ref_expose(e, x, np, y);
+    ref_sums rf = ref_loss_sums(y, gt, 3, W, H);
+    double ref = (1 - lambda) * rf.l1 / rf.weight + lambda * (1 - rf.ssim / rf.weight);
+    CHECK(fabs(loss - ref) < 1e-5, "exposed loss %.8f vs %.8f", loss, ref);
+    float *out = malloc(sizeof(float) * n);
+    CHECK_OK(cs_buf_read(cl, &ex.out, 0, n * 4, out));
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs(out[i] - y[i]));
+    CHECK(worst < 1e-5, "exposure forward differs from the reference by %.3g", worst);
+    /* the render's gradient: A^T of the exposed image's */
+    ref_train_grad(y, gt, 3, W, H, lambda, gy);
+    double gmax = 0;
+    worst = 0;
+    for (size_t p = 0; p < np; p++)
+        for (int j = 0; j < 3; j++) {
+            double g = 0;
+            for (int c = 0; c < 3; c++) g += e[4 * c + j] * gy[c * np + p];
+            gmax = fmax(gmax, fabs(g));
+            worst = fmax(worst, fabs(grad[j * np + p] - g));
+        }
+    CHECK(worst < 1e-5 * gmax, "render gradient under exposure: off by %.3g (largest %.3g)", worst, gmax);
+    /* the row's gradient: the partials summed, against the chain rule and central differences */
+    float *parts = malloc((size_t)ex.n_groups * CS_EXPOSURE_W * sizeof(float));
+    CHECK_OK(cs_buf_read(cl, &ex.partials, 0, (size_t)ex.n_groups * CS_EXPOSURE_W * sizeof(float), parts));
+    double g_row[CS_EXPOSURE_W] = {0};
+    for (unsigned gi = 0; gi < ex.n_groups; gi++)
+        for (int q = 0; q < CS_EXPOSURE_W; q++) g_row[q] += parts[(size_t)gi * CS_EXPOSURE_W + q];
+    /* the chain rule vouched for by differences of the smooth part (D-SSIM alone: L1's kinks
+       would make a difference over all pixels at once unreliable), then the kernel against it */
+    double *gs = malloc(sizeof(double) * n);
+    ref_train_grad(y, gt, 3, W, H, 1.0, gs);
+    for (int q = 0; q < CS_EXPOSURE_W; q++) {
+        int c = q / 4, j = q % 4;
+        double chain = 0, chain_ssim = 0;
+        for (size_t p = 0; p < np; p++) {
+            double xj = j < 3 ? x[j * np + p] : 1.0;
+            chain += gy[c * np + p] * xj, chain_ssim += gs[c * np + p] * xj;
+        }
+        double ep[CS_EXPOSURE_W], em[CS_EXPOSURE_W], h = 1e-4;
+        memcpy(ep, e, sizeof ep), memcpy(em, e, sizeof em);
+        ep[q] += h, em[q] -= h;
+        double fd = (ref_exposed_loss(ep, x, gt, W, H, 1.0) - ref_exposed_loss(em, x, gt, W, H, 1.0)) / (2 * h);
+        CHECK(fabs(chain_ssim - fd) < 1e-4 * fabs(fd) + 1e-9, "row gradient %d: chain rule %.8g vs differences %.8g", q,
+              chain_ssim, fd);
+        CHECK(fabs(g_row[q] - chain) < 1e-4 * fabs(chain) + 1e-6, "row gradient %d: kernel %.8g vs %.8g", q, g_row[q], chain);
+    }
+    free(gs);
+    /* Adam's first two steps on the selected row (the same gradient twice), each followed by
+       every row moved alike so that the rows' mean is the identity */
+    double lr = 0.01, m1[CS_EXPOSURE_W] = {0}, v1[CS_EXPOSURE_W] = {0}, p1[3 * CS_EXPOSURE_W];
+    for (int i = 0; i < R * CS_EXPOSURE_W; i++) p1[i] = rows[i];
+    for (int t = 1; t <= 2; t++) {
+        CHECK_OK(cs_exposure_step(&ex, lr));
+        for (int q = 0; q < CS_EXPOSURE_W; q++) {
+            m1[q] = 0.9 * m1[q] + 0.1 * g_row[q], v1[q] = 0.999 * v1[q] + 0.001 * g_row[q] * g_row[q];
+            p1[row * CS_EXPOSURE_W + q] -= lr * (m1[q] / (1 - pow(0.9, t))) / (sqrt(v1[q] / (1 - pow(0.999, t))) + 1e-15);
+        }
+        for (int q = 0; q < CS_EXPOSURE_W; q++) {
+            double mean = 0;
+            for (int i = 0; i < R; i++) mean += p1[i * CS_EXPOSURE_W + q] / R;
+            for (int i = 0; i < R; i++) p1[i * CS_EXPOSURE_W + q] -= mean - (q % 5 == 0 ? 1.0 : 0.0);
+        }
+    }
+    float after[3 * CS_EXPOSURE_W];
+    CHECK_OK(cs_exposure_read(&ex, after));
+    for (int i = 0; i < R * CS_EXPOSURE_W; i++)
+        CHECK(fabs(after[i] - p1[i]) < 1e-5, "Adam and the centring, row %d value %d: %.8g vs %.8g", i / CS_EXPOSURE_W,
+              i % CS_EXPOSURE_W, after[i], p1[i]);
+    cs_loss_free(&l);
+    cs_exposure_free(&ex);
+    cs_buf_free(cl, &gtb);
+    cs_renderer_free(&r);
+    cs_buf_free(cl, &r.img);
+    free(x), free(y), free(gy), free(xf), free(grad), free(gt), free(out), free(parts);
+    return 0;
+}
+
+/* The optimiser path converges: a fixed render and, as its photo, a known affine transform of
+ * it (8-bit); the loss and the row's Adam steps alone bring the row to that transform (the seven
+ * other views, never trained, take the centring's share). */
+static int check_exposure_fit(cs_cl *cl, const cs_kernels *k, uint64_t *rs)
+{
+    int W = 48, H = 40;
+    size_t np = (size_t)W * H, n = 3 * np;
+    double truth[CS_EXPOSURE_W], *x = malloc(sizeof(double) * n), *y = malloc(sizeof(double) * n);
+    float *xf = malloc(sizeof(float) * n);
+    uint8_t *gt = malloc(np * 3);
+    for (int q = 0; q < CS_EXPOSURE_W; q++) truth[q] = (q % 5 == 0 ? 1.0 : 0.0) + 0.08 * test_randn(rs);
+    for (size_t i = 0; i < n; i++) x[i] = xf[i] = (float)(0.15 + 0.7 * test_rand(rs));
+    ref_expose(truth, x, np, y);
+    for (size_t p = 0; p < np; p++)
+        for (int c = 0; c < 3; c++) gt[p * 3 + c] = (uint8_t)lround(fmin(fmax(y[c * np + p], 0), 1) * 255);
+    cs_buf img, gtb;
+    CHECK_OK(cs_buf_alloc(cl, &img, CS_MEM_SCRATCH, n * 4, "img"));
+    CHECK_OK(cs_buf_write(cl, &img, 0, n * 4, xf));
+    CHECK_OK(cs_buf_alloc(cl, &gtb, CS_MEM_IMAGES, np * 3, "gt"));
+    CHECK_OK(cs_buf_write(cl, &gtb, 0, np * 3, gt));
+    cs_exposure ex;
+    CHECK_OK(cs_exposure_open(&ex, cl, k, 8)); /* the other 7 take the centring's share */
+    cs_exposure_select(&ex, 1);
+    cs_loss l;
+    cs_loss_init(&l, cl, k);
+    l.exposure = &ex;
+    double first = 0, last = 0;
+    cs_metrics mt;
+    for (int it = 0; it < 600; it++) {
+        CHECK_OK(cs_loss_forward_backward(&l, &img, &gtb, 0, W, H, 0.2f, it == 0 || it == 599 ? 0 : -1));
+        if (it == 0) CHECK_OK(cs_loss_read(&l, 0, 0.2f, &mt, &first));
+        if (it == 599) CHECK_OK(cs_loss_read(&l, 0, 0.2f, &mt, &last));
+        CHECK_OK(cs_exposure_step(&ex, 0.01 * pow(0.1, it / 599.0)));
+    }
+    float rows[8 * CS_EXPOSURE_W];
+    CHECK_OK(cs_exposure_read(&ex, rows));
+    double err = 0;
+    for (int q = 0; q < CS_EXPOSURE_W; q++) err = fmax(err, fabs(rows[CS_EXPOSURE_W + q] - truth[q]));
+    CHECK(err < 0.03 && last < 0.25 * first, "the fit ends %.4f from the true transform, loss %.5f -> %.5f", err, first,
+          last);
+    cs_loss_free(&l);
+    cs_exposure_free(&ex);
+    cs_buf_free(cl, &img);
+    cs_buf_free(cl, &gtb);
+    free(x), free(y), free(xf), free(gt);
+    return 0;
+}
+
+int test_exposure_loss(void)
+{
+    uint64_t rs = test_seed() ^ 0xe905;
+    cs_cl cl;
+    CHECK_OK(test_open_cl(&cl));
+    cs_kernels k;
+    cs_kernel_opts ko = {{0, 0, 0, 0}, 0, 0, 0, 0, CS_PROGS(loss), 0};
+    CHECK_OK(cs_kernels_build(&cl, &ko, &k));
+    CHECK_OK(check_exposure_loss(&cl, &k, &rs));
+    /* the fit runs the same kernels 600 times: not in the simulator (check_oclgrind.sh) */
+    if (!test_small()) CHECK_OK(check_exposure_fit(&cl, &k, &rs));
+    cs_kernels_release(&k);
+    cs_cl_close(&cl);
+    return 0;
+}

@@ -3,8 +3,8 @@
 # --data-races; fails on any report (invalid or out-of-bounds access, data race, divergence).
 #   usage: tools/check_oclgrind.sh [BUILD]   (BUILD holds run_tests, clsplat and gen_demo)
 # Kernel tests of the suite (projection, binning and sort, rasterizer forward, backward in each
-# accumulation path incl. mip + 3D filter, fp16 SH, deterministic and CAS atomics, SSIM loss,
-# the resolution schedule's ground truth, Adam with fp32 and 16-bit moments and sparse, the
+# accumulation path incl. mip + 3D filter, fp16 SH, deterministic and CAS atomics, SSIM loss, the
+# per-view exposure, the resolution schedule's ground truth, Adam with fp32 and 16-bit moments and sparse, the
 # opacity reset's state column, histograms, LPIPS, the depth forward, TSDF fusion and
 # marching tetrahedra, the error score), then three 10-iteration training runs from 40 random
 # points with densification (clone, split, prune, compaction, opacity reset) and histograms: mip
@@ -46,7 +46,7 @@ part() { # NAME COMMAND...
 # the tests' own output unfiltered: oclgrind writes its reports there
 export CLSPLAT_TEST_VERBOSE=1
 for t in test_scan test_bin_tile_sort test_raster_forward_random test_raster_forward_edge_cases test_mip_kernel_size \
-         test_ssim_loss test_gt_downsample test_adam_fp32 test_adam_fp16_moments test_adam_sparse test_opacity_reset test_grad_classic test_grad_mip test_grad_fp16_sh test_grad_deterministic \
+         test_ssim_loss test_exposure_loss test_gt_downsample test_adam_fp32 test_adam_fp16_moments test_adam_sparse test_opacity_reset test_grad_classic test_grad_mip test_grad_fp16_sh test_grad_deterministic \
          test_grad_cas_atomics test_raster_bwd_units test_histo_kernels test_lpips_reference test_mcmc_refine test_mcmc_noise \
          test_regularizer_gradients test_raster_depth test_tsdf_fuse test_marching_sphere test_error_score test_mesh_device test_mesh_geom_device test_mesh_tex_device; do
     part "$t" "$BUILD/run_tests" "$t"

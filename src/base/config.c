@@ -74,6 +74,8 @@ static const key_desc KEYS[] = {
     {"optim.opacity_reg", T_FLOAT, F(optim.opacity_reg), -1, 10, NULL, 0, "L1 regulariser: loss + this x the mean opacity (-1: 0 default, 0.01 mcmc as the paper)"},
     {"optim.scale_reg", T_FLOAT, F(optim.scale_reg), -1, 10, NULL, 0, "L1 regulariser: loss + this x the mean scale (-1: 0 default, 0.01 mcmc as the paper)"},
     {"optim.sparse_adam", T_BOOL, F(optim.sparse_adam), 0, 0, NULL, 0, "Adam steps only the Gaussians the iteration's view sees: the others keep their parameters and moments (graphdeco's --optimizer_type sparse_adam)"},
+    {"optim.exposure", T_BOOL, F(optim.exposure), 0, 0, NULL, 0, "each training view learns an affine colour transform (a 3x3 matrix and an offset) that the loss applies to the render before comparing it with the view's photo, so photos taken at different exposures or white balances do not pull the model apart (graphdeco's per-image exposure); the model, its evaluation and its exports stay at the identity, and the transforms are written to exposure.json"},
+    {"optim.exposure_lr", T_FLOAT, F(optim.exposure_lr), 0, 1, NULL, 0, "optim.exposure: the transforms' Adam learning rate at the start, falling log-linearly to a tenth of it at the last iteration (graphdeco's 0.01 to 0.001)"},
     {"optim.res_schedule_start", T_INT, F(optim.res_schedule_start), 1, 8, NULL, 0, "resolution schedule (DashGaussian's idea): the first views are trained at 1/N of their width and height (box-averaged ground truth), the factor falling geometrically to 1 by optim.res_schedule_until (1: off)"},
     {"optim.res_schedule_until", T_FLOAT, F(optim.res_schedule_until), 0, 1, NULL, 0, "the fraction of the iterations after which every view is trained at full size"},
     {"optim.step_on_densify", T_BOOL, F(optim.step_on_densify), 0, 0, NULL, 0, "Adam steps on densification iterations too, before densifying (gsplat); false skips it (graphdeco)"},
@@ -155,6 +157,7 @@ void cs_config_defaults(cs_config *c)
     c->optim.scaling_lr = 0.005;
     c->optim.rotation_lr = 0.001;
     c->optim.lambda_dssim = 0.2;
+    c->optim.exposure_lr = 0.01;
     c->optim.res_schedule_start = 1;
     c->device.tile_choice = CS_TILES_AUTO;
     c->densify.error_threshold = 0.1, c->densify.error_score = 2.0;

@@ -63,6 +63,8 @@ typedef struct {
     bool deterministic;    /* per-pair gradient buffers instead of global atomics */
     bool step_on_densify;  /* Adam steps on densification iterations too (gsplat), before densifying */
     bool sparse_adam;      /* Adam steps only the rows visible in the iteration's view (graphdeco's sparse_adam) */
+    bool exposure;         /* each training view learns an affine colour transform of its render (stages/exposure.h) */
+    double exposure_lr;    /* its Adam lr at the start, decaying to a tenth at the end (graphdeco's 0.01 -> 0.001) */
     int res_schedule_start;      /* resolution schedule: early views at 1/this of their size (1: off) */
     double res_schedule_until;   /* ... rising to full size at this fraction of the iterations */
     bool init_random;      /* random initial points even when the dataset has a point cloud */

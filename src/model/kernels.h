@@ -49,7 +49,7 @@ enum { CS_WG_PROJECT, CS_WG_PROJECT_BWD, CS_WG_BIN, CS_WG_ADAM, CS_WG_COUNT, CS_
 #define CS_PROGRAM_LIST(X)                                                                              \
     X(render, "project.h project_fwd.cl project_bwd.cl bin.cl rasterize_fwd.cl rasterize_fwd_split.cl rasterize_bwd.cl") \
     X(scan, "scan.cl")                                                                                  \
-    X(loss, "ssim.cl resample.cl")                                                                      \
+    X(loss, "ssim.cl resample.cl exposure.cl")                                                          \
     X(optim, "adam.cl")                                                                                 \
     X(density, "rows.cl densify.cl mcmc.cl")                                                            \
     X(histo, "histo.cl")                                                                                \
@@ -94,6 +94,10 @@ extern const char *const cs_program_files[CS_PROG_COUNT];
     X(ssim_bwd, CS_WG_FIXED, loss)                                                                      \
     X(reduce_partials, CS_WG_FIXED, loss)                                                               \
     X(gt_downsample, CS_WG_FIXED, loss)                                                                 \
+    X(exposure_fwd, CS_WG_FIXED, loss)                                                                  \
+    X(exposure_bwd, CS_WG_FIXED, loss)                                                                  \
+    X(exposure_adam, CS_WG_FIXED, loss)                                                                 \
+    X(exposure_center, CS_WG_FIXED, loss)                                                               \
     X(adam_step, CS_WG_ADAM, optim)                                                                     \
     X(densify_stats, CS_WG_FIXED, density)                                                              \
     X(densify_classify, CS_WG_FIXED, density)                                                           \

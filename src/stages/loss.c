@@ -21,6 +21,7 @@ void cs_loss_trim(cs_loss *l)
     cs_buf_free(l->cl, &l->partials);
     cs_buf_free(l->cl, &l->v_img);
     cs_buf_free(l->cl, &l->gt_small);
+    if (l->exposure) cs_exposure_trim(l->exposure);
 }
 
 size_t cs_loss_metric_bytes_per_pixel(void)
@@ -86,6 +87,11 @@ int cs_loss_forward_backward(cs_loss *l, const cs_buf *img, const cs_buf *gt, un
     cs_cl *cl = l->cl;
     size_t n3 = (size_t)3 * W * H;
     float dL_dssim = -lambda / (float)n3, dL_dl1 = (1.f - lambda) / (float)n3;
+    const cs_buf *render = img;
+    if (l->exposure) { /* the loss sees the render under the view's exposure */
+        if (cs_exposure_forward(l->exposure, render, W, H)) return -1;
+        img = &l->exposure->out;
+    }
     if (run_forward(l, img, gt, gt_off, W, H, 0, 1, dL_dssim, slot)) return -1;
     if (l->v_img.bytes < n3 * 4) {
         cs_buf_free(cl, &l->v_img);
@@ -94,7 +100,8 @@ int cs_loss_forward_backward(cs_loss *l, const cs_buf *img, const cs_buf *gt, un
     size_t g[3] = {(size_t)W, (size_t)H, 3}, lc[3] = {16, 16, 1};
     return cs_cl_run(cl, l->k->ssim_bwd, CS_STAGE_LOSS, 3, g, lc, CS_ARG(l->dmap3.mem), CS_ARG(img->mem),
                      CS_ARG(gt->mem), CS_ARG(gt_off), CS_ARG(l->gt_channels), CS_ARG(W), CS_ARG(H), CS_ARG(dL_dl1),
-                     CS_ARG(l->v_img.mem));
+                     CS_ARG(l->v_img.mem)) ||
+           (l->exposure && cs_exposure_backward(l->exposure, render, &l->v_img, W, H));
 }
 
 int cs_loss_metrics(cs_loss *l, const cs_buf *img, const cs_buf *gt, unsigned gt_off, int W, int H, int slot)

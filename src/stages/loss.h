@@ -3,6 +3,7 @@
 #ifndef CS_LOSS_H
 #define CS_LOSS_H
 
+#include "exposure.h"
 #include "render.h"
 
 #define CS_LOSS_SLOTS 64 /* slots of the sums buffer */
@@ -16,6 +17,8 @@ typedef struct {
     int n_sums;                      /* reduced slots written since the last read */
     int gt_channels;                 /* ground truth layout: 3 (RGB, the default) or 4 (RGB and a weight) */
     double slot_values[CS_LOSS_SLOTS]; /* 3 x W x H of the image each slot's sums were taken over */
+    cs_exposure *exposure;           /* borrowed; set: training compares the render under the selected
+                                        view's exposure (optim.exposure), the metrics never do */
 } cs_loss;
 
 typedef struct {
@@ -31,7 +34,8 @@ void cs_loss_free(cs_loss *l);
  * still a mean over all pixels, a masked pixel counting 0 (so an image's gradient does not grow
  * as more of it is masked), while the metrics below are means over the unmasked pixels. The
  * image's sums go to slot SLOT of the sums buffer (read with cs_loss_read); SLOT -1: no sums (one
- * launch less, for a training step whose loss nobody reads). */
+ * launch less, for a training step whose loss nobody reads). With l->exposure the loss is that of
+ * the render under the selected view's exposure, and v_img the gradient of the render itself. */
 int cs_loss_forward_backward(cs_loss *l, const cs_buf *img, const cs_buf *gt, unsigned gt_off, int W, int H, float lambda,
                              int slot);
 /* Enqueues the metrics only (render clamped to [0, 1] as graphdeco's evaluation does), into

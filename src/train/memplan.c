@@ -114,7 +114,8 @@ void cs_mem_plan_make(const cs_config *cfg, const cs_kernel_opts *o, size_t devi
     if (plans_lpips(cfg, split) && cs_lpips_fits(maxw, maxh)) p->lpips_bytes = cs_lpips_bytes(maxw, maxh);
     /* the renderer's per-pixel scratch and one ground-truth slot; the loss's for training, or
        while an evaluation runs (the training's trimmed) its metrics' and LPIPS's */
-    size_t train_loss = maxpx * cs_loss_bytes_per_pixel(), eval = maxpx * cs_loss_metric_bytes_per_pixel() + p->lpips_bytes;
+    size_t train_loss = maxpx * (cs_loss_bytes_per_pixel() + (cfg->optim.exposure ? cs_exposure_bytes_per_pixel() : 0)),
+           eval = maxpx * cs_loss_metric_bytes_per_pixel() + p->lpips_bytes;
     size_t per_view = maxpx * (f.per_pixel + (size_t)cs_scene_gt_channels(scene)) + p->max_tiles * f.per_tile +
                       (train_loss > eval ? train_loss : eval);
     p->image_bytes = cs_images_device_bytes(scene, CS_RES_DEVICE, train, n_train);

@@ -54,6 +54,7 @@ typedef struct {
     cs_model m;
     cs_renderer r;
     cs_loss loss;
+    cs_exposure exposure;       /* optim.exposure: the training views' transforms (loss.exposure) */
     cs_density dens;            /* densify.strategy's row and its scratch */
     cs_mem_plan plan;
     cs_adam_lrs lrs;
@@ -187,6 +188,10 @@ static int trainer_open(trainer *t, cs_cl *cl, const cs_config *user, const cs_s
     cs_renderer_init(&t->r, cl, &t->k, (float)cfg->model.kernel_size);
     cs_loss_init(&t->loss, cl, &t->k);
     t->loss.gt_channels = cs_scene_gt_channels(scene);
+    if (cfg->optim.exposure) {
+        if (cs_exposure_open(&t->exposure, cl, &t->k, t->split.n_train)) return -1;
+        t->loss.exposure = &t->exposure;
+    }
     return cfg->model.filter_3d ? cs_filter3d_setup(cl, &t->dens.d, t->scene) : 0;
 }
 
@@ -266,6 +271,8 @@ static int resume(trainer *t, const char *path, const cs_kernel_opts *ko, int *s
 {
     if (cs_checkpoint_load(t->cl, &t->m, start, path, &ko->layout)) return -1;
     printf("resumed from %s at iteration %d with %d Gaussians\n", path, *start, t->m.n);
+    if (t->loss.exposure) /* checkpoints hold the model only */
+        printf("note: optim.exposure: the views' exposures start again from the identity\n");
     if (!(t->cfg->densify.budget_momentum > 0)) t->m.target = 0; /* a setting the resumed run dropped */
     start_target(t);
     if (open_outputs(t, 1) || cs_train_log_resume(&t->log, *start))
@@ -381,6 +388,7 @@ static int learn(trainer *t, int iter, const cs_step_plan *p)
     cs_view_from_camera(c, &v);
     cs_buf *gt;
     unsigned goff;
+    if (t->loss.exposure) cs_exposure_select(t->loss.exposure, vi);
     int f = p->res_factor; /* the resolution schedule: the view and its ground truth scaled down */
     if (f > 1) cs_view_scale(&v, f);
     const float *bg = t->scene->background;
@@ -424,7 +432,11 @@ static int update(trainer *t, int iter, const cs_step_plan *p)
 {
     /* Adam runs before any refinement of this iteration, so the radii are this model's rows */
     const cs_buf *visible = t->cfg->optim.sparse_adam ? &t->r.radii : NULL;
-    if ((p->step_before || p->step_after) && cs_adam_step(t->cl, &t->k, &t->m, &t->lrs, p->position_lr, visible))
+    const cs_optim_cfg *o = &t->cfg->optim;
+    if ((p->step_before || p->step_after) &&
+        (cs_adam_step(t->cl, &t->k, &t->m, &t->lrs, p->position_lr, visible) ||
+         (t->loss.exposure && cs_exposure_step(t->loss.exposure, cs_lr_expon(o->exposure_lr, o->exposure_lr / 10, 1, 0,
+                                                                             t->iterations, iter)))))
         return -1;
     return t->dens.ops->refines_after_marks ? 0 : density_control(t, iter, p);
 }
@@ -533,6 +545,20 @@ static int save_periodic_checkpoint(trainer *t, int iteration)
     return cs_run_dir_remove_checkpoints_before(t->out, iteration, o->checkpoint_iterations, o->n_checkpoint_iterations);
 }
 
+/* optim.exposure: the views' transforms beside the model, as graphdeco's exposure.json */
+static int save_exposure(trainer *t, const char *dir)
+{
+    if (!t->loss.exposure) return 0;
+    const char **names = malloc((size_t)t->split.n_train * sizeof *names);
+    if (!names) return cs_fail("out of host memory (exposure names)");
+    for (int i = 0; i < t->split.n_train; i++) names[i] = t->scene->cams[t->split.train[i]].name;
+    char p[1300];
+    snprintf(p, sizeof p, "%s/exposure.json", dir);
+    int r = cs_exposure_save(t->loss.exposure, p, names);
+    free(names);
+    return r;
+}
+
 static int save_ply(trainer *t, int iteration)
 {
     char dir[1200], p[1300];
@@ -549,7 +575,7 @@ static int save_ply(trainer *t, int iteration)
             r = cs_splat_file_write(p, &s, (cs_splat_format)f, &eo);
         }
     cs_splats_free(&s);
-    return r;
+    return r || save_exposure(t, dir);
 }
 
 /* The marks that report and save the model: after the iteration's optimizer step, before its
@@ -631,7 +657,8 @@ static void print_outputs(const trainer *t)
 {
     static const char *const names[] = {"point_cloud/iteration_%d/point_cloud.ply", "point_cloud/iteration_%d/point_cloud.spz",
                                         "point_cloud/iteration_%d/point_cloud.splat",
-                                        "point_cloud/iteration_%d/point_cloud.compressed.ply", "metrics.json",
+                                        "point_cloud/iteration_%d/point_cloud.compressed.ply",
+                                        "point_cloud/iteration_%d/exposure.json", "metrics.json",
                                         "train_log.jsonl", "test/ours_%d/renders", "previews", "checkpoints", "cfg_args",
                                         "report.html"};
     char rel[256], p[1400], line[2048] = "";
@@ -696,6 +723,7 @@ static void trainer_close(trainer *t)
 {
     cs_renderer_free(&t->r);
     cs_loss_free(&t->loss);
+    cs_exposure_free(&t->exposure);
     cs_density_free(&t->dens, t->cl);
     cs_model_free(t->cl, &t->m);
     cs_images_free(&t->images);
