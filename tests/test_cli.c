@@ -101,6 +101,23 @@ static int metrics_records(const char *out, char *last_source, size_t n)
     return count;
 }
 
+/* the PSNR of OUT/metrics.json's last two records, both drawn under the views' exposures */
+static int records_psnr(const char *out, double *before_last, double *last)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%s/metrics.json", out);
+    json_t *j = json_load_file(p, 0, NULL);
+    size_t n = json_array_size(j);
+    int ok = n >= 2;
+    for (size_t i = n - 2; ok && i < n; i++) {
+        json_t *r = json_array_get(j, i);
+        ok = json_is_number(json_object_get(r, "psnr")) && json_integer_value(json_object_get(r, "exposure_nearest")) > 0;
+        *(i == n - 1 ? last : before_last) = json_number_value(json_object_get(r, "psnr"));
+    }
+    json_decref(j);
+    return ok;
+}
+
 /* true when OUT/checkpoints holds exactly the iterations listed in WANT ("6 8"), in order */
 static int checkpoints_are(const char *out, const char *want)
 {
@@ -169,7 +186,8 @@ int test_cli_runs(void)
     /* graphdeco's flags: -m is the output folder, --eval, --test_iterations, --save_iterations,
        --optimizer_type */
     CHECK(cli_run("", log, "train -c %s -s %s -m %s --eval --iterations 10 --test_iterations 4 10 --save_iterations 10 "
-                       "--checkpoint_iterations 6 --optimizer_type sparse_adam " TINY, cfgp, data, out) == 0,
+                       "--checkpoint_iterations 6 --optimizer_type sparse_adam --set optim.exposure=true " TINY, cfgp,
+                  data, out) == 0,
           "training failed, see %s", log);
     snprintf(p, sizeof p, "%s/config.json", out);
     CHECK(file_contains(p, "\"sparse_adam\": true"), "--optimizer_type sparse_adam did not set optim.sparse_adam");
@@ -185,22 +203,28 @@ int test_cli_runs(void)
     CHECK(cs_file_exists(p), "no %s", p);
     char src[32];
     CHECK(metrics_records(out, src, sizeof src) == 2 && !strcmp(src, "train"), "training's records");
-    /* eval appends its record */
+    /* optim.exposure: the views' transforms beside the model */
+    snprintf(p, sizeof p, "%s/point_cloud/iteration_10", out);
+    CHECK(exposure_json_ok(p, data), "optim.exposure's exposure.json");
+    /* eval appends its record, the test views drawn under the same exposures as the training's
+       last evaluation (held-out views: their nearest training views'), so the same PSNR */
     CHECK(cli_run("", log, "eval -m %s", out) == 0, "eval failed, see %s", log);
     CHECK(metrics_records(out, src, sizeof src) == 3 && !strcmp(src, "eval"), "eval lost or did not add a record");
+    double tr_psnr, ev_psnr;
+    CHECK(records_psnr(out, &tr_psnr, &ev_psnr), "metrics.json's last two records: no psnr or no exposure_nearest");
+    CHECK(fabs(tr_psnr - ev_psnr) < 1e-3, "eval -m reads %.4f dB where the training's evaluation read %.4f", ev_psnr,
+          tr_psnr);
     /* the same folder again: refused; with --force the earlier run's outputs go */
     CHECK(cli_run("", log, "train -c %s -s %s -o %s --iterations 8 " TINY, cfgp, data, out) == 1 &&
               file_contains(log, "holds another run"), "a run folder was reused without --force");
     /* without --iterations the config's CPU count applies (7): the test device is a CPU in CI */
-    CHECK(cli_run("", log, "train -c %s -s %s -o %s --force --set optim.exposure=true " TINY, cfgp, data, out) == 0,
-          "--force run failed");
+    CHECK(cli_run("", log, "train -c %s -s %s -o %s --force " TINY, cfgp, data, out) == 0, "--force run failed");
     snprintf(p, sizeof p, "%s/point_cloud/iteration_10", out);
     CHECK(!cs_dir_exists(p), "--force kept the earlier run's iteration_10");
     char p7[900], p500[900];
     snprintf(p7, sizeof p7, "%s/point_cloud/iteration_7", out);
     snprintf(p500, sizeof p500, "%s/point_cloud/iteration_500", out);
     CHECK(cs_dir_exists(p7) != cs_dir_exists(p500), "neither the CPU count (7) nor the count (500) was trained");
-    CHECK(exposure_json_ok(cs_dir_exists(p7) ? p7 : p500, data), "optim.exposure's exposure.json");
     /* --resume reads the run's config.json (no -c, no -s) and finishes the run */
     /* periodic checkpoints (every 4) replace each other; the kept mark (6) stays */
     CHECK(cli_run("", log, "train -c %s -s %s -o %s --force --iterations 10 --checkpoint_iterations 6 "

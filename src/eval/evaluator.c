@@ -164,6 +164,8 @@ static int eval_view(cs_evaluator *ev, const cs_model *m, int cam, int active_de
     unsigned off;
     if (cs_images_get_camera(ev->images, cam, &gt, &off) ||
         cs_render_forward_sync(ev->r, m, &v, active_degree, ev->scene->background) ||
+        (ev->exposure && (cs_exposure_select_camera(ev->exposure, cam) ||
+                          cs_exposure_apply(ev->exposure, &ev->r->img, c->width, c->height))) ||
         cs_loss_metrics(ev->loss, &ev->r->img, gt, off, c->width, c->height, 1) ||
         cs_loss_read(ev->loss, 1, 0.f, mt, NULL) ||
         (lpips && cs_lpips_render(&ev->lpips, &ev->r->img, gt, off, c->width, c->height, lpips)))
@@ -277,6 +279,8 @@ int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, co
     if (ev->train_seconds >= 0) json_object_set_new(rec, "train_seconds", json_real(ev->train_seconds));
     if (ev->dm) json_object_set_new(rec, "driver_mb", json_real(cs_driver_mem_sample(ev->dm) / 1048576.0));
     if (lp_on) json_object_set_new(rec, "lpips", json_real(slp / n));
+    /* drawn under the views' exposures: held-out views take their nearest training views' */
+    if (ev->exposure) json_object_set_new(rec, "exposure_nearest", json_integer(CS_EXPOSURE_NEAREST));
     json_object_set_new(rec, "per_view", views);
     if (ev->tb && tb_eval_scalars(ev->tb, rec, split, iteration, &tbs)) {
         json_decref(rec);
@@ -289,8 +293,8 @@ int cs_evaluate_views(cs_evaluator *ev, const cs_model *m, const char *split, co
     char when[48] = "";
     if (ev->train_seconds >= 0) snprintf(when, sizeof when, " after %.1f s of training", ev->train_seconds);
     printf("\n[eval %d%s] %s: %d views, L1 %.5f, PSNR %.3f, SSIM %.4f%s, %d Gaussians, %.1f s, peak %.1f MiB (run's "
-           "peak before: %.1f MiB)\n", iteration, when, split, n, sl1 / n, spsnr / n, sssim / n, lps, m->n, secs, peak,
-           before);
+           "peak before: %.1f MiB)%s\n", iteration, when, split, n, sl1 / n, spsnr / n, sssim / n, lps, m->n, secs, peak,
+           before, ev->exposure ? ", under the views' exposures" : "");
     char p[1200];
     if (cs_path_join(p, sizeof p, ev->out, "metrics.json")) return -1;
     return cs_write_json(p, ev->records);
@@ -310,6 +314,24 @@ int cs_evaluate_splits(cs_evaluator *ev, const cs_model *m, const cs_eval_cfg *c
     return r;
 }
 
+/* optim.exposure: the views' transforms saved beside the model, so that `clsplat eval` draws the
+   views as the training's evaluation did; without the file, the identity (said) */
+static int open_exposure(cs_evaluator *ev, cs_exposure *ex, const cs_kernels *k, const cs_split *sp, int iteration)
+{
+    char p[1400];
+    snprintf(p, sizeof p, "%s/point_cloud/iteration_%d/exposure.json", ev->out, iteration);
+    if (!cs_file_exists(p)) {
+        printf("note: the run trained with optim.exposure but %s is missing: the views are drawn at the identity\n", p);
+        return 0;
+    }
+    int found;
+    if (cs_exposure_open(ex, ev->cl, k, ev->scene, sp->train, sp->n_train) || cs_exposure_load(ex, p, &found)) return -1;
+    printf("exposure: %d of the %d training views' transforms from %s; a held-out view takes the blend of its %d "
+           "nearest\n", found, sp->n_train, p, CS_EXPOSURE_NEAREST);
+    ev->exposure = ex;
+    return 0;
+}
+
 int cs_evaluate_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const char *out_dir,
                       int iteration)
 {
@@ -324,17 +346,21 @@ int cs_evaluate_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, co
     memset(&images, 0, sizeof images);
     cs_evaluator ev;
     memset(&ev, 0, sizeof ev);
+    cs_exposure ex;
+    memset(&ex, 0, sizeof ex);
     int rc = -1;
     if (cs_images_init(&images, cl, scene, CS_RES_LAZY, sp.train, sp.n_train, 0, 1) == 0 &&
         cs_viewer_open(&w, cl, cfg, s, scene, CS_PROGS_EVAL) == 0) {
         if (cs_evaluator_open(&ev, cl, scene, &w.r, &w.loss, &images, NULL, out_dir, 1) == 0 &&
-            cs_evaluator_use_lpips(&ev, &w.k, cfg->eval.lpips_weights) == 0) {
+            cs_evaluator_use_lpips(&ev, &w.k, cfg->eval.lpips_weights) == 0 &&
+            (!cfg->optim.exposure || open_exposure(&ev, &ex, &w.k, &sp, iteration) == 0)) {
             ev.source = "eval";
             ev.resolution = cfg->data.resolution;
             rc = cs_evaluate_views(&ev, &w.m, "test", sp.test, sp.n_test, iteration, s->sh_degree,
                                    cfg->eval.save_renders);
         }
         cs_evaluator_close(&ev);
+        cs_exposure_free(&ex);
         cs_viewer_close(&w, cl);
     }
     cs_images_free(&images);

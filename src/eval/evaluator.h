@@ -35,6 +35,8 @@ typedef struct {
     cs_tb_writer *tb;       /* TensorBoard: evaluation scalars and images (NULL: none) */
     int tb_views;           /* test views logged as images (render | ground truth | error) */
     int preview_views;      /* test views saved as OUT/previews/ours_<iteration>/<stem>.png for the report (0: none) */
+    cs_exposure *exposure;  /* optim.exposure: each view drawn under its exposure (a training view's own,
+                               a held-out view's from its nearest training views); NULL: the identity */
     double train_seconds;   /* training time so far, evaluations excluded, recorded as "train_seconds"
                                with each evaluation (the trainer sets it; < 0: not a training run) */
 } cs_evaluator;

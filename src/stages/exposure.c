@@ -12,23 +12,67 @@
 
 static const float IDENTITY[CS_EXPOSURE_W] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
 
-int cs_exposure_open(cs_exposure *e, cs_cl *cl, const cs_kernels *k, int n_views)
+int cs_exposure_open(cs_exposure *e, cs_cl *cl, const cs_kernels *k, const cs_scene *scene, const int *cams,
+                     int n_views)
 {
     memset(e, 0, sizeof *e);
-    e->cl = cl, e->k = k, e->n_views = n_views;
+    e->cl = cl, e->k = k, e->scene = scene, e->cams = cams, e->n_views = n_views;
     size_t bytes = (size_t)n_views * CS_EXPOSURE_W * sizeof(float);
     float zero = 0.f;
     e->steps = calloc(n_views > 0 ? (size_t)n_views : 1, sizeof(int));
     if (!e->steps) return cs_fail("out of host memory (exposure steps)");
     if (n_views < 1) return cs_fail("internal: exposure for %d views", n_views);
-    if (cs_buf_alloc(cl, &e->rows, CS_MEM_PARAMS, bytes, "exposure rows") ||
+    if (cs_buf_alloc(cl, &e->rows, CS_MEM_PARAMS, bytes + sizeof IDENTITY, "exposure rows") ||
         cs_buf_alloc(cl, &e->m, CS_MEM_OPTIMIZER, bytes, "exposure Adam m") ||
         cs_buf_alloc(cl, &e->v, CS_MEM_OPTIMIZER, bytes, "exposure Adam v") ||
         cs_buf_fill(cl, &e->m, 0, bytes, &zero, sizeof zero) || cs_buf_fill(cl, &e->v, 0, bytes, &zero, sizeof zero))
         return -1;
-    for (int i = 0; i < n_views; i++)
+    for (int i = 0; i <= n_views; i++)
         if (cs_buf_write(cl, &e->rows, (size_t)i * sizeof IDENTITY, sizeof IDENTITY, IDENTITY)) return -1;
     return 0;
+}
+
+int cs_exposure_neighbours(const cs_scene *s, const int *train, int n, int cam, int k, int *rows, double *w)
+{
+    double c[3], sum = 0;
+    cs_camera_center(&s->cams[cam], c);
+    if (k > n) k = n;
+    for (int j = 0; j < k; j++) { /* k is small: a selection pass each */
+        double best = INFINITY;
+        rows[j] = -1;
+        for (int i = 0; i < n; i++) {
+            int taken = 0;
+            for (int q = 0; q < j; q++) taken |= rows[q] == i;
+            double o[3];
+            cs_camera_center(&s->cams[train[i]], o);
+            double d = sqrt((o[0] - c[0]) * (o[0] - c[0]) + (o[1] - c[1]) * (o[1] - c[1]) + (o[2] - c[2]) * (o[2] - c[2]));
+            if (!taken && d < best) best = d, rows[j] = i;
+        }
+        sum += w[j] = 1.0 / (best + 1e-9);
+    }
+    for (int j = 0; j < k; j++) w[j] /= sum;
+    return k;
+}
+
+int cs_exposure_select_camera(cs_exposure *e, int cam)
+{
+    for (int i = 0; i < e->n_views; i++)
+        if (e->cams[i] == cam) {
+            e->row = i;
+            return 0;
+        }
+    int rows[CS_EXPOSURE_NEAREST];
+    double w[CS_EXPOSURE_NEAREST], blend[CS_EXPOSURE_W] = {0};
+    int k = cs_exposure_neighbours(e->scene, e->cams, e->n_views, cam, CS_EXPOSURE_NEAREST, rows, w);
+    for (int j = 0; j < k; j++) {
+        float r[CS_EXPOSURE_W];
+        if (cs_buf_read(e->cl, &e->rows, (size_t)rows[j] * sizeof r, sizeof r, r)) return -1;
+        for (int q = 0; q < CS_EXPOSURE_W; q++) blend[q] += w[j] * r[q];
+    }
+    float out[CS_EXPOSURE_W];
+    for (int q = 0; q < CS_EXPOSURE_W; q++) out[q] = (float)blend[q];
+    e->row = e->n_views;
+    return cs_buf_write(e->cl, &e->rows, (size_t)e->n_views * sizeof out, sizeof out, out);
 }
 
 void cs_exposure_free(cs_exposure *e)
@@ -68,6 +112,16 @@ int cs_exposure_forward(cs_exposure *e, const cs_buf *img, int W, int H)
     if (cs_buf_reserve(e->cl, &e->out, (size_t)3 * W * H * sizeof(float), 0, "exposed render")) return -1;
     return cs_cl_run(e->cl, e->k->exposure_fwd, CS_STAGE_LOSS, 2, g, l, CS_ARG(img->mem), CS_ARG(e->rows.mem),
                      CS_ARG(row), CS_ARG(W), CS_ARG(H), CS_ARG(e->out.mem));
+}
+
+int cs_exposure_apply(cs_exposure *e, cs_buf *img, int W, int H)
+{
+    size_t g[2], l[2];
+    grid(W, H, g, l);
+    cl_uint row = (cl_uint)e->row;
+    /* in place: each work-item reads its pixel's three values before writing them */
+    return cs_cl_run(e->cl, e->k->exposure_fwd, CS_STAGE_LOSS, 2, g, l, CS_ARG(img->mem), CS_ARG(e->rows.mem),
+                     CS_ARG(row), CS_ARG(W), CS_ARG(H), CS_ARG(img->mem));
 }
 
 int cs_exposure_backward(cs_exposure *e, const cs_buf *img, cs_buf *v_img, int W, int H)
@@ -123,4 +177,29 @@ int cs_exposure_save(cs_exposure *e, const char *path, const char *const *names)
     int r = cs_write_json(path, o);
     json_decref(o);
     return r;
+}
+
+int cs_exposure_load(cs_exposure *e, const char *path, int *found)
+{
+    json_error_t err;
+    json_t *o = json_load_file(path, 0, &err);
+    if (!o) return cs_fail("%s: line %d: %s", path, err.line, err.text);
+    *found = 0;
+    int rc = json_is_object(o) ? 0 : cs_fail("%s: not an object of views' 3 x 4 matrices", path);
+    for (int i = 0; i < e->n_views && !rc; i++) {
+        json_t *m = json_object_get(o, e->scene->cams[e->cams[i]].name);
+        if (!m) continue;
+        float r[CS_EXPOSURE_W];
+        for (int q = 0; q < CS_EXPOSURE_W && !rc; q++) {
+            json_t *v = json_array_get(json_array_get(m, (size_t)q / 4), (size_t)q % 4);
+            if (!json_is_number(v) || json_array_size(m) != 3 || json_array_size(json_array_get(m, (size_t)q / 4)) != 4)
+                rc = cs_fail("%s: view %s is not a 3 x 4 matrix of numbers", path, e->scene->cams[e->cams[i]].name);
+            else
+                r[q] = (float)json_number_value(v);
+        }
+        if (!rc) rc = cs_buf_write(e->cl, &e->rows, (size_t)i * sizeof r, sizeof r, r);
+        *found += !rc;
+    }
+    json_decref(o);
+    return rc;
 }

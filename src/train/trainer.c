@@ -189,7 +189,7 @@ static int trainer_open(trainer *t, cs_cl *cl, const cs_config *user, const cs_s
     cs_loss_init(&t->loss, cl, &t->k);
     t->loss.gt_channels = cs_scene_gt_channels(scene);
     if (cfg->optim.exposure) {
-        if (cs_exposure_open(&t->exposure, cl, &t->k, t->split.n_train)) return -1;
+        if (cs_exposure_open(&t->exposure, cl, &t->k, scene, t->split.train, t->split.n_train)) return -1;
         t->loss.exposure = &t->exposure;
     }
     return cfg->model.filter_3d ? cs_filter3d_setup(cl, &t->dens.d, t->scene) : 0;
@@ -205,6 +205,7 @@ static int open_outputs(trainer *t, int keep)
         cs_tb_log_open(&t->tb, t->out, t->cfg->log.tensorboard))
         return -1;
     t->ev.resolution = t->cfg->data.resolution; /* the records say what the run was trained at (-r) */
+    t->ev.exposure = t->loss.exposure;         /* the views drawn under their exposure (optim.exposure) */
     t->ev.tb = t->tb.on ? &t->tb.w : NULL;
     t->ev.tb_views = t->cfg->eval.tensorboard_views;
     t->ev.preview_views = t->cfg->eval.preview_views;
