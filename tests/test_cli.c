@@ -228,12 +228,19 @@ int test_cli_runs(void)
     /* --resume reads the run's config.json (no -c, no -s) and finishes the run */
     /* periodic checkpoints (every 4) replace each other; the kept mark (6) stays */
     CHECK(cli_run("", log, "train -c %s -s %s -o %s --force --iterations 10 --checkpoint_iterations 6 "
-                  "--set output.checkpoint_interval=4 " TINY, cfgp, data, out) == 0, "run for resume");
+                  "--set output.checkpoint_interval=4 --set optim.exposure=true " TINY, cfgp, data, out) == 0,
+          "run for resume");
     CHECK(checkpoints_are(out, "6 8"), "periodic checkpoints: 4 not replaced by 8, or the mark 6 removed");
+    /* optim.exposure: the views' transforms beside each checkpoint, replaced with it */
+    for (int it = 4; it <= 8; it += 2) {
+        snprintf(p, sizeof p, "%s/checkpoints/chkpnt_%d.exposure.json", out, it);
+        CHECK(cs_file_exists(p) == (it != 4), "%s %s", p, it == 4 ? "was kept with its checkpoint removed" : "is missing");
+    }
     double secs = result_seconds(out);
     CHECK(secs > 0, "no result.json with train_seconds after a finished run");
     CHECK(cli_run("", log, "train --resume %s/checkpoints/chkpnt_8.bin", out) == 0 && file_contains(log, "resumed from"),
           "--resume without -c/-s failed, see %s", log);
+    CHECK(file_contains(log, "views' exposures from"), "the resume did not read chkpnt_8.exposure.json, see %s", log);
     CHECK(result_seconds(out) > 0, "no result.json after a resumed run");
     CHECK(cli_run("", log, "render -m %s --split bogus", out) == 1 && file_contains(log, "unknown split 'bogus'"),
           "render --split bogus");

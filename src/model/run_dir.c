@@ -271,8 +271,10 @@ int cs_run_dir_remove_checkpoints_before(const char *dir, int iteration, const i
     struct dirent *e;
     int it, len, rc = 0;
     while (!rc && (e = readdir(d))) {
-        len = 0;
-        if (sscanf(e->d_name, "chkpnt_%d.bin%n", &it, &len) != 1 || !len || e->d_name[len] || it >= iteration) continue;
+        len = 0; /* a checkpoint, or the views' exposures beside it (optim.exposure) */
+        if (sscanf(e->d_name, "chkpnt_%d%n", &it, &len) != 1 || !len || it >= iteration ||
+            (strcmp(e->d_name + len, ".bin") && strcmp(e->d_name + len, ".exposure.json")))
+            continue;
         int kept = 0;
         for (int i = 0; i < n_keep; i++) kept |= keep[i] == it;
         snprintf(p, sizeof p, "%s/%s", folder, e->d_name);

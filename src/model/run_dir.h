@@ -36,8 +36,9 @@ int cs_run_dir_of_checkpoint(const char *ckpt, char *out, size_t n);
 int cs_run_dir_latest_ply(const char *dir, char *out, size_t n, int *iteration);
 /* The latest DIR/checkpoints/chkpnt_N.bin into OUT; returns N, or -1 when there is none. */
 int cs_run_dir_latest_checkpoint(const char *dir, char *out, size_t n);
-/* Removes DIR/checkpoints/chkpnt_N.bin for every N < ITERATION not among KEEP (N_KEEP of
- * them): periodic checkpoints replacing the older ones. -1 with a message. */
+/* Removes DIR/checkpoints/chkpnt_N.bin and the views' exposures beside it (chkpnt_N.exposure.json)
+ * for every N < ITERATION not among KEEP (N_KEEP of them): periodic checkpoints replacing the
+ * older ones. -1 with a message. */
 int cs_run_dir_remove_checkpoints_before(const char *dir, int iteration, const int *keep, int n_keep);
 
 #endif

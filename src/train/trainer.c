@@ -267,13 +267,29 @@ static int start_fresh(trainer *t, const cs_kernel_opts *ko)
     return open_outputs(t, 0);
 }
 
+/* optim.exposure: the views' transforms saved beside checkpoint CKPT (their Adam moments start
+   again); without that file, the identity (said) */
+static int resume_exposure(trainer *t, const char *ckpt)
+{
+    char p[1400];
+    size_t n = strlen(ckpt);
+    snprintf(p, sizeof p, "%.*s.exposure.json", (int)(n > 4 && !strcmp(ckpt + n - 4, ".bin") ? n - 4 : n), ckpt);
+    if (!cs_file_exists(p)) {
+        printf("note: optim.exposure: no %s beside the checkpoint: the views' exposures start again from the identity\n", p);
+        return 0;
+    }
+    int found;
+    if (cs_exposure_load(t->loss.exposure, p, &found)) return -1;
+    printf("resumed %d of the %d views' exposures from %s\n", found, t->split.n_train, p);
+    return 0;
+}
+
 /* The checkpoint's model and step; the evaluation records and log lines up to its iteration. */
 static int resume(trainer *t, const char *path, const cs_kernel_opts *ko, int *start)
 {
     if (cs_checkpoint_load(t->cl, &t->m, start, path, &ko->layout)) return -1;
     printf("resumed from %s at iteration %d with %d Gaussians\n", path, *start, t->m.n);
-    if (t->loss.exposure) /* checkpoints hold the model only */
-        printf("note: optim.exposure: the views' exposures start again from the identity\n");
+    if (t->loss.exposure && resume_exposure(t, path)) return -1;
     if (!(t->cfg->densify.budget_momentum > 0)) t->m.target = 0; /* a setting the resumed run dropped */
     start_target(t);
     if (open_outputs(t, 1) || cs_train_log_resume(&t->log, *start))
@@ -528,13 +544,37 @@ static int log_mark(trainer *t, int iter, const cs_step_plan *p)
     return cs_train_log_append(&t->log, rec);
 }
 
+/* optim.exposure: the views' transforms to PATH, as graphdeco's exposure.json */
+static int save_exposure_to(trainer *t, const char *path)
+{
+    const char **names = malloc((size_t)t->split.n_train * sizeof *names);
+    if (!names) return cs_fail("out of host memory (exposure names)");
+    for (int i = 0; i < t->split.n_train; i++) names[i] = t->scene->cams[t->split.train[i]].name;
+    int r = cs_exposure_save(t->loss.exposure, path, names);
+    free(names);
+    return r;
+}
+
+/* ... beside the model saved in DIR */
+static int save_exposure(trainer *t, const char *dir)
+{
+    if (!t->loss.exposure) return 0;
+    char p[1300];
+    snprintf(p, sizeof p, "%s/exposure.json", dir);
+    return save_exposure_to(t, p);
+}
+
 static int save_checkpoint(trainer *t, int iteration, char *path_out, size_t n)
 {
     char dir[1200];
     snprintf(dir, sizeof dir, "%s/checkpoints", t->out);
     if (cs_mkdirs(dir)) return -1;
     snprintf(path_out, n, "%s/chkpnt_%d.bin", dir, iteration);
-    return cs_checkpoint_save(t->cl, &t->m, iteration, path_out);
+    if (cs_checkpoint_save(t->cl, &t->m, iteration, path_out)) return -1;
+    if (!t->loss.exposure) return 0;
+    char p[1300]; /* optim.exposure: the views' transforms beside it, which a resume reads */
+    snprintf(p, sizeof p, "%s/chkpnt_%d.exposure.json", dir, iteration);
+    return save_exposure_to(t, p);
 }
 
 /* A periodic checkpoint: saved, then the older ones removed except the kept marks (and only
@@ -544,20 +584,6 @@ static int save_periodic_checkpoint(trainer *t, int iteration)
     const cs_output_cfg *o = &t->cfg->output;
     if (save_checkpoint(t, iteration, t->last_ckpt, sizeof t->last_ckpt)) return -1;
     return cs_run_dir_remove_checkpoints_before(t->out, iteration, o->checkpoint_iterations, o->n_checkpoint_iterations);
-}
-
-/* optim.exposure: the views' transforms beside the model, as graphdeco's exposure.json */
-static int save_exposure(trainer *t, const char *dir)
-{
-    if (!t->loss.exposure) return 0;
-    const char **names = malloc((size_t)t->split.n_train * sizeof *names);
-    if (!names) return cs_fail("out of host memory (exposure names)");
-    for (int i = 0; i < t->split.n_train; i++) names[i] = t->scene->cams[t->split.train[i]].name;
-    char p[1300];
-    snprintf(p, sizeof p, "%s/exposure.json", dir);
-    int r = cs_exposure_save(t->loss.exposure, p, names);
-    free(names);
-    return r;
 }
 
 static int save_ply(trainer *t, int iteration)
