@@ -97,8 +97,25 @@ static int check_plan(const cs_scene *s, const cs_block_plan *p, uint64_t *rs)
     return 0;
 }
 
-/* cs_ground_ray_hits against rays sampled finely: any disagreement is a grazing ray (the
-   analytic segment inside the rectangle shorter than the sampling step) */
+/* the ray O + q D's parameters inside region R's rectangle (slabs), q >= 0, into [*Q0, *Q1];
+   empty when *Q0 > *Q1. Only to explain where sampling cannot see the answer. */
+static void slab_interval(const cs_ground_region *r, const double o[3], const double d[3], double *q0, double *q1)
+{
+    *q0 = 0, *q1 = INFINITY;
+    for (int k = 0; k < 2; k++) {
+        double p = o[k] - r->origin[k], lo = r->rect[2 * k], hi = r->rect[2 * k + 1];
+        if (d[k] == 0) {
+            if (!(p >= lo && p < hi)) *q1 = -1;
+            continue;
+        }
+        double a = (lo - p) / d[k], b = (hi - p) / d[k];
+        *q0 = fmax(*q0, fmin(a, b)), *q1 = fmin(*q1, fmax(a, b));
+    }
+}
+
+/* cs_ground_ray_hits against rays sampled finely (every 0.005 out to 200): a disagreement must
+   be one sampling cannot see, a grazing ray (inside the rectangle for less than 0.02) or one
+   that enters it past 200 (a side at infinity, a direction nearly along the other) */
 static int check_ray_hits(uint64_t *rs)
 {
     cs_ground_region r = {.on = 1, .origin = {0.3, -0.2, 0.1}, .u = {1, 0, 0}, .v = {0, 1, 0}};
@@ -116,9 +133,14 @@ static int check_ray_hits(uint64_t *rs)
             double q = i * 0.005, x[2] = {o[0] + q * d[0] - r.origin[0], o[1] + q * d[1] - r.origin[1]};
             sampled = x[0] >= r.rect[0] && x[0] < r.rect[1] && x[1] >= r.rect[2] && x[1] < r.rect[3];
         }
-        grazing += hit != sampled;
+        if (hit == sampled) continue;
+        double q0, q1;
+        slab_interval(&r, o, d, &q0, &q1);
+        CHECK(q1 - q0 < 0.02 || q0 > 199.99, "ray %d: hits %d, sampled %d, inside the rectangle over [%g, %g]", t, hit,
+              sampled, q0, q1);
+        grazing++;
     }
-    CHECK(grazing <= 4, "%d of 400 rays disagree with sampling", grazing);
+    CHECK(grazing <= 40, "%d of 400 rays disagree with sampling", grazing);
     return 0;
 }
 
