@@ -445,8 +445,11 @@ static int check_exposure_fit(cs_cl *cl, const cs_kernels *k, uint64_t *rs)
     double truth[CS_EXPOSURE_W], *x = malloc(sizeof(double) * n), *y = malloc(sizeof(double) * n);
     float *xf = malloc(sizeof(float) * n);
     uint8_t *gt = malloc(np * 3);
-    for (int q = 0; q < CS_EXPOSURE_W; q++) truth[q] = (q % 5 == 0 ? 1.0 : 0.0) + 0.08 * test_randn(rs);
-    for (size_t i = 0; i < n; i++) x[i] = xf[i] = (float)(0.15 + 0.7 * test_rand(rs));
+    /* gains within 10% of 1, mixing and offsets within 0.04: the photo stays inside (0, 1), so
+       no clamp hides the transform from the fit */
+    for (int q = 0; q < CS_EXPOSURE_W; q++)
+        truth[q] = q % 5 == 0 ? 1.0 + 0.1 * (2 * test_rand(rs) - 1) : 0.04 * (2 * test_rand(rs) - 1);
+    for (size_t i = 0; i < n; i++) x[i] = xf[i] = (float)(0.2 + 0.6 * test_rand(rs));
     ref_expose(truth, x, np, y);
     for (size_t p = 0; p < np; p++)
         for (int c = 0; c < 3; c++) gt[p * 3 + c] = (uint8_t)lround(fmin(fmax(y[c * np + p], 0), 1) * 255);
