@@ -85,8 +85,7 @@ __kernel void exposure_adam(__global const float4 *partials, uint n_groups, __gl
 
 /* One work-group: the rows' mean moved to the identity (each row less the mean's difference
  * from it). The model and the transforms can trade a common colour change (the model darker,
- * every view brighter) that the loss cannot see; held out views are drawn at the identity, so
- * the model is kept at the views' mean. */
+ * every view brighter) that the loss cannot see; the model is kept at the views' mean. */
 __kernel void exposure_center(__global float4 *rows, uint n_views)
 {
     __local float4 red[3 * 256];

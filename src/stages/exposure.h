@@ -1,8 +1,8 @@
 /* exposure: per-view exposure (optim.exposure), graphdeco's per-image exposure: every training
  * view learns an affine colour transform (layout.h, CS_EXPOSURE_W) that the loss applies to
  * the render before comparing it with the view's photo, so the photos' differences in exposure
- * and white balance go into the views' rows instead of into the model. The model itself, and
- * every drawing of it (evaluation, exports, meshes), stays at the identity. */
+ * and white balance go into the views' rows instead of into the model. Evaluations draw each view
+ * under its exposure (cs_exposure_select_camera); the model, exports and meshes stay at the identity. */
 #ifndef CS_EXPOSURE_H
 #define CS_EXPOSURE_H
 
