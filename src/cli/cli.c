@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "depth_check.h"
+#include "exposure.h"
 #include "mesher.h"
 #include "mesh_shell.h"
 #include "mesh_tex.h"
@@ -107,6 +108,10 @@ static const opt_desc OPTS[] = {
     {"--pseudo-views", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
      "the refinement also fits the model's drawings of N views between each training view and its N nearest "
      "(default 0; at most " CS_STR(CS_MESH_PSEUDO_MAX_GIB) " GiB of drawings, fewer a view past that)"},
+    {"--no-exposure", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
+     "ignore the model's exposure.json (optim.exposure): the refinement compares the training photos with the mesh "
+     "drawn at the identity, and --psnr draws every view at the identity (default: each training view under its "
+     "transform, a held-out view under the blend of its " CS_STR(CS_EXPOSURE_NEAREST) " nearest training views')"},
     {"--refine-geometry", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
      "after --refine's colours, fit the vertex positions and colours together over N more views (anti-aliased "
      "silhouettes, Laplacian and normal-consistency regularisers; default twice --refine's N; 0: colours only)"},
@@ -217,7 +222,7 @@ static const struct {
     [CS_CMD_EXPORT] = {"export", "clsplat export (-m OUT | --ply FILE) --format spz|splat|compressed-ply|ply [-o FILE] [--bake]",
                        "write a trained scene in a web viewer's format (.spz, .splat, compressed PLY) or a baked PLY"},
     [CS_CMD_MESH] = {"mesh", "clsplat mesh -m OUT [-o mesh.ply|mesh.glb] [--voxel SIZE | --grid N] [--max-triangles N] "
-                             "[--depth median|mean] [--max-depth D] [--contract S] [--focus | --no-focus] [--keep-components N] [--consistency N] [--carve W] [--carve-dropped] [--shell-fit] [--near-cut F] [--refine N] [--refine-dssim W] [--pseudo-views N] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--psnr] [--renders DIR] [--profile]",
+                             "[--depth median|mean] [--max-depth D] [--contract S] [--focus | --no-focus] [--keep-components N] [--consistency N] [--carve W] [--carve-dropped] [--shell-fit] [--near-cut F] [--refine N] [--refine-dssim W] [--pseudo-views N] [--no-exposure] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--psnr] [--renders DIR] [--profile]",
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
     [CS_CMD_VIEW] = {"view", "clsplat view -m OUT [--port PORT] [--host ADDR]",
                      "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
@@ -443,6 +448,7 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--carve")) return parse_nonneg(flag, v, &a->carve);
     else if (!strcmp(n, "--carve-dropped")) a->carve_dropped = true;
     else if (!strcmp(n, "--shell-fit")) a->shell_fit = true;
+    else if (!strcmp(n, "--no-exposure")) a->no_exposure = true;
     else if (!strcmp(n, "--pseudo-views")) return parse_int(flag, v, 0, &a->pseudo_views);
     else if (!strcmp(n, "--refine-geometry")) return parse_int(flag, v, 0, &a->refine_geometry);
     else if (!strcmp(n, "--refine-step")) return parse_pos(flag, v, &a->refine_step);

@@ -339,6 +339,11 @@ static int cmd_mesh(const cs_args *a)
     int u = mesh_options(a, a->model, out, sizeof out, &o);
     if (u) return u;
     if (model_config(a, &cfg) || cs_run_dir_latest_ply(a->model, ply, sizeof ply, &it)) return -1;
+    char exposure[1400]; /* optim.exposure's transforms beside the PLY */
+    snprintf(exposure, sizeof exposure, "%s", ply);
+    char *cut = strrchr(exposure, '/');
+    snprintf(cut ? cut + 1 : exposure, sizeof exposure - (size_t)(cut ? cut + 1 - exposure : 0), "exposure.json");
+    if (!a->no_exposure && cs_file_exists(exposure)) o.exposure = exposure;
     char dir[1400]; /* -o's folder is made before the work, not found missing after it */
     snprintf(dir, sizeof dir, "%s", out);
     char *slash = strrchr(dir, '/');

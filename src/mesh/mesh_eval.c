@@ -15,6 +15,7 @@
 typedef struct {
     const cs_mesh *m;
     const cs_scene *scene;
+    const cs_mesh_exposure *exposure;
     const char *renders;
     const int *views;
     int n, next, failed;
@@ -68,6 +69,7 @@ static int one_view(job *j, int i)
         rc = cs_fail("the photo is %dx%d, the view %dx%d", g.width, g.height, d.width, d.height);
     if (!rc) rc = alpha_counts(c, drawn, j->px + 4 * i);
     free(drawn);
+    if (!rc && j->exposure) cs_mesh_exposure_apply(j->exposure, j->scene, j->views[i], &d);
     if (!rc) j->psnr[i] = psnr_of(&d, &g);
     if (!rc && j->renders) {
         char stem[256], p[1400];
@@ -126,12 +128,13 @@ static int run_threads(job *j)
     return j->failed ? cs_fail("%s", j->err) : 0;
 }
 
-int cs_mesh_eval(const cs_mesh *m, const cs_scene *scene, const char *renders, cs_mesh_eval_result *r)
+int cs_mesh_eval(const cs_mesh *m, const cs_scene *scene, const cs_mesh_exposure *exposure, const char *renders,
+                 cs_mesh_eval_result *r)
 {
     memset(r, 0, sizeof *r);
     double t0 = cs_now();
     if (renders && cs_mkdirs(renders)) return -1;
-    job j = {.m = m, .scene = scene, .renders = renders};
+    job j = {.m = m, .scene = scene, .exposure = exposure, .renders = renders};
     int *views = malloc(sizeof(int) * (scene->n_cams ? scene->n_cams : 1));
     j.psnr = calloc(scene->n_cams ? scene->n_cams : 1, sizeof(double));
     j.covered = calloc(scene->n_cams ? scene->n_cams : 1, sizeof(double));

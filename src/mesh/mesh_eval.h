@@ -6,6 +6,7 @@
 
 #include "dataset.h"
 #include "mesh.h"
+#include "mesh_exposure.h"
 
 typedef struct {
     int views;           /* views compared */
@@ -23,7 +24,10 @@ typedef struct {
 /* Compares M with SCENE's test views (every 8th training view when there are none); with
  * RENDERS, each view's drawing is written there as <stem>.png (atomically). PSNR is over the
  * RGB channels at the training resolution, weighted by the mask where the scene has one; on a
- * Blender scene the drawn pixels are also compared with the photos' alpha. */
-int cs_mesh_eval(const cs_mesh *m, const cs_scene *scene, const char *renders, cs_mesh_eval_result *r);
+ * Blender scene the drawn pixels are also compared with the photos' alpha. With EXPOSURE (the
+ * model's per-view exposure; NULL: none) each drawing is taken under its view's transform (a
+ * held-out view's: the blend of its nearest training views') before it is compared or written. */
+int cs_mesh_eval(const cs_mesh *m, const cs_scene *scene, const cs_mesh_exposure *exposure, const char *renders,
+                 cs_mesh_eval_result *r);
 
 #endif

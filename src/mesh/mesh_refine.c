@@ -179,10 +179,28 @@ static int view_photo(refine_state *r, const cs_scene *scene, int it, const cs_c
     return 0;
 }
 
+/* the loss of view IT (in the shuffled order) under the model's exposure EX (NULL: none): a
+   training view's own transform, a pseudo-view (the model's drawing) at the identity */
+static int view_exposure(const refine_state *r, cs_mesh_dev *d, cs_exposure *ex, int it)
+{
+    int cam = r->views[it % r->n_views];
+    d->loss.exposure = ex && cam >= 0 ? ex : NULL;
+    return d->loss.exposure ? cs_exposure_select_camera(ex, cam) : 0;
+}
+
+/* the model's exposure on the device for the refinement (its Adam state unused) */
+static int exposure_open(cs_exposure *ex, cs_mesh_dev *d, const cs_scene *scene, const cs_mesh_exposure *x)
+{
+    return cs_exposure_open(ex, d->cl, &d->k, scene, x->split.train, x->split.n_train) ||
+                   cs_exposure_write(ex, x->rows)
+               ? -1
+               : 0;
+}
+
 /* the texture stage: M's texture made from its refined vertex colours and fitted over
    O->texture_views views from view FROM on (the geometry as the device holds it); DRAWN counts
    the profiled views */
-static int texture_stage(cs_mesh_dev *d, cs_mesh *m, const cs_scene *scene, refine_state *r,
+static int texture_stage(cs_mesh_dev *d, cs_mesh *m, const cs_scene *scene, refine_state *r, cs_exposure *ex,
                          const cs_mesh_refine_opts *o, int from, int progress, cs_mesh_refine_stats *st, int *drawn)
 {
     double t0 = cs_now(), first = 0, last = 0;
@@ -195,7 +213,8 @@ static int texture_stage(cs_mesh_dev *d, cs_mesh *m, const cs_scene *scene, refi
         const cs_camera *c;
         const cs_image *photo;
         double loss = 0;
-        if (view_photo(r, scene, from + it, &c, &photo) || cs_mesh_dev_visibility(d, c) ||
+        if (view_photo(r, scene, from + it, &c, &photo) || view_exposure(r, d, ex, from + it) ||
+            cs_mesh_dev_visibility(d, c) ||
             cs_mesh_dev_tex_grad(d, photo, (float)o->dssim, &loss) || cs_mesh_dev_tex_adam(d, o->lr, it + 1) ||
             (o->profile && cs_prof_collect(d->cl)))
             return -1;
@@ -219,15 +238,17 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs
                           cs_mesh_refine_stats *st)
 {
     memset(st, 0, sizeof *st);
-    if ((o->geometry > 0 || o->texture > 0) && !cl)
-        return cs_fail("the geometry and texture stages of the refinement run on a device only");
+    if ((o->geometry > 0 || o->texture > 0 || o->exposure) && !cl)
+        return cs_fail("the geometry and texture stages and the exposures of the refinement run on a device only");
     double t0 = cs_now(), first = 0, last = 0;
     int total = o->iterations + (o->geometry > 0 ? o->geometry : 0);
     int tenth = total / 10 > 0 ? total / 10 : 1, nf = 0, nl = 0;
     refine_state r;
     cs_mesh_dev d;
+    cs_exposure ex = {0}, *exposed = NULL;
     int rc = state_open(&r, m, scene, o->pseudo, o->seed), on_device = 0;
     if (!rc && cl) rc = cs_mesh_dev_open(&d, cl, m, r.max_px, scene->background), on_device = !rc;
+    if (!rc && on_device && o->exposure) rc = exposure_open(&ex, &d, scene, o->exposure), exposed = &ex;
     if (!rc && on_device && o->geometry > 0) rc = cs_mesh_dev_geom_open(&d, m, o->nmove);
     cs_prof_saved saved = {NULL, 0};
     int profiling = 0, drawn = 0;
@@ -235,7 +256,8 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs
     for (int it = 0; !rc && it < total; it++) {
         const cs_camera *c;
         const cs_image *photo;
-        if ((rc = view_photo(&r, scene, it, &c, &photo)) != 0) break;
+        if ((rc = view_photo(&r, scene, it, &c, &photo)) != 0 || (on_device && (rc = view_exposure(&r, &d, exposed, it))))
+            break;
         double loss = 0;
         if (it < o->iterations)
             rc = on_device ? device_step(&d, c, photo, o, it + 1, &loss)
@@ -259,9 +281,9 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs
     if (!rc && on_device && o->geometry > 0) rc = cs_mesh_dev_read_positions(&d, m->pos);
     if (!rc)
         for (size_t i = 0; i < 3 * m->nv; i++) m->rgb[i] = (uint8_t)(r.col[i] * 255.f + 0.5f);
-    if (!rc && on_device && o->texture > 0) rc = texture_stage(&d, m, scene, &r, o, total, progress, st, &drawn);
+    if (!rc && on_device && o->texture > 0) rc = texture_stage(&d, m, scene, &r, exposed, o, total, progress, st, &drawn);
     if (profiling) rc = profile_close(cl, &saved, drawn, rc);
-    if (on_device) cs_mesh_dev_close(&d);
+    if (on_device) d.loss.exposure = NULL, cs_exposure_free(&ex), cs_mesh_dev_close(&d);
     st->l1_first = nf ? first / nf : 0, st->l1_last = nl ? last / nl : 0;
     st->views = r.n_views, st->seconds = cs_now() - t0;
     state_free(&r);

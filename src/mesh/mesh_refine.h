@@ -13,6 +13,7 @@
 #include "dataset.h"
 #include "image.h"
 #include "mesh.h"
+#include "mesh_exposure.h"
 #include "mesh_geom.h"
 #include "mesh_pseudo.h"
 
@@ -32,6 +33,9 @@ typedef struct {
                                (device only; mesh_texture_dev.h) */
     int texture_views;
     const cs_mesh_pseudo *pseudo; /* more views, drawn by the splat model, shuffled in with the photos (NULL: none) */
+    const cs_mesh_exposure *exposure; /* the model's per-view exposure (device only; NULL: none): each training
+                                         view's drawing is compared with its photo under the view's transform,
+                                         the pseudo-views' at the identity */
 } cs_mesh_refine_opts;
 
 typedef struct {
@@ -52,7 +56,7 @@ double cs_mesh_color_loss(const cs_mesh *m, const float *col, const cs_image *ph
 /* Fits M's vertex colours to SCENE's training views (O), then with O->geometry its positions
  * too, then with O->texture a texture (m->tex): on CL's device (mesh_device.h, mesh_geom.h,
  * mesh_texture_dev.h), or with CL NULL on the host (the colours' reference the tests compare
- * the device with; no geometry or texture stage). A progress line each tenth of the iterations
+ * the device with; no geometry, texture or exposure). A progress line each tenth of the iterations
  * when PROGRESS. -1 with a message. */
 int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs_mesh_refine_opts *o, int progress,
                           cs_mesh_refine_stats *st);

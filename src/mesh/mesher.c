@@ -541,7 +541,8 @@ static int fit_shell(const cs_depth_check *dc, const cs_scene *scene, const cs_m
 }
 
 static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, const cs_mesh_opts *o,
-                       const cs_mesh_pseudo *pseudo, const cs_shell_fit *fit, cs_mesh_stats *st)
+                       const cs_mesh_pseudo *pseudo, const cs_shell_fit *fit, const cs_mesh_exposure *x,
+                       cs_mesh_stats *st)
 {
     long budget = o->max_triangles; /* for the scene, the shell taken off */
     cs_mesh m;
@@ -580,7 +581,8 @@ static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, c
     if (!rc && level > 0) rc = add_shell(&m, scene, level, fit, st);
     cs_mesh_refine_opts ro = {.iterations = o->refine, .lr = 0.01, .dssim = o->refine_dssim, .seed = 1,
                               .geometry = o->refine_geometry, .nmove = own, .geom = o->geom, .profile = o->profile,
-                              .texture_views = o->texture_views, .pseudo = pseudo->n ? pseudo : NULL};
+                              .texture_views = o->texture_views, .pseudo = pseudo->n ? pseudo : NULL,
+                              .exposure = x};
     if (ro.geom.lr < 0) ro.geom.lr = scene->kind == CS_SCENE_BLENDER ? CS_MESH_GEOM_LR : CS_MESH_GEOM_LR_CAPTURE;
     if (!rc && o->texture) rc = texture_level(o->texture, &m, scene, &ro.texture);
     if (!rc && o->refine > 0) {
@@ -599,7 +601,7 @@ static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, c
     cs_mesh_edge_counts(&m, &st->boundary_edges, &st->nonmanifold_edges);
     struct stat sb;
     st->file_bytes = !rc && stat(o->out_path, &sb) == 0 ? (size_t)sb.st_size : 0;
-    if (!rc && o->psnr) rc = cs_mesh_eval(&m, scene, o->renders, &st->eval);
+    if (!rc && o->psnr) rc = cs_mesh_eval(&m, scene, x, o->renders, &st->eval);
     cs_mesh_free(&m);
     return rc;
 }
@@ -618,6 +620,24 @@ static int pseudo_views(cs_viewer *w, const cs_scene *scene, int degree, const c
            p->capped                ? ", fewer than asked: their drawings would take over " CS_STR(CS_MESH_PSEUDO_MAX_GIB) " GiB"
            : p->per_view < asked ? ", fewer than asked: as many as there are other training views"
                                  : "");
+    fflush(stdout);
+    return 0;
+}
+
+/* the model's per-view exposure from O->exposure into X (said), when it is set and the refinement
+   or --psnr takes it; *USED 1 then */
+static int open_exposure(const cs_scene *scene, const cs_mesh_opts *o, cs_mesh_exposure *x, int *used)
+{
+    *used = 0;
+    if (!o->exposure || (o->refine <= 0 && !o->psnr)) return 0;
+    if (cs_mesh_exposure_load(x, scene, o->exposure)) return -1;
+    *used = 1;
+    printf("mesh: the model's per-view exposure (%d of %d training views' transforms from %s): %s%s%s; the mesh "
+           "is the scene at the identity (--no-exposure: every view at the identity)\n",
+           x->found, x->split.n_train, o->exposure,
+           o->refine > 0 ? "the refinement compares each training photo with its view's transform of the drawing" : "",
+           o->refine > 0 && o->psnr ? ", " : "",
+           o->psnr ? "--psnr draws a held-out view under the blend of its " CS_STR(CS_EXPOSURE_NEAREST) " nearest training views' transforms" : "");
     fflush(stdout);
     return 0;
 }
@@ -662,7 +682,11 @@ int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const 
     if (!rc) rc = pseudo_views(&w, scene, s->sh_degree, o, &pseudo);
     st->peak_device = cl->mem.window_peak;
     cs_viewer_close(&w, cl);
-    if (!rc) rc = finish_mesh(cl, soup, scene, o, &pseudo, fitted ? &fit : NULL, st);
+    cs_mesh_exposure x = {0};
+    int exposed = 0;
+    if (!rc) rc = open_exposure(scene, o, &x, &exposed);
+    if (!rc) rc = finish_mesh(cl, soup, scene, o, &pseudo, fitted ? &fit : NULL, exposed ? &x : NULL, st);
+    if (exposed) cs_mesh_exposure_free(&x);
     cs_shell_fit_free(&fit);
     cs_mesh_pseudo_free(&pseudo);
     free(soup);

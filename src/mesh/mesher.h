@@ -52,6 +52,8 @@ typedef struct {
                               depth (floaters against the lens; 0: keep them) */
     int pseudo;            /* the refinement also fits the splat model's drawings of this many views
                               between each training view and its nearest (mesh_pseudo.h; 0: none) */
+    const char *exposure;  /* the model's exposure.json (optim.exposure; NULL: none): the refinement and
+                              --psnr take each view under its transform (mesh_exposure.h) */
 } cs_mesh_opts;
 
 /* the default grid: a training pixel at the cameras' median distance a voxel, within 64 to 512

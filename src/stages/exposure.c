@@ -54,6 +54,21 @@ int cs_exposure_neighbours(const cs_scene *s, const int *train, int n, int cam, 
     return k;
 }
 
+void cs_exposure_row_of(const cs_scene *s, const int *cams, int n, const float *rows, int cam, float out[CS_EXPOSURE_W])
+{
+    for (int i = 0; i < n; i++)
+        if (cams[i] == cam) {
+            memcpy(out, rows + (size_t)i * CS_EXPOSURE_W, sizeof(float) * CS_EXPOSURE_W);
+            return;
+        }
+    int near[CS_EXPOSURE_NEAREST];
+    double w[CS_EXPOSURE_NEAREST], blend[CS_EXPOSURE_W] = {0};
+    int k = cs_exposure_neighbours(s, cams, n, cam, CS_EXPOSURE_NEAREST, near, w);
+    for (int j = 0; j < k; j++)
+        for (int q = 0; q < CS_EXPOSURE_W; q++) blend[q] += w[j] * rows[(size_t)near[j] * CS_EXPOSURE_W + q];
+    for (int q = 0; q < CS_EXPOSURE_W; q++) out[q] = k ? (float)blend[q] : IDENTITY[q];
+}
+
 int cs_exposure_select_camera(cs_exposure *e, int cam)
 {
     for (int i = 0; i < e->n_views; i++)
@@ -61,18 +76,13 @@ int cs_exposure_select_camera(cs_exposure *e, int cam)
             e->row = i;
             return 0;
         }
-    int rows[CS_EXPOSURE_NEAREST];
-    double w[CS_EXPOSURE_NEAREST], blend[CS_EXPOSURE_W] = {0};
-    int k = cs_exposure_neighbours(e->scene, e->cams, e->n_views, cam, CS_EXPOSURE_NEAREST, rows, w);
-    for (int j = 0; j < k; j++) {
-        float r[CS_EXPOSURE_W];
-        if (cs_buf_read(e->cl, &e->rows, (size_t)rows[j] * sizeof r, sizeof r, r)) return -1;
-        for (int q = 0; q < CS_EXPOSURE_W; q++) blend[q] += w[j] * r[q];
-    }
-    float out[CS_EXPOSURE_W];
-    for (int q = 0; q < CS_EXPOSURE_W; q++) out[q] = (float)blend[q];
+    float *rows = malloc((size_t)e->n_views * sizeof IDENTITY), out[CS_EXPOSURE_W];
+    if (!rows) return cs_fail("out of host memory (exposure rows)");
+    int rc = cs_exposure_read(e, rows);
+    if (!rc) cs_exposure_row_of(e->scene, e->cams, e->n_views, rows, cam, out);
+    free(rows);
     e->row = e->n_views;
-    return cs_buf_write(e->cl, &e->rows, (size_t)e->n_views * sizeof out, sizeof out, out);
+    return rc || cs_buf_write(e->cl, &e->rows, (size_t)e->n_views * sizeof out, sizeof out, out) ? -1 : 0;
 }
 
 void cs_exposure_free(cs_exposure *e)
@@ -179,27 +189,41 @@ int cs_exposure_save(cs_exposure *e, const char *path, const char *const *names)
     return r;
 }
 
-int cs_exposure_load(cs_exposure *e, const char *path, int *found)
+int cs_exposure_parse(const char *path, const cs_scene *s, const int *cams, int n, float *rows, int *found)
 {
     json_error_t err;
     json_t *o = json_load_file(path, 0, &err);
     if (!o) return cs_fail("%s: line %d: %s", path, err.line, err.text);
     *found = 0;
     int rc = json_is_object(o) ? 0 : cs_fail("%s: not an object of views' 3 x 4 matrices", path);
-    for (int i = 0; i < e->n_views && !rc; i++) {
-        json_t *m = json_object_get(o, e->scene->cams[e->cams[i]].name);
+    for (int i = 0; i < n && !rc; i++) {
+        float *r = rows + (size_t)i * CS_EXPOSURE_W;
+        memcpy(r, IDENTITY, sizeof IDENTITY);
+        json_t *m = json_object_get(o, s->cams[cams[i]].name);
         if (!m) continue;
-        float r[CS_EXPOSURE_W];
         for (int q = 0; q < CS_EXPOSURE_W && !rc; q++) {
             json_t *v = json_array_get(json_array_get(m, (size_t)q / 4), (size_t)q % 4);
             if (!json_is_number(v) || json_array_size(m) != 3 || json_array_size(json_array_get(m, (size_t)q / 4)) != 4)
-                rc = cs_fail("%s: view %s is not a 3 x 4 matrix of numbers", path, e->scene->cams[e->cams[i]].name);
+                rc = cs_fail("%s: view %s is not a 3 x 4 matrix of numbers", path, s->cams[cams[i]].name);
             else
                 r[q] = (float)json_number_value(v);
         }
-        if (!rc) rc = cs_buf_write(e->cl, &e->rows, (size_t)i * sizeof r, sizeof r, r);
         *found += !rc;
     }
     json_decref(o);
+    return rc;
+}
+
+int cs_exposure_write(cs_exposure *e, const float *rows)
+{
+    return cs_buf_write(e->cl, &e->rows, 0, (size_t)e->n_views * sizeof IDENTITY, rows);
+}
+
+int cs_exposure_load(cs_exposure *e, const char *path, int *found)
+{
+    float *rows = malloc((size_t)e->n_views * sizeof IDENTITY);
+    if (!rows) return cs_fail("out of host memory (exposure rows)");
+    int rc = cs_exposure_parse(path, e->scene, e->cams, e->n_views, rows, found) || cs_exposure_write(e, rows) ? -1 : 0;
+    free(rows);
     return rc;
 }

@@ -41,6 +41,11 @@ void cs_exposure_free(cs_exposure *e);
 void cs_exposure_trim(cs_exposure *e);
 /* The view whose row the next forward, backward and step use (0 <= ROW < n_views). */
 void cs_exposure_select(cs_exposure *e, int row);
+/* Camera CAM's transform into OUT from ROWS ((N, CS_EXPOSURE_W), the rows of the N training
+ * cameras CAMS of S): its own row when it is one of CAMS, else (a held-out view) the
+ * inverse-distance blend of its CS_EXPOSURE_NEAREST nearest training views' rows (the
+ * identity when N is 0). On the host. */
+void cs_exposure_row_of(const cs_scene *s, const int *cams, int n, const float *rows, int cam, float out[CS_EXPOSURE_W]);
 /* Selects camera CAM's row: its own when it is one of e->cams, else (a held-out view) the
  * blend of its CS_EXPOSURE_NEAREST nearest training views' rows, written to the spare row
  * (blocks: reads and writes the rows). */
@@ -67,6 +72,12 @@ int cs_exposure_read(cs_exposure *e, float *out);
  * views' names (NAMES, n_views of them, in row order) and values their 3 x 4 matrices (rows
  * (A_c0, A_c1, A_c2, b_c)). */
 int cs_exposure_save(cs_exposure *e, const char *path, const char *const *names);
+/* Sets every row from ROWS ((n_views, CS_EXPOSURE_W) floats). */
+int cs_exposure_write(cs_exposure *e, const float *rows);
+/* ROWS ((N, CS_EXPOSURE_W)) of the N training cameras CAMS of S from PATH (cs_exposure_save's
+ * file), matched by the cameras' names; a camera it does not name gets the identity, *FOUND
+ * how many it named. On the host; -1 with a message naming the file when it is not such a file. */
+int cs_exposure_parse(const char *path, const cs_scene *s, const int *cams, int n, float *rows, int *found);
 /* Sets the rows from PATH (cs_exposure_save's file), matching its names to the cameras'; a
  * camera it does not name keeps the identity. *FOUND gets how many it named. -1 with a message
  * naming the file when it is not such a file. */
