@@ -13,6 +13,7 @@
 #include "cli_run.h"
 #include "config.h"
 #include "fixtures.h"
+#include "image.h"
 #include "progress.h"
 #include "test.h"
 #include "util.h"
@@ -172,6 +173,59 @@ static int exposure_json_ok(const char *dir, const char *data)
     return ok;
 }
 
+/* the number of pixels of PATH (a PNG) within 1 of RGB; *N: its pixels */
+static long pixels_of(const char *path, const int rgb[3], long *n)
+{
+    cs_image img;
+    *n = 0;
+    if (cs_image_load(path, &img)) return -1;
+    long hit = 0;
+    *n = (long)img.width * img.height;
+    for (long i = 0; i < *n; i++) {
+        const uint8_t *q = img.px + (size_t)img.channels * i;
+        hit += abs(q[0] - rgb[0]) <= 1 && abs(q[1] - rgb[1]) <= 1 && abs(q[2] - rgb[2]) <= 1;
+    }
+    cs_image_free(&img);
+    return hit;
+}
+
+/* render -m draws the views under the model's exposure.json, as the evaluation does: with every
+   training view's transform made one constant colour (a zero matrix, offsets 0.2 0.4 0.6), every
+   pixel of a held-out view's render is that colour (the blend of equal rows); with --no-exposure
+   none need be. The run's own file is put back after. */
+static int render_exposure(const char *out, const char *log)
+{
+    char p[900], dir[900];
+    snprintf(p, sizeof p, "%s/point_cloud/iteration_10/exposure.json", out);
+    size_t len;
+    char *kept = cs_read_file(p, &len);
+    json_t *ex = json_load_file(p, 0, NULL);
+    CHECK(kept && json_object_size(ex) > 0, "no %s to start from", p);
+    const char *key;
+    json_t *m;
+    json_object_foreach(ex, key, m) {
+        json_object_set_new(ex, key, json_pack("[[ffff][ffff][ffff]]", 0., 0., 0., .2, 0., 0., 0., .4, 0., 0., 0., .6));
+    }
+    int rc = json_dump_file(ex, p, 0);
+    json_decref(ex);
+    const int want[3] = {51, 102, 153};
+    long hit[2] = {-1, -1}, n[2] = {0, 0};
+    for (int k = 0; k < 2 && !rc; k++) {
+        snprintf(dir, sizeof dir, "%s/renders_exposure%d", out, k);
+        rc = cli_run("", log, "render -m %s -o %s%s", out, dir, k ? " --no-exposure" : "") != 0 ||
+             file_contains(log, "per-view exposure") != !k;
+        snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "/r_0.png");
+        if (!rc) hit[k] = pixels_of(dir, want, &n[k]);
+    }
+    int back = cs_write_file_atomic(p, kept, len);
+    free(kept);
+    CHECK(!rc && !back, "render under a constant exposure.json failed, or it was (not) said, or the file was not put "
+          "back: see %s", log);
+    CHECK(n[0] > 0 && hit[0] == n[0] && hit[1] < n[1], "the held-out render has %ld of %ld pixels in the exposure's "
+          "colour (all expected); with --no-exposure %ld of %ld (not all)", hit[0], n[0], hit[1], n[1]);
+    return 0;
+}
+
 int test_cli_runs(void)
 {
     char data[600], out[600], log[700], p[900], cfgp[700];
@@ -214,6 +268,7 @@ int test_cli_runs(void)
     CHECK(records_psnr(out, &tr_psnr, &ev_psnr), "metrics.json's last two records: no psnr or no exposure_nearest");
     CHECK(fabs(tr_psnr - ev_psnr) < 1e-3, "eval -m reads %.4f dB where the training's evaluation read %.4f", ev_psnr,
           tr_psnr);
+    CHECK(render_exposure(out, log) == 0, "render -m under the model's exposures (above)");
     /* the same folder again: refused; with --force the earlier run's outputs go */
     CHECK(cli_run("", log, "train -c %s -s %s -o %s --iterations 8 " TINY, cfgp, data, out) == 1 &&
               file_contains(log, "holds another run"), "a run folder was reused without --force");

@@ -108,10 +108,11 @@ static const opt_desc OPTS[] = {
     {"--pseudo-views", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
      "the refinement also fits the model's drawings of N views between each training view and its N nearest "
      "(default 0; at most " CS_STR(CS_MESH_PSEUDO_MAX_GIB) " GiB of drawings, fewer a view past that)"},
-    {"--no-exposure", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
-     "ignore the model's exposure.json (optim.exposure): the refinement compares the training photos with the mesh "
-     "drawn at the identity, and --psnr draws every view at the identity (default: each training view under its "
-     "transform, a held-out view under the blend of its " CS_STR(CS_EXPOSURE_NEAREST) " nearest training views')"},
+    {"--no-exposure", NULL, O_FLAG, C(CS_CMD_MESH) | C(CS_CMD_RENDER), NULL, V_NONE, NULL,
+     "ignore the model's exposure.json (optim.exposure): render draws every view at the identity, mesh's refinement "
+     "compares the training photos with the mesh drawn at the identity and its --psnr draws every view so (default: "
+     "each training view under its transform, a held-out view under the blend of its " CS_STR(CS_EXPOSURE_NEAREST)
+     " nearest training views')"},
     {"--refine-geometry", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
      "after --refine's colours, fit the vertex positions and colours together over N more views (anti-aliased "
      "silhouettes, Laplacian and normal-consistency regularisers; default twice --refine's N; 0: colours only)"},
@@ -203,7 +204,7 @@ static const struct {
     [CS_CMD_DEVICES] = {"devices", "clsplat devices", "list OpenCL platforms and devices (id P:D, memory, paths)"},
     [CS_CMD_TRAIN] = {"train", "clsplat train [-c CONFIG] -s DATA [-o OUT] [--set key=value ...] [options]",
                       "train a Gaussian Splatting scene; outputs in OUT"},
-    [CS_CMD_RENDER] = {"render", "clsplat render -m OUT [-o DIR] [--split train|test|all | --orbit N]   or\n"
+    [CS_CMD_RENDER] = {"render", "clsplat render -m OUT [-o DIR] [--split train|test|all [--depth-maps] [--no-exposure] | --orbit N]   or\n"
                                  "       clsplat render --ply FILE -s DATA -o DIR [--split ... | --orbit N]",
                        "render a model's views to PNG (with -m: OUT/<split>/ours_N/renders and gt)"},
     [CS_CMD_EVAL] = {"eval", "clsplat eval -m OUT [-r N] [--set key=value]",

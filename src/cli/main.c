@@ -214,6 +214,16 @@ static int render_paths(const cs_args *a, cs_config *cfg, const char **split, ch
     return 0;
 }
 
+/* optim.exposure's transforms beside the model's PLY into BUF (N bytes): BUF when the file is
+   there and --no-exposure is not given, else NULL (render, mesh) */
+static const char *model_exposure(const cs_args *a, const char *ply, char *buf, size_t n)
+{
+    const char *cut = strrchr(ply, '/');
+    int dir = cut ? (int)(cut + 1 - ply) : 0;
+    snprintf(buf, n, "%.*sexposure.json", dir, ply);
+    return !a->no_exposure && cs_file_exists(buf) ? buf : NULL;
+}
+
 static int cmd_render(const cs_args *a)
 {
     cs_config cfg;
@@ -230,11 +240,12 @@ static int cmd_render(const cs_args *a)
         return -1;
     }
     cs_cl cl;
+    char exposure[1400];
     int count = 0, rc = open_device(a, &cfg, &cl, 0);
     if (!rc) {
         rc = a->orbit ? cs_render_orbit(&cl, &cfg, &scene, &s, a->orbit, out)
                       : cs_render_model_views(&cl, &cfg, &scene, &s, split, out, with_gt ? gt : NULL, a->depth_maps,
-                                              &count);
+                                              model_exposure(a, ply, exposure, sizeof exposure), &count);
         cs_cl_close(&cl);
     }
     if (!rc && a->orbit)
@@ -339,11 +350,8 @@ static int cmd_mesh(const cs_args *a)
     int u = mesh_options(a, a->model, out, sizeof out, &o);
     if (u) return u;
     if (model_config(a, &cfg) || cs_run_dir_latest_ply(a->model, ply, sizeof ply, &it)) return -1;
-    char exposure[1400]; /* optim.exposure's transforms beside the PLY */
-    snprintf(exposure, sizeof exposure, "%s", ply);
-    char *cut = strrchr(exposure, '/');
-    snprintf(cut ? cut + 1 : exposure, sizeof exposure - (size_t)(cut ? cut + 1 - exposure : 0), "exposure.json");
-    if (!a->no_exposure && cs_file_exists(exposure)) o.exposure = exposure;
+    char exposure[1400];
+    o.exposure = model_exposure(a, ply, exposure, sizeof exposure);
     char dir[1400]; /* -o's folder is made before the work, not found missing after it */
     snprintf(dir, sizeof dir, "%s", out);
     char *slash = strrchr(dir, '/');

@@ -422,9 +422,22 @@ static int save_depths(cs_renderer *r, int W, int H, const char *p, double scale
     return rc;
 }
 
-static int render_one(cs_viewer *w, const cs_scene *scene, const cs_camera *c, int degree, const char *out_dir,
+/* camera CAM's render, drawn under its exposure when EX is set (render_one) */
+static int render_view(cs_viewer *w, const cs_scene *scene, int cam, int degree, cs_exposure *ex)
+{
+    const cs_camera *c = &scene->cams[cam];
+    cs_view v;
+    cs_view_from_camera(c, &v);
+    return cs_render_forward_sync(&w->r, &w->m, &v, degree, scene->background) ||
+                   (ex && (cs_exposure_select_camera(ex, cam) || cs_exposure_apply(ex, &w->r.img, c->width, c->height)))
+               ? -1
+               : 0;
+}
+
+static int render_one(cs_viewer *w, const cs_scene *scene, int cam, int degree, cs_exposure *ex, const char *out_dir,
                       const char *gt_dir, int mirror, double depth_scale)
 {
+    const cs_camera *c = &scene->cams[cam];
     char stem[256], p[1400];
     cs_camera_stem(c, stem, sizeof stem);
     if (mirror) {
@@ -436,17 +449,35 @@ static int render_one(cs_viewer *w, const cs_scene *scene, const cs_camera *c, i
     } else {
         snprintf(p, sizeof p, "%s/%s.png", out_dir, stem);
     }
-    cs_view v;
-    cs_view_from_camera(c, &v);
-    if (cs_render_forward_sync(&w->r, &w->m, &v, degree, scene->background) ||
-        cs_render_save_png(&w->r, c->width, c->height, p) ||
+    if (render_view(w, scene, cam, degree, ex) || cs_render_save_png(&w->r, c->width, c->height, p) ||
         (depth_scale > 0 && save_depths(&w->r, c->width, c->height, p, depth_scale)))
         return -1;
     return gt_dir ? save_gt(scene, c, gt_dir) : 0;
 }
 
+/* the model's exposure.json at PATH (NULL: none) on W's device for SCENE's training views into EX
+   (said); *ON 1 when it is open */
+static int render_exposure(cs_viewer *w, cs_cl *cl, const cs_scene *scene, const char *path, cs_split *sp,
+                           cs_exposure *ex, int *on)
+{
+    *on = 0;
+    if (!path) return 0;
+    if (cs_split_of(scene, sp)) return -1;
+    if (!sp->n_train) {
+        printf("note: %s is not used: the dataset has no training views to take the transforms from\n", path);
+        return 0;
+    }
+    int found;
+    if (cs_exposure_open(ex, cl, &w->k, scene, sp->train, sp->n_train) || cs_exposure_load(ex, path, &found)) return -1;
+    *on = 1;
+    printf("render: each view under the model's per-view exposure (%d of %d training views' transforms from %s; a "
+           "held-out view under the blend of its %d nearest; --no-exposure: at the identity)\n",
+           found, sp->n_train, path, CS_EXPOSURE_NEAREST);
+    return 0;
+}
+
 int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const char *split,
-                          const char *out_dir, const char *gt_dir, int depth_maps, int *count)
+                          const char *out_dir, const char *gt_dir, int depth_maps, const char *exposure, int *count)
 {
     *count = 0;
     if (strcmp(split, "train") && strcmp(split, "test") && strcmp(split, "all"))
@@ -459,14 +490,18 @@ int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene
     cs_viewer w;
     if (cs_mkdirs(out_dir) || (gt_dir && cs_mkdirs(gt_dir)) || cs_viewer_open(&w, cl, cfg, s, scene, CS_PROGS_EVAL)) return -1;
     w.r.want_depth = depth_maps;
-    int mirror = needs_mirror(scene, split), rc = 0;
+    cs_split sp = {0};
+    cs_exposure ex = {0};
+    int mirror = needs_mirror(scene, split), exposed = 0, rc = render_exposure(&w, cl, scene, exposure, &sp, &ex, &exposed);
     /* depth maps: 65535 counts span cs_scene_far_depth (a scale for every view alike) */
     double far = cs_scene_far_depth(scene), scale = depth_maps ? (far > 0 ? far : 1.0) / 65535.0 : 0;
     for (int i = 0; i < scene->n_cams && !rc; i++) {
         if (!in_split(&scene->cams[i], split)) continue;
-        rc = render_one(&w, scene, &scene->cams[i], s->sh_degree, out_dir, mirror ? NULL : gt_dir, mirror, scale);
+        rc = render_one(&w, scene, i, s->sh_degree, exposed ? &ex : NULL, out_dir, mirror ? NULL : gt_dir, mirror, scale);
         if (!rc) (*count)++;
     }
+    cs_exposure_free(&ex);
+    cs_split_free(&sp);
     cs_viewer_close(&w, cl);
     if (!rc && depth_maps) {
         char p[1200];

@@ -75,10 +75,12 @@ int cs_evaluate_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, co
  * "all"; DIR/<image folder>/<stem>.png when the views come from several folders) and, when
  * GT_DIR is not NULL, the ground truth beside them in GT_DIR. With
  * DEPTH_MAPS, also <stem>_depth_mean.png and <stem>_depth_median.png (16-bit) and
- * OUT_DIR/depth_scale.json. Sets *COUNT to the number rendered. -1 with a message, also for an
- * unknown split or a split with no views. */
+ * OUT_DIR/depth_scale.json. With EXPOSURE (a model's exposure.json; NULL: none) each view is
+ * drawn under its transform, a held-out view under the blend of its nearest training views'
+ * (as the evaluation draws them; the depths are the model's). Sets *COUNT to the number
+ * rendered. -1 with a message, also for an unknown split or a split with no views. */
 int cs_render_model_views(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const cs_splats *s, const char *split,
-                          const char *out_dir, const char *gt_dir, int depth_maps, int *count);
+                          const char *out_dir, const char *gt_dir, int depth_maps, const char *exposure, int *count);
 /* `clsplat render --orbit N`: S from N cameras circling SCENE (orbit.h) into
  * OUT_DIR/orbit_NNN.png, and OUT_DIR/contact_sheet.png with 8 of them (fewer when N is), 4 a
  * row, each at most 320 px wide. */
