@@ -183,9 +183,10 @@ static int check_eval(const exp_scene *e, const cs_mesh_exposure *x)
     return 0;
 }
 
-int test_mesh_exposure(void)
+/* the host's part: the file, --psnr's blend, the host refinement's refusal */
+int test_mesh_exposure_host(void)
 {
-    uint64_t rs = test_seed() ^ 0x6578;
+    uint64_t rs = test_seed() ^ 0x6568;
     exp_scene e;
     if (make_scene(&e, &rs) || check_load(&e)) return 1;
     cs_mesh_exposure x;
@@ -200,11 +201,26 @@ int test_mesh_exposure(void)
     cs_mesh_refine_opts ho = {.iterations = 10, .lr = 0.01, .exposure = &x};
     cs_mesh_refine_stats st;
     int rc = cs_mesh_refine_colors(&m, &e.s, NULL, &ho, 0, &st);
+    cs_mesh_exposure_free(&x);
     CHECK(rc != 0 && strstr(cs_last_error(), "exposure"), "the host refinement with an exposure: rc %d", rc);
+    return 0;
+}
+
+/* the device refinement under the views' exposures */
+int test_mesh_exposure(void)
+{
+    uint64_t rs = test_seed() ^ 0x6578;
+    exp_scene e;
+    if (make_scene(&e, &rs)) return 1;
+    cs_mesh_exposure x;
+    CHECK_OK(cs_mesh_exposure_load(&x, &e.s, e.json));
     cs_cl cl;
-    CHECK_OK(test_open_cl(&cl));
+    if (test_open_cl(&cl)) {
+        cs_mesh_exposure_free(&x);
+        CHECK_OK(-1);
+    }
     double t1, g1, t0, g0;
-    rc = refine(&cl, &e, &x, &t1, &g1) || refine(&cl, &e, NULL, &t0, &g0);
+    int rc = refine(&cl, &e, &x, &t1, &g1) || refine(&cl, &e, NULL, &t0, &g0);
     cs_cl_close(&cl);
     cs_mesh_exposure_free(&x);
     if (rc) return 1;
