@@ -1226,6 +1226,7 @@ int test_mesh_cli(void)
     CHECK(cli_run("", log, "mesh -m %s --shell 3", out) == 2, "--shell without --refine accepted");
     CHECK(cli_run("", log, "mesh -m %s --profile", out) == 2, "--profile without --refine accepted");
     CHECK(cli_run("", log, "mesh -m %s --pseudo-views 2", out) == 2, "--pseudo-views without --refine accepted");
+    CHECK(cli_run("", log, "mesh -m %s --refine-exposure", out) == 2, "--refine-exposure without --refine accepted");
     CHECK(cli_run("", log, "mesh -m %s --pseudo-views 17 --refine 10", out) == 2, "--pseudo-views 17 accepted");
     CHECK(cli_run("", log, "mesh -m %s --pseudo-views -1 --refine 10", out) == 2, "--pseudo-views -1 accepted");
     CHECK(cli_run("", log, "mesh -m %s -o %s/mesh.obj", out, dir) == 2, "-o mesh.obj accepted");

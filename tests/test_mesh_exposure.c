@@ -53,18 +53,25 @@ static void true_rows(const exp_scene *e, float rows[2][CS_EXPOSURE_W])
     }
 }
 
+/* a W x H photo of grey V (0-1) at the scratch folder's NAME into PATH */
+static int grey_photo(const char *name, double v, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s", test_tmpdir(), name);
+    cs_image img = {W, H, 3, malloc(W * H * 3)};
+    CHECK(img.px, "out of memory");
+    memset(img.px, (int)lround(v * 255), W * H * 3);
+    int rc = cs_image_save_png(path, &img);
+    cs_image_free(&img);
+    CHECK_OK(rc);
+    return 0;
+}
+
 static int make_scene(exp_scene *e, uint64_t *rs)
 {
     memset(e, 0, sizeof *e);
     e->g = (64 + (int)(40 * test_rand(rs))) / 255.0;
     for (int k = 0; k < 3; k++) e->a[k] = 0.5 + 0.1 * test_rand(rs), e->c[k] = e->g / e->a[k];
-    snprintf(e->photo, sizeof e->photo, "%s/exposure_grey.png", test_tmpdir());
-    cs_image img = {W, H, 3, malloc(W * H * 3)};
-    CHECK(img.px, "out of memory");
-    memset(img.px, (int)lround(e->g * 255), W * H * 3);
-    int rc = cs_image_save_png(e->photo, &img);
-    cs_image_free(&img);
-    CHECK_OK(rc);
+    if (grey_photo("exposure_grey.png", e->g, e->photo, sizeof e->photo)) return 1;
     place(&e->cams[0], -0.3, "v0", e->photo, 0), place(&e->cams[1], 0.3, "v1", e->photo, 0);
     place(&e->cams[2], 0, "t", e->photo, 1);
     e->s = (cs_scene){.kind = CS_SCENE_COLMAP, .cams = e->cams, .n_cams = 3};
@@ -79,6 +86,7 @@ static int make_scene(exp_scene *e, uint64_t *rs)
                                                rows[v][4 * r + 3]));
         json_object_set_new(o, v ? "v1" : "v0", m);
     }
+    int rc;
     json_object_set_new(o, "elsewhere", json_pack("[[ffff][ffff][ffff]]", 9., 9., 9., 9., 9., 9., 9., 9., 9., 9., 9., 9.));
     snprintf(e->json, sizeof e->json, "%s/exposure.json", test_tmpdir());
     rc = cs_write_json(e->json, o);
@@ -121,13 +129,20 @@ static int check_load(const exp_scene *e)
 }
 
 /* the square's mesh (4 vertices, 2 triangles) with every vertex at grey V (0-1) */
-static void square(cs_mesh *m, float pos[12], uint32_t tri[6], uint8_t rgb[12], double v)
+typedef struct {
+    float pos[12];
+    uint32_t tri[6];
+    uint8_t rgb[12];
+    cs_mesh m;
+} square_mesh;
+
+static void square(square_mesh *q, double v)
 {
     const float p[12] = {-4, -4, 0, 4, -4, 0, 4, 4, 0, -4, 4, 0};
     const uint32_t t[6] = {0, 1, 2, 0, 2, 3};
-    memcpy(pos, p, sizeof p), memcpy(tri, t, sizeof t);
-    memset(rgb, (int)lround(v * 255), 12);
-    *m = (cs_mesh){.pos = pos, .rgb = rgb, .tri = tri, .nv = 4, .nt = 2};
+    memcpy(q->pos, p, sizeof p), memcpy(q->tri, t, sizeof t);
+    memset(q->rgb, (int)lround(v * 255), 12);
+    q->m = (cs_mesh){.pos = q->pos, .rgb = q->rgb, .tri = q->tri, .nv = 4, .nt = 2};
 }
 
 /* the refinement on the device from grey 0.5; with X, pseudo-views too whose drawings are the
@@ -136,11 +151,8 @@ static void square(cs_mesh *m, float pos[12], uint32_t tri[6], uint8_t rgb[12], 
    and from the photos' grey */
 static int refine(cs_cl *cl, const exp_scene *e, const cs_mesh_exposure *x, double *to_true, double *to_grey)
 {
-    float pos[12];
-    uint32_t tri[6];
-    uint8_t rgb[12];
-    cs_mesh m;
-    square(&m, pos, tri, rgb, 0.5);
+    square_mesh q;
+    square(&q, 0.5);
     cs_mesh_pseudo p = {0};
     CHECK_OK(cs_mesh_pseudo_cameras(&e->s, x ? 1 : 0, 1e18, &p));
     CHECK(p.n == (x ? 2 : 0) && (p.imgs = calloc(2, sizeof(cs_image))) != NULL, "%d pseudo cameras", p.n);
@@ -152,12 +164,12 @@ static int refine(cs_cl *cl, const exp_scene *e, const cs_mesh_exposure *x, doub
     cs_mesh_refine_opts o = {.iterations = test_small() ? 60 : 400, .lr = 0.01, .dssim = 0.2, .seed = 5,
                              .pseudo = p.n ? &p : NULL, .exposure = x};
     cs_mesh_refine_stats st;
-    int rc = cs_mesh_refine_colors(&m, &e->s, cl, &o, 0, &st);
+    int rc = cs_mesh_refine_colors(&q.m, &e->s, cl, &o, 0, &st);
     cs_mesh_pseudo_free(&p);
     CHECK_OK(rc);
     *to_true = *to_grey = 0;
     for (int i = 0; i < 12; i++)
-        *to_true += fabs(rgb[i] / 255.0 - e->c[i % 3]) / 12, *to_grey += fabs(rgb[i] / 255.0 - e->g) / 12;
+        *to_true += fabs(q.rgb[i] / 255.0 - e->c[i % 3]) / 12, *to_grey += fabs(q.rgb[i] / 255.0 - e->g) / 12;
     return 0;
 }
 
@@ -165,21 +177,54 @@ static int refine(cs_cl *cl, const exp_scene *e, const cs_mesh_exposure *x, doub
    grey up to rounding; at the identity, C against G */
 static int check_eval(const exp_scene *e, const cs_mesh_exposure *x)
 {
-    float pos[12];
-    uint32_t tri[6];
-    uint8_t rgb[12];
-    cs_mesh m;
-    square(&m, pos, tri, rgb, 0);
-    for (int i = 0; i < 12; i++) rgb[i] = (uint8_t)lround(e->c[i % 3] * 255);
+    square_mesh q;
+    square(&q, 0);
+    for (int i = 0; i < 12; i++) q.rgb[i] = (uint8_t)lround(e->c[i % 3] * 255);
     cs_mesh_eval_result with, without;
-    CHECK_OK(cs_mesh_eval(&m, &e->s, x, NULL, &with));
-    CHECK_OK(cs_mesh_eval(&m, &e->s, NULL, NULL, &without));
+    CHECK_OK(cs_mesh_eval(&q.m, &e->s, x, NULL, &with));
+    CHECK_OK(cs_mesh_eval(&q.m, &e->s, NULL, NULL, &without));
     printf("  held-out view: %.1f dB under the blend of its neighbours' exposures, %.1f at the identity\n", with.psnr,
            without.psnr);
     CHECK(with.views == 1 && !strcmp(with.split, "test") && with.coverage > 0.999, "%d %s views, %.3f covered",
           with.views, with.split, with.coverage);
     CHECK(with.psnr > 40 && without.psnr < 28, "under the blend %.1f dB (not > 40), at the identity %.1f (not < 28)",
           with.psnr, without.psnr);
+    return 0;
+}
+
+/* --refine-exposure: no file, the exposures learned from the identity. View 0's photo is the
+   grey C (1 + D), view 1's C (1 - D): with the rows' mean held at the identity the one colour
+   is C, and each view's transform takes it to its photo (the rows themselves are not unique:
+   a gain and an offset or the channels' mixing draw a grey alike) */
+static int check_learn(cs_cl *cl, uint64_t *rs)
+{
+    exp_scene e;
+    if (make_scene(&e, rs)) return 1;
+    double c = 0.4 + 0.1 * test_rand(rs), dd = 0.2 + 0.1 * test_rand(rs);
+    char p0[700], p1[700];
+    if (grey_photo("learn0.png", c * (1 + dd), p0, sizeof p0) || grey_photo("learn1.png", c * (1 - dd), p1, sizeof p1))
+        return 1;
+    snprintf(e.cams[0].path, sizeof e.cams[0].path, "%s", p0), snprintf(e.cams[1].path, sizeof e.cams[1].path, "%s", p1);
+    square_mesh q;
+    square(&q, 0.5);
+    cs_mesh_exposure got = {0};
+    cs_mesh_refine_opts o = {.iterations = test_small() ? 60 : 800, .lr = 0.01, .dssim = 0.2, .seed = 7,
+                             .exposure_lr = 0.01, .learned = &got};
+    cs_mesh_refine_stats st;
+    CHECK_OK(cs_mesh_refine_colors(&q.m, &e.s, cl, &o, 0, &st));
+    CHECK(got.rows && got.split.n_train == 2, "no learned rows");
+    double off = 0, g[2]; /* each view's learned red at the true colour: (A c + b)_red */
+    for (int i = 0; i < 12; i++) off += fabs(q.rgb[i] / 255.0 - c) / 12;
+    for (int v = 0; v < 2; v++) {
+        const float *r = got.rows + CS_EXPOSURE_W * v;
+        g[got.split.train[v]] = (r[0] + r[1] + r[2]) * c + r[3];
+    }
+    cs_mesh_exposure_free(&got);
+    printf("  learned: colour %.3f from the true %.3f; the views' transforms take it to %.3f / %.3f (photos %.3f / "
+           "%.3f)\n", off, c, g[0], g[1], c * (1 + dd), c * (1 - dd));
+    if (test_small()) return 0;
+    CHECK(off < 0.02 && fabs(g[0] - c * (1 + dd)) < 0.02 && fabs(g[1] - c * (1 - dd)) < 0.02,
+          "the learned colour or transforms are off (above)");
     return 0;
 }
 
@@ -193,14 +238,11 @@ int test_mesh_exposure_host(void)
     CHECK_OK(cs_mesh_exposure_load(&x, &e.s, e.json));
     if (check_eval(&e, &x)) return cs_mesh_exposure_free(&x), 1;
     /* the host refinement (the colours' reference) has no exposure: refused, not ignored */
-    float pos[12];
-    uint32_t tri[6];
-    uint8_t rgb[12];
-    cs_mesh m;
-    square(&m, pos, tri, rgb, 0.5);
+    square_mesh q;
+    square(&q, 0.5);
     cs_mesh_refine_opts ho = {.iterations = 10, .lr = 0.01, .exposure = &x};
     cs_mesh_refine_stats st;
-    int rc = cs_mesh_refine_colors(&m, &e.s, NULL, &ho, 0, &st);
+    int rc = cs_mesh_refine_colors(&q.m, &e.s, NULL, &ho, 0, &st);
     cs_mesh_exposure_free(&x);
     CHECK(rc != 0 && strstr(cs_last_error(), "exposure"), "the host refinement with an exposure: rc %d", rc);
     return 0;
@@ -220,7 +262,7 @@ int test_mesh_exposure(void)
         CHECK_OK(-1);
     }
     double t1, g1, t0, g0;
-    int rc = refine(&cl, &e, &x, &t1, &g1) || refine(&cl, &e, NULL, &t0, &g0);
+    int rc = refine(&cl, &e, &x, &t1, &g1) || refine(&cl, &e, NULL, &t0, &g0) || check_learn(&cl, &rs);
     cs_cl_close(&cl);
     cs_mesh_exposure_free(&x);
     if (rc) return 1;

@@ -113,6 +113,10 @@ static const opt_desc OPTS[] = {
      "compares the training photos with the mesh drawn at the identity and its --psnr draws every view so (default: "
      "each training view under its transform, a held-out view under the blend of its " CS_STR(CS_EXPOSURE_NEAREST)
      " nearest training views')"},
+    {"--refine-exposure", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
+     "the refinement learns each training view's exposure (a 3x4 colour transform, as optim.exposure) with the "
+     "colours and positions, from the model's exposure.json or the identity; --psnr draws a held-out view under the "
+     "blend of its nearest training views' learned ones"},
     {"--refine-geometry", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
      "after --refine's colours, fit the vertex positions and colours together over N more views (anti-aliased "
      "silhouettes, Laplacian and normal-consistency regularisers; default twice --refine's N; 0: colours only)"},
@@ -223,7 +227,7 @@ static const struct {
     [CS_CMD_EXPORT] = {"export", "clsplat export (-m OUT | --ply FILE) --format spz|splat|compressed-ply|ply [-o FILE] [--bake]",
                        "write a trained scene in a web viewer's format (.spz, .splat, compressed PLY) or a baked PLY"},
     [CS_CMD_MESH] = {"mesh", "clsplat mesh -m OUT [-o mesh.ply|mesh.glb] [--voxel SIZE | --grid N] [--max-triangles N] "
-                             "[--depth median|mean] [--max-depth D] [--contract S] [--focus | --no-focus] [--keep-components N] [--consistency N] [--carve W] [--carve-dropped] [--shell-fit] [--near-cut F] [--refine N] [--refine-dssim W] [--pseudo-views N] [--no-exposure] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--psnr] [--renders DIR] [--profile]",
+                             "[--depth median|mean] [--max-depth D] [--contract S] [--focus | --no-focus] [--keep-components N] [--consistency N] [--carve W] [--carve-dropped] [--shell-fit] [--near-cut F] [--refine N] [--refine-dssim W] [--pseudo-views N] [--no-exposure] [--refine-exposure] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--psnr] [--renders DIR] [--profile]",
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
     [CS_CMD_VIEW] = {"view", "clsplat view -m OUT [--port PORT] [--host ADDR]",
                      "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
@@ -450,6 +454,7 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--carve-dropped")) a->carve_dropped = true;
     else if (!strcmp(n, "--shell-fit")) a->shell_fit = true;
     else if (!strcmp(n, "--no-exposure")) a->no_exposure = true;
+    else if (!strcmp(n, "--refine-exposure")) a->refine_exposure = true;
     else if (!strcmp(n, "--pseudo-views")) return parse_int(flag, v, 0, &a->pseudo_views);
     else if (!strcmp(n, "--refine-geometry")) return parse_int(flag, v, 0, &a->refine_geometry);
     else if (!strcmp(n, "--refine-step")) return parse_pos(flag, v, &a->refine_step);

@@ -64,6 +64,7 @@ typedef struct {
     bool shell_fit;               /* mesh --shell-fit */
     int pseudo_views;             /* mesh --pseudo-views N */
     bool no_exposure;             /* mesh --no-exposure */
+    bool refine_exposure;         /* mesh --refine-exposure */
     int refine_geometry;          /* mesh --refine-geometry N (0: none, -1: twice --refine's) */
     double refine_step, refine_laplacian, refine_normal; /* mesh --refine-step (-1: by the scene), --refine-laplacian, --refine-normal */
     double margin, min_share;     /* partition --margin, --min-share (negative: the defaults) */

@@ -271,7 +271,9 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     o->shell = a->shell, o->refine_dssim = a->refine_dssim, o->contract = a->contract, o->profile = a->profile;
     o->near_cut = a->near_cut, o->focus = a->focus, o->consistency = a->consistency, o->carve = a->carve;
     o->carve_dropped = a->carve_dropped, o->shell_fit = a->shell_fit;
-    o->pseudo = a->pseudo_views;
+    o->pseudo = a->pseudo_views, o->refine_exposure = a->refine_exposure;
+    if (a->refine_exposure && a->refine <= 0)
+        return USAGE_ERROR("mesh: --refine-exposure needs --refine N: the exposures are learned with the colours");
     o->texture = a->texture, o->texture_views = a->refine_texture > 0 ? a->refine_texture : a->refine;
     if (a->refine > 100000000 || a->refine_geometry > 100000000 || a->refine_texture > 100000000)
         return USAGE_ERROR("mesh: --refine, --refine-geometry and --refine-texture count views: at most 100000000");

@@ -179,28 +179,71 @@ static int view_photo(refine_state *r, const cs_scene *scene, int it, const cs_c
     return 0;
 }
 
-/* the loss of view IT (in the shuffled order) under the model's exposure EX (NULL: none): a
-   training view's own transform, a pseudo-view (the model's drawing) at the identity */
-static int view_exposure(const refine_state *r, cs_mesh_dev *d, cs_exposure *ex, int it)
+/* the views' exposures in the refinement: the model's (O->exposure), learned from them or from
+   the identity with O->exposure_lr */
+typedef struct {
+    cs_exposure ex;
+    cs_split own; /* the training views, when no file gave them */
+    int on;       /* the loss takes each training view's exposure */
+    double lr;    /* > 0: they are learned too */
+} refine_exposure;
+
+static int rexp_open(refine_exposure *q, cs_mesh_dev *d, const cs_scene *scene, const cs_mesh_refine_opts *o)
 {
-    int cam = r->views[it % r->n_views];
-    d->loss.exposure = ex && cam >= 0 ? ex : NULL;
-    return d->loss.exposure ? cs_exposure_select_camera(ex, cam) : 0;
+    memset(q, 0, sizeof *q);
+    q->lr = o->exposure_lr;
+    if (!o->exposure && !(q->lr > 0)) return 0;
+    const cs_split *sp = o->exposure ? &o->exposure->split : &q->own;
+    if ((!o->exposure && cs_split_of(scene, &q->own)) ||
+        cs_exposure_open(&q->ex, d->cl, &d->k, scene, sp->train, sp->n_train) ||
+        (o->exposure && cs_exposure_write(&q->ex, o->exposure->rows)))
+        return -1;
+    q->on = 1;
+    return 0;
 }
 
-/* the model's exposure on the device for the refinement (its Adam state unused) */
-static int exposure_open(cs_exposure *ex, cs_mesh_dev *d, const cs_scene *scene, const cs_mesh_exposure *x)
+/* the loss of view IT (in the shuffled order) under its exposure: a training view's transform, a
+   pseudo-view (the model's drawing) at the identity */
+static int view_exposure(const refine_state *r, cs_mesh_dev *d, refine_exposure *q, int it)
 {
-    return cs_exposure_open(ex, d->cl, &d->k, scene, x->split.train, x->split.n_train) ||
-                   cs_exposure_write(ex, x->rows)
-               ? -1
-               : 0;
+    int cam = r->views[it % r->n_views];
+    d->loss.exposure = q->on && cam >= 0 ? &q->ex : NULL;
+    return d->loss.exposure ? cs_exposure_select_camera(&q->ex, cam) : 0;
+}
+
+/* after view IT's backward, of TOTAL: its exposure's Adam step when they are learned (the step
+   falling to a tenth over the views) */
+static int rexp_step(refine_exposure *q, const refine_state *r, int it, int total)
+{
+    if (!q->on || !(q->lr > 0) || r->views[it % r->n_views] < 0) return 0;
+    return cs_exposure_step(&q->ex, q->lr * pow(0.1, (double)it / total));
+}
+
+/* the rows learned into OUT (the caller frees it) */
+static int rexp_out(refine_exposure *q, const cs_scene *scene, cs_mesh_exposure *out)
+{
+    memset(out, 0, sizeof *out);
+    if (cs_split_of(scene, &out->split)) return -1;
+    out->found = out->split.n_train;
+    out->rows = malloc(sizeof(float) * CS_EXPOSURE_W * (size_t)(out->found > 0 ? out->found : 1));
+    if (!out->rows || cs_exposure_read(&q->ex, out->rows)) {
+        cs_mesh_exposure_free(out);
+        return out->rows ? -1 : cs_fail("out of host memory (exposure rows)");
+    }
+    return 0;
+}
+
+static void rexp_close(refine_exposure *q, cs_mesh_dev *d)
+{
+    d->loss.exposure = NULL;
+    cs_exposure_free(&q->ex);
+    cs_split_free(&q->own);
 }
 
 /* the texture stage: M's texture made from its refined vertex colours and fitted over
    O->texture_views views from view FROM on (the geometry as the device holds it); DRAWN counts
    the profiled views */
-static int texture_stage(cs_mesh_dev *d, cs_mesh *m, const cs_scene *scene, refine_state *r, cs_exposure *ex,
+static int texture_stage(cs_mesh_dev *d, cs_mesh *m, const cs_scene *scene, refine_state *r, refine_exposure *ex,
                          const cs_mesh_refine_opts *o, int from, int progress, cs_mesh_refine_stats *st, int *drawn)
 {
     double t0 = cs_now(), first = 0, last = 0;
@@ -238,17 +281,17 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs
                           cs_mesh_refine_stats *st)
 {
     memset(st, 0, sizeof *st);
-    if ((o->geometry > 0 || o->texture > 0 || o->exposure) && !cl)
+    if ((o->geometry > 0 || o->texture > 0 || o->exposure || o->exposure_lr > 0) && !cl)
         return cs_fail("the geometry and texture stages and the exposures of the refinement run on a device only");
     double t0 = cs_now(), first = 0, last = 0;
     int total = o->iterations + (o->geometry > 0 ? o->geometry : 0);
     int tenth = total / 10 > 0 ? total / 10 : 1, nf = 0, nl = 0;
     refine_state r;
     cs_mesh_dev d;
-    cs_exposure ex = {0}, *exposed = NULL;
+    refine_exposure ex = {0};
     int rc = state_open(&r, m, scene, o->pseudo, o->seed), on_device = 0;
     if (!rc && cl) rc = cs_mesh_dev_open(&d, cl, m, r.max_px, scene->background), on_device = !rc;
-    if (!rc && on_device && o->exposure) rc = exposure_open(&ex, &d, scene, o->exposure), exposed = &ex;
+    if (!rc && on_device) rc = rexp_open(&ex, &d, scene, o);
     if (!rc && on_device && o->geometry > 0) rc = cs_mesh_dev_geom_open(&d, m, o->nmove);
     cs_prof_saved saved = {NULL, 0};
     int profiling = 0, drawn = 0;
@@ -256,7 +299,7 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs
     for (int it = 0; !rc && it < total; it++) {
         const cs_camera *c;
         const cs_image *photo;
-        if ((rc = view_photo(&r, scene, it, &c, &photo)) != 0 || (on_device && (rc = view_exposure(&r, &d, exposed, it))))
+        if ((rc = view_photo(&r, scene, it, &c, &photo)) != 0 || (on_device && (rc = view_exposure(&r, &d, &ex, it))))
             break;
         double loss = 0;
         if (it < o->iterations)
@@ -272,6 +315,7 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs
                      ? -1
                      : 0;
         }
+        if (!rc && on_device) rc = rexp_step(&ex, &r, it, total);
         if (!rc && profiling && (rc = cs_prof_collect(cl)) == 0) drawn++; /* each view: under 4096 events */
         if (it < tenth) first += loss, nf++;
         if (it >= total - tenth) last += loss, nl++;
@@ -281,9 +325,10 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs
     if (!rc && on_device && o->geometry > 0) rc = cs_mesh_dev_read_positions(&d, m->pos);
     if (!rc)
         for (size_t i = 0; i < 3 * m->nv; i++) m->rgb[i] = (uint8_t)(r.col[i] * 255.f + 0.5f);
-    if (!rc && on_device && o->texture > 0) rc = texture_stage(&d, m, scene, &r, exposed, o, total, progress, st, &drawn);
+    if (!rc && on_device && o->texture > 0) rc = texture_stage(&d, m, scene, &r, &ex, o, total, progress, st, &drawn);
+    if (!rc && on_device && o->exposure_lr > 0 && o->learned) rc = rexp_out(&ex, scene, o->learned);
     if (profiling) rc = profile_close(cl, &saved, drawn, rc);
-    if (on_device) d.loss.exposure = NULL, cs_exposure_free(&ex), cs_mesh_dev_close(&d);
+    if (on_device) rexp_close(&ex, &d), cs_mesh_dev_close(&d);
     st->l1_first = nf ? first / nf : 0, st->l1_last = nl ? last / nl : 0;
     st->views = r.n_views, st->seconds = cs_now() - t0;
     state_free(&r);

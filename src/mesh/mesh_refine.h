@@ -36,6 +36,11 @@ typedef struct {
     const cs_mesh_exposure *exposure; /* the model's per-view exposure (device only; NULL: none): each training
                                          view's drawing is compared with its photo under the view's transform,
                                          the pseudo-views' at the identity */
+    double exposure_lr;           /* > 0 (device only): the training views' exposures are learned with the colours
+                                     and positions (from EXPOSURE's rows, or the identity), Adam at this step
+                                     falling to a tenth, their mean held at the identity; the texture stage keeps
+                                     them */
+    cs_mesh_exposure *learned;    /* with exposure_lr: the rows learned (the caller frees them; NULL: not kept) */
 } cs_mesh_refine_opts;
 
 typedef struct {

@@ -582,7 +582,9 @@ static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, c
     cs_mesh_refine_opts ro = {.iterations = o->refine, .lr = 0.01, .dssim = o->refine_dssim, .seed = 1,
                               .geometry = o->refine_geometry, .nmove = own, .geom = o->geom, .profile = o->profile,
                               .texture_views = o->texture_views, .pseudo = pseudo->n ? pseudo : NULL,
-                              .exposure = x};
+                              .exposure = x, .exposure_lr = o->refine_exposure ? CS_MESH_EXPOSURE_LR : 0};
+    cs_mesh_exposure learned = {0};
+    ro.learned = &learned;
     if (ro.geom.lr < 0) ro.geom.lr = scene->kind == CS_SCENE_BLENDER ? CS_MESH_GEOM_LR : CS_MESH_GEOM_LR_CAPTURE;
     if (!rc && o->texture) rc = texture_level(o->texture, &m, scene, &ro.texture);
     if (!rc && o->refine > 0) {
@@ -601,7 +603,8 @@ static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, c
     cs_mesh_edge_counts(&m, &st->boundary_edges, &st->nonmanifold_edges);
     struct stat sb;
     st->file_bytes = !rc && stat(o->out_path, &sb) == 0 ? (size_t)sb.st_size : 0;
-    if (!rc && o->psnr) rc = cs_mesh_eval(&m, scene, x, o->renders, &st->eval);
+    if (!rc && o->psnr) rc = cs_mesh_eval(&m, scene, learned.rows ? &learned : x, o->renders, &st->eval);
+    cs_mesh_exposure_free(&learned);
     cs_mesh_free(&m);
     return rc;
 }
@@ -629,6 +632,11 @@ static int pseudo_views(cs_viewer *w, const cs_scene *scene, int degree, const c
 static int open_exposure(const cs_scene *scene, const cs_mesh_opts *o, cs_mesh_exposure *x, int *used)
 {
     *used = 0;
+    if (o->refine_exposure && o->refine > 0)
+        printf("mesh: the refinement learns the training views' exposures (3x4 colour transforms, Adam step %g falling "
+               "to a tenth) from %s%s\n", CS_MESH_EXPOSURE_LR, o->exposure ? "the model's" : "the identity",
+               o->psnr ? "; --psnr draws a held-out view under the blend of its " CS_STR(CS_EXPOSURE_NEAREST)
+                         " nearest training views' learned ones" : "");
     if (!o->exposure || (o->refine <= 0 && !o->psnr)) return 0;
     if (cs_mesh_exposure_load(x, scene, o->exposure)) return -1;
     *used = 1;

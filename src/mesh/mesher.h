@@ -54,7 +54,12 @@ typedef struct {
                               between each training view and its nearest (mesh_pseudo.h; 0: none) */
     const char *exposure;  /* the model's exposure.json (optim.exposure; NULL: none): the refinement and
                               --psnr take each view under its transform (mesh_exposure.h) */
+    int refine_exposure;   /* the refinement learns the views' exposures too (from the model's, or the
+                              identity), and --psnr draws under the learned ones */
 } cs_mesh_opts;
+
+/* the Adam step of the views' exposures with --refine-exposure (graphdeco's exposure lr) */
+#define CS_MESH_EXPOSURE_LR 0.01
 
 /* the default grid: a training pixel at the cameras' median distance a voxel, within 64 to 512
    voxels along the bounds' longest side */
