@@ -226,11 +226,9 @@ static int rexp_out(refine_exposure *q, const cs_scene *scene, cs_mesh_exposure 
     if (cs_split_of(scene, &out->split)) return -1;
     out->found = out->split.n_train;
     out->rows = malloc(sizeof(float) * CS_EXPOSURE_W * (size_t)(out->found > 0 ? out->found : 1));
-    if (!out->rows || cs_exposure_read(&q->ex, out->rows)) {
-        cs_mesh_exposure_free(out);
-        return out->rows ? -1 : cs_fail("out of host memory (exposure rows)");
-    }
-    return 0;
+    int rc = !out->rows ? cs_fail("out of host memory (exposure rows)") : cs_exposure_read(&q->ex, out->rows) ? -1 : 0;
+    if (rc) cs_mesh_exposure_free(out);
+    return rc;
 }
 
 static void rexp_close(refine_exposure *q, cs_mesh_dev *d)
