@@ -181,8 +181,8 @@ static int check_eval(const exp_scene *e, const cs_mesh_exposure *x)
     square(&q, 0);
     for (int i = 0; i < 12; i++) q.rgb[i] = (uint8_t)lround(e->c[i % 3] * 255);
     cs_mesh_eval_result with, without;
-    CHECK_OK(cs_mesh_eval(&q.m, &e->s, x, NULL, &with));
-    CHECK_OK(cs_mesh_eval(&q.m, &e->s, NULL, NULL, &without));
+    CHECK_OK(cs_mesh_eval(&q.m, &e->s, x, 1, NULL, &with));
+    CHECK_OK(cs_mesh_eval(&q.m, &e->s, NULL, 1, NULL, &without));
     printf("  held-out view: %.1f dB under the blend of its neighbours' exposures, %.1f at the identity\n", with.psnr,
            without.psnr);
     CHECK(with.views == 1 && !strcmp(with.split, "test") && with.coverage > 0.999, "%d %s views, %.3f covered",

@@ -10,6 +10,7 @@
 #include "depth_check.h"
 #include "exposure.h"
 #include "mesher.h"
+#include "mesh_raster.h"
 #include "mesh_shell.h"
 #include "mesh_tex.h"
 #include "util.h"
@@ -147,6 +148,9 @@ static const opt_desc OPTS[] = {
      "keep the N largest connected pieces of the mesh, dropping floaters (default: all)"},
     {"--psnr", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
      "draw the mesh with its colours (vertex colours, or --texture) at the test views and print its PSNR against the photos"},
+    {"--psnr-samples", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
+     "--psnr, drawing each pixel as the mean of N x N samples (anti-aliased, as a viewer's multisampling draws; "
+     "1-" CS_STR(CS_MESH_RASTER_MAX_SAMPLES) ", default 1: the pixel's centre)"},
     {"--renders", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "DIR", "--psnr, and write those drawings to DIR as PNGs and print each view's PSNR"},
     {"--profile", NULL, O_FLAG, C(CS_CMD_MESH) | C(CS_CMD_TRAIN), NULL, V_NONE, NULL,
      "time every kernel: mesh --refine's a view; train's an iteration, per phase of the resolution schedule, against "
@@ -227,7 +231,7 @@ static const struct {
     [CS_CMD_EXPORT] = {"export", "clsplat export (-m OUT | --ply FILE) --format spz|splat|compressed-ply|ply [-o FILE] [--bake]",
                        "write a trained scene in a web viewer's format (.spz, .splat, compressed PLY) or a baked PLY"},
     [CS_CMD_MESH] = {"mesh", "clsplat mesh -m OUT [-o mesh.ply|mesh.glb] [--voxel SIZE | --grid N] [--max-triangles N] "
-                             "[--depth median|mean] [--max-depth D] [--contract S] [--focus | --no-focus] [--keep-components N] [--consistency N] [--carve W] [--carve-dropped] [--shell-fit] [--near-cut F] [--refine N] [--refine-dssim W] [--pseudo-views N] [--no-exposure] [--refine-exposure] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--psnr] [--renders DIR] [--profile]",
+                             "[--depth median|mean] [--max-depth D] [--contract S] [--focus | --no-focus] [--keep-components N] [--consistency N] [--carve W] [--carve-dropped] [--shell-fit] [--near-cut F] [--refine N] [--refine-dssim W] [--pseudo-views N] [--no-exposure] [--refine-exposure] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--psnr] [--psnr-samples N] [--renders DIR] [--profile]",
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
     [CS_CMD_VIEW] = {"view", "clsplat view -m OUT [--port PORT] [--host ADDR]",
                      "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
@@ -461,6 +465,11 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--refine-laplacian")) return parse_nonneg(flag, v, &a->refine_laplacian);
     else if (!strcmp(n, "--refine-normal")) return parse_nonneg(flag, v, &a->refine_normal);
     else if (!strcmp(n, "--psnr")) a->psnr = true;
+    else if (!strcmp(n, "--psnr-samples")) {
+        if (parse_int(flag, v, 1, &a->psnr_samples) || a->psnr_samples > CS_MESH_RASTER_MAX_SAMPLES)
+            return cs_fail("%s %s: from 1 to %d samples a side", flag, v, CS_MESH_RASTER_MAX_SAMPLES);
+        a->psnr = true;
+    }
     else if (!strcmp(n, "--profile")) a->profile = true;
     else if (!strcmp(n, "--focus")) a->focus = 1;
     else if (!strcmp(n, "--no-focus")) a->focus = 0;

@@ -42,6 +42,7 @@ typedef struct {
     int grid, max_triangles, keep_components;
     const char *depth;
     bool psnr;                    /* mesh --psnr (--renders sets it too) */
+    int psnr_samples;             /* mesh --psnr-samples N (0: the default) */
     bool profile;                 /* mesh --profile, train --profile: kernel times */
     const char *renders;          /* mesh --renders DIR */
     bool serve;                   /* train --view PORT, view */

@@ -267,7 +267,7 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     o->out_path = out;
     o->voxel = a->voxel, o->resolution = a->grid, o->max_triangles = a->max_triangles;
     o->max_depth = a->max_depth, o->trunc_voxels = a->trunc, o->volume_mb = a->volume_mb;
-    o->psnr = a->psnr, o->renders = a->renders, o->keep_components = a->keep_components, o->refine = a->refine;
+    o->psnr = a->psnr, o->psnr_samples = a->psnr_samples, o->renders = a->renders, o->keep_components = a->keep_components, o->refine = a->refine;
     o->shell = a->shell, o->refine_dssim = a->refine_dssim, o->contract = a->contract, o->profile = a->profile;
     o->near_cut = a->near_cut, o->focus = a->focus, o->consistency = a->consistency, o->carve = a->carve;
     o->carve_dropped = a->carve_dropped, o->shell_fit = a->shell_fit;
@@ -334,6 +334,10 @@ static void mesh_report(const cs_mesh_opts *o, const cs_mesh_stats *st, double s
         printf("mesh: drawn at %d %s views: PSNR %.2f dB (lowest %.2f), %.1f%% of the pixels covered, in %.2f s%s%s\n",
                st->eval.views, st->eval.split, st->eval.psnr, st->eval.psnr_min, 100 * st->eval.coverage,
                st->eval.secs, o->renders ? "; drawings in " : "", o->renders ? o->renders : "");
+    if (o->psnr && o->psnr_samples > 1)
+        printf("mesh: each pixel the mean of %d x %d samples; at the pixels' centres alone: PSNR %.2f dB (lowest %.2f), "
+               "%.1f%% covered\n", o->psnr_samples, o->psnr_samples, st->eval_centres.psnr, st->eval_centres.psnr_min,
+               100 * st->eval_centres.coverage);
     if (o->psnr) printf("mesh: the lowest view: %s\n", st->eval.worst);
     if (o->psnr && st->eval.object_missed >= 0)
         printf("mesh: against the photos' alpha (object: alpha >= 0.5, %.1f%% of the pixels): %.2f%% of the object's "

@@ -16,6 +16,7 @@ typedef struct {
     const cs_mesh *m;
     const cs_scene *scene;
     const cs_mesh_exposure *exposure;
+    int samples; /* a side of each pixel (mesh_raster.h) */
     const char *renders;
     const int *views;
     int n, next, failed;
@@ -61,7 +62,7 @@ static int one_view(job *j, int i)
     const cs_camera *c = &j->scene->cams[j->views[i]];
     cs_image d = {0}, g = {0};
     uint8_t *drawn = malloc((size_t)c->width * c->height);
-    int rc = !drawn || cs_mesh_rasterize(j->m, c, j->scene->background, &d, &j->covered[i], drawn) ||
+    int rc = !drawn || cs_mesh_rasterize(j->m, c, j->scene->background, j->samples, &d, &j->covered[i], drawn) ||
                      cs_scene_read_image(j->scene, c, &g)
                  ? -1
                  : 0;
@@ -128,13 +129,13 @@ static int run_threads(job *j)
     return j->failed ? cs_fail("%s", j->err) : 0;
 }
 
-int cs_mesh_eval(const cs_mesh *m, const cs_scene *scene, const cs_mesh_exposure *exposure, const char *renders,
-                 cs_mesh_eval_result *r)
+int cs_mesh_eval(const cs_mesh *m, const cs_scene *scene, const cs_mesh_exposure *exposure, int samples,
+                 const char *renders, cs_mesh_eval_result *r)
 {
     memset(r, 0, sizeof *r);
     double t0 = cs_now();
     if (renders && cs_mkdirs(renders)) return -1;
-    job j = {.m = m, .scene = scene, .exposure = exposure, .renders = renders};
+    job j = {.m = m, .scene = scene, .exposure = exposure, .samples = samples > 1 ? samples : 1, .renders = renders};
     int *views = malloc(sizeof(int) * (scene->n_cams ? scene->n_cams : 1));
     j.psnr = calloc(scene->n_cams ? scene->n_cams : 1, sizeof(double));
     j.covered = calloc(scene->n_cams ? scene->n_cams : 1, sizeof(double));

@@ -26,8 +26,9 @@ typedef struct {
  * RGB channels at the training resolution, weighted by the mask where the scene has one; on a
  * Blender scene the drawn pixels are also compared with the photos' alpha. With EXPOSURE (the
  * model's per-view exposure; NULL: none) each drawing is taken under its view's transform (a
- * held-out view's: the blend of its nearest training views') before it is compared or written. */
-int cs_mesh_eval(const cs_mesh *m, const cs_scene *scene, const cs_mesh_exposure *exposure, const char *renders,
-                 cs_mesh_eval_result *r);
+ * held-out view's: the blend of its nearest training views') before it is compared or written. SAMPLES:
+ * each pixel the mean of SAMPLES x SAMPLES samples (mesh_raster.h; 0, 1: its centre). */
+int cs_mesh_eval(const cs_mesh *m, const cs_scene *scene, const cs_mesh_exposure *exposure, int samples,
+                 const char *renders, cs_mesh_eval_result *r);
 
 #endif

@@ -124,43 +124,62 @@ int cs_mesh_visibility(const cs_mesh *m, const cs_camera *c, int threads, int32_
     return 0;
 }
 
-int cs_mesh_rasterize(const cs_mesh *m, const cs_camera *c, const float bg[3], cs_image *out, double *covered,
-                      uint8_t *drawn)
+/* the colour of sample I of the visibility buffer (TRI, W) of M, BG where none (0-255); 1 when drawn */
+static int sample_colour(const cs_mesh *m, const int32_t *tri, const float *w, size_t i, const float bg[3], float rgb[3])
 {
-    size_t n = (size_t)c->width * c->height;
-    int32_t *tri = malloc(sizeof(int32_t) * (n ? n : 1));
-    float *w = malloc(sizeof(float) * 3 * (n ? n : 1));
+    if (tri[i] < 0) {
+        for (int ch = 0; ch < 3; ch++) rgb[ch] = bg[ch] * 255.f;
+        return 0;
+    }
+    if (m->tex) {
+        cs_mesh_tex_sample(m, (size_t)tri[i], w[3 * i + 1], w[3 * i + 2], rgb);
+        return 1;
+    }
+    const uint32_t *v = m->tri + 3 * (size_t)tri[i];
+    for (int ch = 0; ch < 3; ch++)
+        rgb[ch] = w[3 * i] * m->rgb[3 * v[0] + ch] + w[3 * i + 1] * m->rgb[3 * v[1] + ch] +
+                  w[3 * i + 2] * m->rgb[3 * v[2] + ch];
+    return 1;
+}
+
+int cs_mesh_rasterize(const cs_mesh *m, const cs_camera *c, const float bg[3], int samples, cs_image *out,
+                      double *covered, uint8_t *drawn)
+{
+    int S = samples > 1 ? samples : 1;
+    cs_camera hi = *c; /* the view at S times its size: pixel (x, y)'s samples are (S x + i, S y + j) */
+    hi.width *= S, hi.height *= S, hi.fx *= S, hi.fy *= S, hi.cx *= S, hi.cy *= S;
+    size_t n = (size_t)c->width * c->height, ns = n * S * S;
+    int32_t *tri = malloc(sizeof(int32_t) * (ns ? ns : 1));
+    float *w = malloc(sizeof(float) * 3 * (ns ? ns : 1));
     out->px = malloc(3 * (n ? n : 1));
     if (!tri || !w || !out->px) {
         free(tri), free(w), free(out->px);
         out->px = NULL;
-        return cs_fail("out of host memory rasterizing a mesh of %zu vertices at %dx%d", m->nv, c->width, c->height);
+        return cs_fail("out of host memory rasterizing a mesh of %zu vertices at %dx%d", m->nv, hi.width, hi.height);
     }
     out->width = c->width, out->height = c->height, out->channels = 3;
-    if (cs_mesh_visibility(m, c, 1, tri, w)) { /* --psnr draws a view a thread already */
+    if (cs_mesh_visibility(m, &hi, 1, tri, w)) { /* --psnr draws a view a thread already */
         free(tri), free(w), free(out->px);
         out->px = NULL;
         return -1;
     }
     size_t count = 0;
     for (size_t i = 0; i < n; i++) {
-        float rgb[3] = {bg[0] * 255.f, bg[1] * 255.f, bg[2] * 255.f};
-        if (drawn) drawn[i] = tri[i] >= 0;
-        if (tri[i] >= 0 && m->tex)
-            cs_mesh_tex_sample(m, (size_t)tri[i], w[3 * i + 1], w[3 * i + 2], rgb), count++;
-        else if (tri[i] >= 0) {
-            const uint32_t *v = m->tri + 3 * (size_t)tri[i];
-            for (int ch = 0; ch < 3; ch++)
-                rgb[ch] = w[3 * i] * m->rgb[3 * v[0] + ch] + w[3 * i + 1] * m->rgb[3 * v[1] + ch] +
-                          w[3 * i + 2] * m->rgb[3 * v[2] + ch];
-            count++;
-        }
+        size_t x = i % (size_t)c->width, y = i / (size_t)c->width, k = 0;
+        float sum[3] = {0, 0, 0}, rgb[3];
+        for (int sy = 0; sy < S; sy++)
+            for (int sx = 0; sx < S; sx++) {
+                k += (size_t)sample_colour(m, tri, w, (y * S + sy) * (size_t)hi.width + x * S + sx, bg, rgb);
+                for (int ch = 0; ch < 3; ch++) sum[ch] += rgb[ch];
+            }
+        if (drawn) drawn[i] = 2 * k >= (size_t)(S * S) && k > 0;
+        count += k;
         for (int ch = 0; ch < 3; ch++) {
-            float f = rgb[ch] + 0.5f;
+            float f = sum[ch] / (float)(S * S) + 0.5f;
             out->px[3 * i + ch] = (uint8_t)(f < 0.f ? 0.f : f > 255.f ? 255.f : f);
         }
     }
-    if (covered) *covered = n ? (double)count / n : 0;
+    if (covered) *covered = ns ? (double)count / ns : 0;
     free(tri), free(w);
     return 0;
 }

@@ -20,10 +20,14 @@
  * threads on bands of rows (0: the cores, at most 16), the same buffer for any count. */
 int cs_mesh_visibility(const cs_mesh *m, const cs_camera *c, int threads, int32_t *tri, float *w);
 /* Renders M as camera C sees it at C's training resolution into OUT (new 8-bit RGB), pixels
- * no triangle covers in BG (0-1); COVERED (or NULL): the fraction of pixels a triangle covers;
- * DRAWN (or NULL, W x H): 1 where a triangle covers the pixel, else 0. Takes 12 bytes a vertex
- * and 16 a pixel of scratch; -1 with a message when host memory runs out. */
-int cs_mesh_rasterize(const cs_mesh *m, const cs_camera *c, const float bg[3], cs_image *out, double *covered,
-                      uint8_t *drawn);
+ * no triangle covers in BG (0-1). Each pixel is the mean of SAMPLES x SAMPLES samples on a
+ * regular grid inside it (the visibility buffer drawn at SAMPLES times the size; 0, 1: the
+ * pixel's centre alone, as the refinement draws). COVERED (or NULL): the fraction of samples a
+ * triangle covers; DRAWN (or NULL, W x H): 1 where a triangle covers at least half the pixel's
+ * samples, else 0. Takes 12 bytes a vertex and 20 a sample of scratch; -1 with a message when
+ * host memory runs out. */
+#define CS_MESH_RASTER_MAX_SAMPLES 4
+int cs_mesh_rasterize(const cs_mesh *m, const cs_camera *c, const float bg[3], int samples, cs_image *out,
+                      double *covered, uint8_t *drawn);
 
 #endif

@@ -603,7 +603,9 @@ static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, c
     cs_mesh_edge_counts(&m, &st->boundary_edges, &st->nonmanifold_edges);
     struct stat sb;
     st->file_bytes = !rc && stat(o->out_path, &sb) == 0 ? (size_t)sb.st_size : 0;
-    if (!rc && o->psnr) rc = cs_mesh_eval(&m, scene, learned.rows ? &learned : x, o->renders, &st->eval);
+    const cs_mesh_exposure *drawn_under = learned.rows ? &learned : x;
+    if (!rc && o->psnr) rc = cs_mesh_eval(&m, scene, drawn_under, o->psnr_samples, o->renders, &st->eval);
+    if (!rc && o->psnr && o->psnr_samples > 1) rc = cs_mesh_eval(&m, scene, drawn_under, 1, NULL, &st->eval_centres);
     cs_mesh_exposure_free(&learned);
     cs_mesh_free(&m);
     return rc;

@@ -39,6 +39,7 @@ typedef struct {
     int refine_geometry;   /* then the positions and colours over this many more (0: not) */
     cs_mesh_geom_opts geom; /* that stage's step (lr < 0: by the scene's kind) and regularisers */
     int psnr;              /* compare the written mesh with the test photos (mesh_eval.h) */
+    int psnr_samples;      /* drawing each pixel as the mean of N x N samples (0, 1: its centre) */
     const char *renders;   /* and write its drawings there (NULL: not) */
     int profile;           /* time the refinement's kernels (mesh_refine.h) */
     int texture;           /* then a texture of this many subdivisions (cl/mesh_tex.h; 0: none, -1: the most
@@ -111,6 +112,7 @@ typedef struct {
     long dcheck_seen, dcheck_dropped; /* depth pixels it looked at and dropped (the first slab) */
     cs_mesh_refine_stats refine; /* with opts.refine */
     cs_mesh_eval_result eval; /* with opts.psnr */
+    cs_mesh_eval_result eval_centres; /* and with opts.psnr_samples > 1, drawn at the pixels' centres too */
 } cs_mesh_stats;
 
 /* The default depth limit (--max-depth unset): the depths at which the training views see the
