@@ -164,7 +164,7 @@ sanitize:
 # libFuzzer harnesses (tests/fuzz/) with ASan + UBSan, built with clang into build-fuzz/, each
 # run for FUZZ_SECONDS from seeds that make_seeds writes; findings stop the run.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := ply splat_file image config checkpoint tuning colmap transforms cli joblist
+FUZZ_TARGETS := ply mesh_ply splat_file image config checkpoint tuning colmap transforms cli joblist
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 fuzz-deps:
 	@sh tools/install-deps.sh clang

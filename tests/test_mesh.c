@@ -1042,6 +1042,37 @@ static int log_psnr(const char *log, double *psnr)
     return ok ? 0 : cs_fail("no PSNR line in %s", log);
 }
 
+/* mesh --from: clsplat's own mesh (the --grid 100 slabs above) taken back in place of the fusion
+   writes the same file and is drawn by --psnr; the fusion's options and a PLY without faces are
+   refused */
+static int from_mesh(const char *dir, const char *run)
+{
+    char log[800], a[800], b[800];
+    snprintf(log, sizeof log, "%s/from.log", dir);
+    snprintf(a, sizeof a, "%s/slabs.ply", dir);
+    snprintf(b, sizeof b, "%s/from.ply", dir);
+    CHECK(cli_run("", log, "mesh -m %s --from %s --psnr -o %s", run, a, b) == 0, "mesh --from failed, see %s", log);
+    double psnr = 0;
+    CHECK(log_psnr(log, &psnr) == 0 && psnr > 15, "mesh --from: PSNR %.2f dB (%s)", psnr, cs_last_error());
+    size_t la, lb;
+    char *fa = cs_read_file(a, &la), *fb = cs_read_file(b, &lb);
+    int same = fa && fb && la == lb && !memcmp(fa, fb, la);
+    free(fa), free(fb);
+    CHECK(same, "mesh --from %s wrote a different %s", a, b);
+    char *text = cs_read_file(log, NULL);
+    int said = text && strstr(text, "triangles and ") && strstr(text, "(--from: in place of the fusion)");
+    free(text);
+    CHECK(said, "mesh --from: no line of what it read in %s", log);
+    CHECK(cli_run("", log, "mesh -m %s --from %s --voxel 0.1", run, a) == 2, "--from with --voxel accepted");
+    CHECK(cli_run("", log, "mesh -m %s --from %s/point_cloud/iteration_400/point_cloud.ply -o %s", run, run, b) == 1,
+          "--from a PLY of Gaussians accepted");
+    text = cs_read_file(log, NULL);
+    said = text && strstr(text, "no 'face' element: a point cloud, not a mesh");
+    free(text);
+    CHECK(said, "mesh --from a PLY of Gaussians: no reason given in %s", log);
+    return 0;
+}
+
 /* --texture auto at a budget whose triangles span several pixels: each triangle's lattice of
    colours draws the test views better than vertex colours. PoCL, the sky scene below at 96x72,
    2,000 triangles, --refine 200: 20.09 dB with vertex colours, 23.97 with the texture (8
@@ -1218,6 +1249,7 @@ int test_mesh_cli(void)
         free(text);
         cs_mesh_free(&m);
     }
+    CHECK(from_mesh(dir, out) == 0, "mesh --from (above)");
     CHECK(refine_gain(dir, out) == 0, "mesh --refine (above)");
     CHECK(exposure_swap(dir, scene, out) == 0, "mesh with the model's exposure.json (above)");
     CHECK(geometry_gain(dir, out, &rs) == 0, "mesh --refine-geometry (above)");

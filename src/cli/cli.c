@@ -148,6 +148,10 @@ static const opt_desc OPTS[] = {
      "keep the N largest connected pieces of the mesh, dropping floaters (default: all)"},
     {"--psnr", NULL, O_FLAG, C(CS_CMD_MESH), NULL, V_NONE, NULL,
      "draw the mesh with its colours (vertex colours, or --texture) at the test views and print its PSNR against the photos"},
+    {"--from", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "MESH.ply",
+     "take this mesh (a PLY of polygons, vertex colours optional; another extractor's, or clsplat's own) in place "
+     "of fusing the model's depths, then cut it to --max-triangles, refine it against the photos and --psnr it as "
+     "clsplat's own (the model still gives the scene, its exposures and --pseudo-views)"},
     {"--psnr-samples", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
      "--psnr, drawing each pixel as the mean of N x N samples (anti-aliased, as a viewer's multisampling draws; "
      "1-" CS_STR(CS_MESH_RASTER_MAX_SAMPLES) ", default 1: the pixel's centre)"},
@@ -231,7 +235,7 @@ static const struct {
     [CS_CMD_EXPORT] = {"export", "clsplat export (-m OUT | --ply FILE) --format spz|splat|compressed-ply|ply [-o FILE] [--bake]",
                        "write a trained scene in a web viewer's format (.spz, .splat, compressed PLY) or a baked PLY"},
     [CS_CMD_MESH] = {"mesh", "clsplat mesh -m OUT [-o mesh.ply|mesh.glb] [--voxel SIZE | --grid N] [--max-triangles N] "
-                             "[--depth median|mean] [--max-depth D] [--contract S] [--focus | --no-focus] [--keep-components N] [--consistency N] [--carve W] [--carve-dropped] [--shell-fit] [--near-cut F] [--refine N] [--refine-dssim W] [--pseudo-views N] [--no-exposure] [--refine-exposure] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--psnr] [--psnr-samples N] [--renders DIR] [--profile]",
+                             "[--depth median|mean] [--max-depth D] [--contract S] [--focus | --no-focus] [--keep-components N] [--consistency N] [--carve W] [--carve-dropped] [--shell-fit] [--near-cut F] [--refine N] [--refine-dssim W] [--pseudo-views N] [--no-exposure] [--refine-exposure] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--from MESH.ply] [--psnr] [--psnr-samples N] [--renders DIR] [--profile]",
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
     [CS_CMD_VIEW] = {"view", "clsplat view -m OUT [--port PORT] [--host ADDR]",
                      "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
@@ -465,6 +469,7 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--refine-laplacian")) return parse_nonneg(flag, v, &a->refine_laplacian);
     else if (!strcmp(n, "--refine-normal")) return parse_nonneg(flag, v, &a->refine_normal);
     else if (!strcmp(n, "--psnr")) a->psnr = true;
+    else if (!strcmp(n, "--from")) a->from = v;
     else if (!strcmp(n, "--psnr-samples")) {
         if (parse_int(flag, v, 1, &a->psnr_samples) || a->psnr_samples > CS_MESH_RASTER_MAX_SAMPLES)
             return cs_fail("%s %s: from 1 to %d samples a side", flag, v, CS_MESH_RASTER_MAX_SAMPLES);

@@ -267,7 +267,7 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     o->out_path = out;
     o->voxel = a->voxel, o->resolution = a->grid, o->max_triangles = a->max_triangles;
     o->max_depth = a->max_depth, o->trunc_voxels = a->trunc, o->volume_mb = a->volume_mb;
-    o->psnr = a->psnr, o->psnr_samples = a->psnr_samples, o->renders = a->renders, o->keep_components = a->keep_components, o->refine = a->refine;
+    o->psnr = a->psnr, o->psnr_samples = a->psnr_samples, o->from = a->from, o->renders = a->renders, o->keep_components = a->keep_components, o->refine = a->refine;
     o->shell = a->shell, o->refine_dssim = a->refine_dssim, o->contract = a->contract, o->profile = a->profile;
     o->near_cut = a->near_cut, o->focus = a->focus, o->consistency = a->consistency, o->carve = a->carve;
     o->carve_dropped = a->carve_dropped, o->shell_fit = a->shell_fit;
@@ -297,13 +297,19 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     size_t on = strlen(out);
     if (!cs_mesh_is_glb(out) && !(on >= 4 && !strcasecmp(out + on - 4, ".ply")))
         return USAGE_ERROR("mesh: -o %s: the file's name ends in .ply (PLY) or .glb (binary glTF)", out);
+    if (a->from && (a->voxel > 0 || a->grid > 0 || a->depth || a->trunc > 0 || a->volume_mb > 0 || a->contract > 0 ||
+                    a->focus >= 0 || a->consistency >= 0 || a->carve > 0 || a->carve_dropped || a->shell_fit))
+        return USAGE_ERROR("mesh --from %s: the mesh is taken as it is, so the fusion's options (--voxel, --grid, "
+                           "--depth, --trunc, --volume-mb, --contract, --focus, --no-focus, --consistency, --carve, "
+                           "--carve-dropped, --shell-fit) have nothing to shape", a->from);
     if (a->depth && strcmp(a->depth, "median") && strcmp(a->depth, "mean"))
         return USAGE_ERROR("mesh --depth %s: median or mean", a->depth);
     o->depth_plane = a->depth && !strcmp(a->depth, "mean") ? 0 : 1;
     return 0;
 }
 
-static void mesh_report(const cs_mesh_opts *o, const cs_mesh_stats *st, double secs)
+/* what the fusion did (not with --from) */
+static void fusion_report(const cs_mesh_stats *st)
 {
     printf("mesh: %d views, grid %dx%dx%d of %.4g (max depth %.3g, %d slab%s), bounds [%.3g %.3g %.3g] - [%.3g %.3g %.3g]\n",
            st->views, st->nx, st->ny, st->nz, st->voxel, st->max_depth, st->slabs, st->slabs > 1 ? "s" : "",
@@ -312,6 +318,16 @@ static void mesh_report(const cs_mesh_opts *o, const cs_mesh_stats *st, double s
            "%zu vertices, %.1f MiB, %zu open edges, %zu non-manifold\n",
            st->soup_tris, st->passes, st->passes == 1 ? "" : "es", st->welded_tris, st->welded_vertices, st->triangles,
            st->vertices, st->file_bytes / 1048576.0, st->boundary_edges, st->nonmanifold_edges);
+}
+
+static void mesh_report(const cs_mesh_opts *o, const cs_mesh_stats *st, double secs)
+{
+    if (o->from)
+        printf("mesh: %zu triangles read (%zu vertices); written %zu triangles, %zu vertices, %.1f MiB, %zu open edges, "
+               "%zu non-manifold\n", st->welded_tris, st->welded_vertices, st->triangles, st->vertices,
+               st->file_bytes / 1048576.0, st->boundary_edges, st->nonmanifold_edges);
+    else
+        fusion_report(st);
     if (st->alpha_filled > 0)
         printf("mesh: %ld pixels of the views fused at their expected depth: the photos' alpha says object, the model "
                "is too see-through there for a median depth\n", st->alpha_filled);

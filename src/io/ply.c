@@ -48,13 +48,30 @@ static int find_prop(const ply_prop *props, int np, const char *name)
     return -1;
 }
 
-/* The parsed header: vertex properties (offsets within a binary row), format, count. */
+/* A face element's layout: its properties in order, scalars and lists, one of them the corners'
+   index list */
+enum { CS_PLY_FACE_PROPS = 16 };
+typedef struct {
+    int list;       /* a list (count, then values) or a scalar */
+    int count_type; /* a list's count */
+    int type;       /* the values' */
+} ply_face_prop;
+typedef struct {
+    long n;               /* -1: no face element */
+    ply_face_prop props[CS_PLY_FACE_PROPS];
+    int np;
+    int index;            /* which property holds the corners (-1: none) */
+    int elements_between; /* an element with rows between 'vertex' and 'face' */
+} ply_faces;
+
+/* The parsed header: vertex properties (offsets within a binary row), format, count; faces. */
 typedef struct {
     ply_prop *props;
     int np, cap;
     int format;          /* 0 ascii, 1 binary LE, 2 binary BE, -1 unset */
     long nvert;          /* -1 unset */
-    int in_vertex, elements_before;
+    int in_vertex, in_face, elements_before;
+    ply_faces faces;
 } ply_header;
 
 static int add_prop(ply_header *h, const char *name, int type)
@@ -73,10 +90,39 @@ static int add_prop(ply_header *h, const char *name, int type)
     return 0;
 }
 
-/* One header line (words W1..W3, NW of them); 1 at end_header. */
-static int header_line(const char *path, int line_no, int nw, const char *w1, const char *w2, const char *w3,
-                       ply_header *h)
+static int ptype_of(const char *name)
 {
+    for (int i = 0; i < 8; i++)
+        if (!strcmp(name, PTYPES[i].a) || !strcmp(name, PTYPES[i].b)) return i;
+    return -1;
+}
+
+/* a property line of the face element (words W, NW of them) */
+static int face_property(const char *path, int line_no, int nw, char w[5][64], ply_faces *f)
+{
+    if (f->np == CS_PLY_FACE_PROPS)
+        return cs_fail("%s: header line %d: more than %d face properties", path, line_no, CS_PLY_FACE_PROPS);
+    ply_face_prop *q = &f->props[f->np];
+    q->list = !strcmp(w[1], "list");
+    q->count_type = q->list && nw == 5 ? ptype_of(w[2]) : -1;
+    q->type = ptype_of(q->list ? (nw == 5 ? w[3] : "") : w[1]);
+    if (q->type < 0 || (q->list && q->count_type < 0) || nw < 3)
+        return cs_fail("%s: header line %d: a malformed face property", path, line_no);
+    const char *name = q->list ? w[4] : w[2];
+    int corners = q->list && (!strcmp(name, "vertex_indices") || !strcmp(name, "vertex_index"));
+    if (q->list && (q->count_type >= P_F32 || (corners && q->type >= P_F32)))
+        return cs_fail("%s: header line %d: a face list needs an integer count%s", path, line_no,
+                       corners ? " and integer indices" : "");
+    if (corners && f->index >= 0) return cs_fail("%s: header line %d: a second list of corners", path, line_no);
+    if (corners) f->index = f->np;
+    f->np++;
+    return 0;
+}
+
+/* One header line (words W, NW of them); 1 at end_header. */
+static int header_line(const char *path, int line_no, int nw, char w[5][64], ply_header *h)
+{
+    const char *w1 = w[0], *w2 = w[1], *w3 = w[2];
     if (nw <= 0 || !strcmp(w1, "comment") || !strcmp(w1, "obj_info") || !strcmp(w1, "ply")) return 0;
     if (!strcmp(w1, "end_header")) return 1;
     if (!strcmp(w1, "format")) {
@@ -89,15 +135,17 @@ static int header_line(const char *path, int line_no, int nw, const char *w1, co
         long cnt = strtol(w3, &e, 10);
         if (*e || cnt < 0) return cs_fail("%s: header line %d: bad element count '%s'", path, line_no, w3);
         h->in_vertex = !strcmp(w2, "vertex");
+        h->in_face = !strcmp(w2, "face") && h->faces.n < 0;
         if (h->in_vertex) h->nvert = cnt;
+        else if (h->in_face) h->faces.n = cnt;
         else if (h->nvert < 0 && cnt > 0) h->elements_before = 1;
+        else if (h->faces.n < 0 && cnt > 0) h->faces.elements_between = 1;
     } else if (!strcmp(w1, "property")) {
+        if (h->in_face) return face_property(path, line_no, nw, w, &h->faces);
         if (!h->in_vertex) return 0;
         if (!strcmp(w2, "list"))
             return cs_fail("%s: header line %d: list properties in 'vertex' are not supported", path, line_no);
-        int t = -1;
-        for (int i = 0; i < 8; i++)
-            if (!strcmp(w2, PTYPES[i].a) || !strcmp(w2, PTYPES[i].b)) t = i;
+        int t = ptype_of(w2);
         if (t < 0 || nw < 3) return cs_fail("%s: header line %d: unknown property type '%s'", path, line_no, w2);
         return add_prop(h, w3, t);
     } else {
@@ -110,7 +158,7 @@ static int header_line(const char *path, int line_no, int nw, const char *w1, co
 static int parse_header(const char *path, char *data, size_t len, ply_header *h, char **body)
 {
     memset(h, 0, sizeof *h);
-    h->format = -1, h->nvert = -1;
+    h->format = -1, h->nvert = -1, h->faces.n = -1, h->faces.index = -1;
     if (len < 4 || strncmp(data, "ply", 3) != 0 || (data[3] != '\n' && data[3] != '\r'))
         return cs_fail("%s: not a PLY file (missing 'ply' magic)", path);
     char *p = data, *end = data + len;
@@ -124,9 +172,9 @@ static int parse_header(const char *path, char *data, size_t len, ply_header *h,
         line[ll] = '\0';
         if (ll && line[ll - 1] == '\r') line[ll - 1] = '\0';
         p = nl + 1;
-        char w1[64] = "", w2[64] = "", w3[64] = "";
-        int nw = sscanf(line, "%63s %63s %63s", w1, w2, w3);
-        int r = header_line(path, line_no, nw, w1, w2, w3, h);
+        char w[5][64] = {"", "", "", "", ""};
+        int nw = sscanf(line, "%63s %63s %63s %63s %63s", w[0], w[1], w[2], w[3], w[4]);
+        int r = header_line(path, line_no, nw, w, h);
         if (r < 0) return -1;
         if (r == 1) break;
     }
@@ -260,6 +308,32 @@ done:
     return ret;
 }
 
+/* H's vertices from *P: coordinates (finite) into XYZ, colours into RGB (bytes, or floats in
+   [0, 1]; grey without them) */
+static int read_points_body(const char *path, const ply_header *h, char **p, const char *end, float *xyz, uint8_t *rgb)
+{
+    static const char *names[6] = {"x", "y", "z", "red", "green", "blue"};
+    int col[6];
+    for (int i = 0; i < 6; i++) col[i] = find_prop(h->props, h->np, names[i]);
+    if (col[0] < 0 || col[1] < 0 || col[2] < 0) return cs_fail("%s: the vertices have no x, y, z properties", path);
+    if (check_body(path, h, (size_t)(end - *p))) return -1;
+    double *row = malloc(sizeof(double) * h->np);
+    if (!row) return cs_fail("out of host memory (%ld points of %s)", h->nvert, path);
+    for (long v = 0; v < h->nvert; v++) {
+        if (read_row(path, h, v, p, end, row)) return free(row), -1;
+        for (int c = 0; c < 3; c++) {
+            xyz[v * 3 + c] = (float)row[col[c]];
+            if (!isfinite(xyz[v * 3 + c]))
+                return free(row), cs_fail("%s: vertex %ld has a coordinate that is not finite", path, v);
+            double k = col[3 + c] < 0 ? 128 : row[col[3 + c]];
+            if (col[3 + c] >= 0 && (h->props[col[3 + c]].type == P_F32 || h->props[col[3 + c]].type == P_F64)) k *= 255;
+            rgb[v * 3 + c] = (uint8_t)(k < 0 ? 0 : k > 255 ? 255 : k + 0.5);
+        }
+    }
+    free(row);
+    return 0;
+}
+
 int cs_ply_read_points(const char *path, float **xyz, uint8_t **rgb, int *n)
 {
     *xyz = NULL, *rgb = NULL, *n = 0;
@@ -267,42 +341,129 @@ int cs_ply_read_points(const char *path, float **xyz, uint8_t **rgb, int *n)
     char *data = cs_read_file(path, &len), *p = NULL;
     if (!data) return -1;
     ply_header h;
-    double *row = NULL;
-    int ret = -1, col[6];
-    static const char *names[6] = {"x", "y", "z", "red", "green", "blue"};
+    int ret = -1;
     if (parse_header(path, data, len, &h, &p)) goto done;
-    for (int i = 0; i < 6; i++) col[i] = find_prop(h.props, h.np, names[i]);
-    if (col[0] < 0 || col[1] < 0 || col[2] < 0) {
-        cs_fail("%s: the vertices have no x, y, z properties", path);
-        goto done;
-    }
-    if (check_body(path, &h, (size_t)(data + len - p))) goto done;
-    row = malloc(sizeof(double) * h.np);
     *xyz = malloc(sizeof(float) * 3 * (size_t)(h.nvert ? h.nvert : 1));
     *rgb = malloc(3 * (size_t)(h.nvert ? h.nvert : 1));
-    if (!row || !*xyz || !*rgb) {
+    if (!*xyz || !*rgb) {
         cs_fail("out of host memory (%ld points of %s)", h.nvert, path);
         goto done;
     }
-    for (long v = 0; v < h.nvert; v++) {
-        if (read_row(path, &h, v, &p, data + len, row)) goto done;
-        for (int c = 0; c < 3; c++) {
-            (*xyz)[v * 3 + c] = (float)row[col[c]];
-            if (!isfinite((*xyz)[v * 3 + c])) {
-                cs_fail("%s: vertex %ld has a coordinate that is not finite", path, v);
-                goto done;
-            }
-            /* colours: bytes, or floats in [0, 1]; grey without them */
-            double k = col[3 + c] < 0 ? 128 : row[col[3 + c]];
-            if (col[3 + c] >= 0 && (h.props[col[3 + c]].type == P_F32 || h.props[col[3 + c]].type == P_F64)) k *= 255;
-            (*rgb)[v * 3 + c] = (uint8_t)(k < 0 ? 0 : k > 255 ? 255 : k + 0.5);
-        }
-    }
+    if (read_points_body(path, &h, &p, data + len, *xyz, *rgb)) goto done;
     *n = (int)h.nvert;
     ret = 0;
 done:
     if (ret) free(*xyz), free(*rgb), *xyz = NULL, *rgb = NULL;
-    free(row);
+    free(h.props);
+    free(data);
+    return ret;
+}
+
+/* the next number of a face row at *P: of TYPE in binary, any in ASCII; -1 where the data ends */
+static int face_number(const ply_header *h, char **p, const char *end, int type, double *v)
+{
+    if (h->format == 0) {
+        while (*p < end && isspace((unsigned char)**p)) (*p)++;
+        char *e;
+        *v = strtod(*p, &e);
+        if (e == *p) return -1;
+        *p = e;
+        return 0;
+    }
+    if (end - *p < PTYPES[type].size) return -1;
+    *v = read_scalar((unsigned char *)*p, type, h->format == 2);
+    *p += PTYPES[type].size;
+    return 0;
+}
+
+/* the corners of face K (the values of its index list, C of them at *P) taken in as a fan of
+   triangles: *N counted, and written to TRI unless it is NULL */
+static int face_corners(const char *path, const ply_header *h, long k, double c, char **p, const char *end, size_t nv,
+                        uint32_t *tri, size_t *n)
+{
+    if (c < 3) return cs_fail("%s: face %ld has %g corners (at least 3)", path, k, c);
+    double idx, first = 0, prev = 0;
+    for (double j = 0; j < c; j++) {
+        if (face_number(h, p, end, h->faces.props[h->faces.index].type, &idx))
+            return cs_fail("%s: truncated: the data ends in face %ld of %ld", path, k, h->faces.n);
+        if (!(idx >= 0 && idx < (double)nv) || idx != floor(idx))
+            return cs_fail("%s: face %ld: corner %g is not one of the %zu vertices", path, k, idx, nv);
+        if (j >= 2 && tri) {
+            uint32_t *o = tri + 3 * *n;
+            o[0] = (uint32_t)first, o[1] = (uint32_t)prev, o[2] = (uint32_t)idx;
+        }
+        *n += j >= 2;
+        if (j == 0) first = idx;
+        prev = idx;
+    }
+    return 0;
+}
+
+/* H's faces from P, each polygon as a fan of triangles of corners below NV: counted into *NT,
+   and written to TRI unless it is NULL (a first pass checks and counts, a second fills); the
+   other properties, scalars and lists, are read past */
+static int read_faces(const char *path, const ply_header *h, char *p, const char *end, size_t nv, uint32_t *tri,
+                      size_t *nt)
+{
+    const ply_faces *f = &h->faces;
+    size_t n = 0;
+    for (long k = 0; k < f->n; k++)
+        for (int q = 0; q < f->np; q++) {
+            const ply_face_prop *fp = &f->props[q];
+            double c, v;
+            if (face_number(h, &p, end, fp->list ? fp->count_type : fp->type, &c))
+                return cs_fail("%s: truncated: the data ends %s face %ld of %ld", path, q ? "in" : "at", k, f->n);
+            if (q == f->index) {
+                if (face_corners(path, h, k, c, &p, end, nv, tri, &n)) return -1;
+                continue;
+            }
+            if (fp->list && (c < 0 || c != floor(c))) return cs_fail("%s: face %ld: a list of %g values", path, k, c);
+            for (double j = 0; fp->list && j < c; j++)
+                if (face_number(h, &p, end, fp->type, &v))
+                    return cs_fail("%s: truncated: the data ends in face %ld of %ld", path, k, f->n);
+        }
+    *nt = n;
+    return 0;
+}
+
+/* what keeps H's faces from being read, as a message; 0 when nothing does */
+static int check_faces(const char *path, const ply_header *h)
+{
+    const ply_faces *f = &h->faces;
+    if (f->n < 0) return cs_fail("%s: no 'face' element: a point cloud, not a mesh", path);
+    if (f->index < 0) return cs_fail("%s: the 'face' element has no vertex_indices list", path);
+    if (f->elements_between) return cs_fail("%s: elements between 'vertex' and 'face' are not supported", path);
+    return 0;
+}
+
+int cs_ply_read_mesh(const char *path, float **xyz, uint8_t **rgb, size_t *nv, uint32_t **tri, size_t *nt)
+{
+    *xyz = NULL, *rgb = NULL, *tri = NULL, *nv = *nt = 0;
+    size_t len;
+    char *data = cs_read_file(path, &len), *p = NULL;
+    if (!data) return -1;
+    ply_header h;
+    int ret = -1;
+    if (parse_header(path, data, len, &h, &p) || check_faces(path, &h)) goto done;
+    *xyz = malloc(sizeof(float) * 3 * (size_t)(h.nvert ? h.nvert : 1));
+    *rgb = malloc(3 * (size_t)(h.nvert ? h.nvert : 1));
+    if (!*xyz || !*rgb) {
+        cs_fail("out of host memory (%ld vertices of %s)", h.nvert, path);
+        goto done;
+    }
+    if (read_points_body(path, &h, &p, data + len, *xyz, *rgb)) goto done;
+    *nv = (size_t)h.nvert;
+    /* a triangle takes at least 1 byte of the file, so the count bounds what is allocated */
+    if (read_faces(path, &h, p, data + len, *nv, NULL, nt)) goto done;
+    *tri = malloc(sizeof(uint32_t) * 3 * (*nt ? *nt : 1));
+    if (!*tri) {
+        cs_fail("out of host memory (%zu triangles of %s)", *nt, path);
+        goto done;
+    }
+    if (read_faces(path, &h, p, data + len, *nv, *tri, nt)) goto done;
+    ret = 0;
+done:
+    if (ret) free(*xyz), free(*rgb), free(*tri), *xyz = NULL, *rgb = NULL, *tri = NULL, *nv = *nt = 0;
     free(h.props);
     free(data);
     return ret;

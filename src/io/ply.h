@@ -12,6 +12,12 @@ int cs_ply_read(const char *path, cs_splats *out);
  * without): *N points into new arrays *XYZ (3 floats each) and *RGB (3 bytes each). -1 with a
  * message naming the file. */
 int cs_ply_read_points(const char *path, float **xyz, uint8_t **rgb, int *n);
+/* Reads a triangle mesh PLY (ASCII or binary): *NV vertices (x y z, optional red green blue as
+ * for points) into new arrays *XYZ and *RGB, and the 'face' element's polygons, each its one
+ * vertex_indices (or vertex_index) list, as a fan of triangles: *NT of them into new *TRI (3
+ * indices each, below *NV). Other face properties, scalars and lists, are skipped. -1 with a message naming the file and the face when a
+ * face has fewer than 3 corners, a corner that is not a vertex, or the data ends. */
+int cs_ply_read_mesh(const char *path, float **xyz, uint8_t **rgb, size_t *nv, uint32_t **tri, size_t *nt);
 /* Writes binary little-endian graphdeco layout atomically; with BAKE_FILTER the 3D filter is
  * folded into scales and opacity and no filter_3D property is written. */
 int cs_ply_write(const char *path, const cs_splats *s, int bake_filter);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ply.h"
 #include "util.h"
 
 void cs_mesh_free(cs_mesh *m)
@@ -175,6 +176,22 @@ int cs_mesh_simplify(cs_mesh *m, size_t max_tris, float *error)
     m->nt = n / 3;
     free(dst);
     return compact(m);
+}
+
+int cs_mesh_read_ply(const char *path, cs_mesh *m)
+{
+    memset(m, 0, sizeof *m);
+    if (cs_ply_read_mesh(path, &m->pos, &m->rgb, &m->nv, &m->tri, &m->nt)) return -1;
+    size_t n = 0;
+    for (size_t t = 0; t < m->nt; t++) {
+        const uint32_t *v = m->tri + 3 * t;
+        if (v[0] == v[1] || v[1] == v[2] || v[0] == v[2]) continue;
+        memmove(m->tri + 3 * n++, v, 3 * sizeof *v);
+    }
+    m->nt = n;
+    if (!compact(m)) return 0;
+    cs_mesh_free(m);
+    return -1;
 }
 
 int cs_mesh_write_ply(const char *path, const cs_mesh *m)

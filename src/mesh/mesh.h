@@ -36,6 +36,9 @@ int cs_mesh_keep_largest(cs_mesh *m, size_t keep, size_t *components);
  * each; the cameras: what sits against a lens is a floater, not the scene), then the vertices
  * no triangle uses; *DROPPED: how many triangles went. */
 int cs_mesh_drop_near(cs_mesh *m, const double *centres, int n, double radius, size_t *dropped);
+/* Reads M from a triangle mesh PLY (ply.h's cs_ply_read_mesh: polygons as fans of triangles),
+ * dropping triangles with a corner twice and the vertices no triangle uses; -1 with a message naming the file. */
+int cs_mesh_read_ply(const char *path, cs_mesh *m);
 /* Writes M as a binary little-endian PLY, atomically. */
 int cs_mesh_write_ply(const char *path, const cs_mesh *m);
 /* Edges used by one triangle only (0: closed) and edges used by more than two (0: manifold). */

@@ -540,30 +540,56 @@ static int fit_shell(const cs_depth_check *dc, const cs_scene *scene, const cs_m
     return 0;
 }
 
-static int finish_mesh(cs_cl *cl, cs_soup_vertex *soup, const cs_scene *scene, const cs_mesh_opts *o,
-                       const cs_mesh_pseudo *pseudo, const cs_shell_fit *fit, const cs_mesh_exposure *x,
-                       cs_mesh_stats *st)
+/* the fusion's triangle SOUP welded into M */
+static int weld_soup(const cs_soup_vertex *soup, cs_mesh_stats *st, cs_mesh *m)
 {
-    long budget = o->max_triangles; /* for the scene, the shell taken off */
-    cs_mesh m;
-    double t0 = cs_now();
     if (!st->soup_tris)
         return cs_fail("no surface was found, so no mesh is written (voxel %g over bounds of %g x %g x %g: a voxel that "
                        "large, or a depth limit that short, leaves nothing; try the defaults)",
                        st->voxel, st->bounds[3] - st->bounds[0], st->bounds[4] - st->bounds[1], st->bounds[5] - st->bounds[2]);
+    if (st->soup_tris >= 1000000) /* minutes of host work at tens of millions: said first */
+        printf("mesh: welding %zu triangles...\n", st->soup_tris), fflush(stdout);
+    if (cs_mesh_weld(soup, st->soup_tris, m)) return -1;
+    st->welded_vertices = m->nv, st->welded_tris = m->nt;
+    return 0;
+}
+
+/* the mesh of --from PATH into M, in place of the fusion's */
+static int read_from(const char *path, cs_mesh_stats *st, cs_mesh *m)
+{
+    if (cs_mesh_read_ply(path, m)) return -1;
+    if (!m->nt) {
+        cs_mesh_free(m);
+        return cs_fail("%s holds no triangle", path);
+    }
+    st->welded_vertices = m->nv, st->welded_tris = m->nt;
+    printf("mesh: %zu triangles and %zu vertices read from %s (--from: in place of the fusion)\n", m->nt, m->nv, path);
+    fflush(stdout);
+    return 0;
+}
+
+/* M (the fusion's or --from's; freed here) cut to the budget, refined, written and judged */
+static int finish_mesh(cs_cl *cl, cs_mesh *mp, const cs_scene *scene, const cs_mesh_opts *o,
+                       const cs_mesh_pseudo *pseudo, const cs_shell_fit *fit, const cs_mesh_exposure *x,
+                       cs_mesh_stats *st)
+{
+    long budget = o->max_triangles; /* for the scene, the shell taken off */
+    cs_mesh m = *mp;
+    double t0 = cs_now();
     int level = shell_level(scene, o);
-    if (level > 0 && o->refine <= 0)
+    if (level > 0 && o->refine <= 0) {
+        cs_mesh_free(&m);
         return cs_fail("--shell %d needs --refine N: the shell's colours come from fitting it to the photos", level);
+    }
     if (level > 0 && o->max_triangles > 0) { /* the budget holds the shell too */
-        if (o->max_triangles <= (long)cs_mesh_shell_triangles(level))
+        if (o->max_triangles <= (long)cs_mesh_shell_triangles(level)) {
+            cs_mesh_free(&m);
             return cs_fail("--shell %d makes %zu triangles, --max-triangles %ld leaves none for the scene: a lower level",
                            level, cs_mesh_shell_triangles(level), o->max_triangles);
+        }
         budget = o->max_triangles - (long)cs_mesh_shell_triangles(level);
     }
-    bool big = st->soup_tris >= 1000000; /* minutes of host work at tens of millions: said first */
-    if (big) printf("mesh: welding %zu triangles...\n", st->soup_tris), fflush(stdout);
-    if (cs_mesh_weld(soup, st->soup_tris, &m)) return -1;
-    st->welded_vertices = m.nv, st->welded_tris = m.nt;
+    bool big = m.nt >= 1000000;
     int rc = o->keep_components > 0 ? cs_mesh_keep_largest(&m, (size_t)o->keep_components, &st->components) : 0;
     st->dropped_tris = st->welded_tris - m.nt;
     double t1 = cs_now();
@@ -666,11 +692,15 @@ int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const 
     cs_soup_vertex *soup = NULL;
     size_t nt = 0;
     cs_depth_check dc = {0};
-    st->consistency = o->consistency >= 0 ? o->consistency : scene->kind == CS_SCENE_BLENDER ? 0 : CS_MESH_CONSISTENCY;
+    st->consistency = o->from                ? 0
+                      : o->consistency >= 0 ? o->consistency
+                      : scene->kind == CS_SCENE_BLENDER ? 0
+                                                       : CS_MESH_CONSISTENCY;
     if (o->carve_dropped && st->consistency == 0)
         printf("mesh: --carve-dropped changes nothing here: no depth check runs (--consistency 0, the default on Blender "
                "scenes), so no depth is dropped\n");
-    int rc = first_view(&w, scene, s->sh_degree) || plan_grid(cl, scene, o, st, &g, &L) ||
+    int rc = o->from ? 0
+             : first_view(&w, scene, s->sh_degree) || plan_grid(cl, scene, o, st, &g, &L) ||
                      (st->consistency > 0 &&
                       depth_check_views(&w, scene, s->sh_degree, st->consistency, o->carve_dropped, g.plane, &dc)) ||
                      fuse_and_extract(cl, &w, scene, s->sh_degree, &g, L, st->consistency > 0 ? &dc : NULL, &soup, &nt, st)
@@ -695,7 +725,9 @@ int cs_mesh_model(cs_cl *cl, const cs_config *cfg, const cs_scene *scene, const 
     cs_mesh_exposure x = {0};
     int exposed = 0;
     if (!rc) rc = open_exposure(scene, o, &x, &exposed);
-    if (!rc) rc = finish_mesh(cl, soup, scene, o, &pseudo, fitted ? &fit : NULL, exposed ? &x : NULL, st);
+    cs_mesh m = {0};
+    if (!rc) rc = o->from ? read_from(o->from, st, &m) : weld_soup(soup, st, &m);
+    if (!rc) rc = finish_mesh(cl, &m, scene, o, &pseudo, fitted ? &fit : NULL, exposed ? &x : NULL, st);
     if (exposed) cs_mesh_exposure_free(&x);
     cs_shell_fit_free(&fit);
     cs_mesh_pseudo_free(&pseudo);

@@ -56,6 +56,29 @@ static void ply_seeds(const char *tmp)
     seed("ply", ascii, strlen(ascii));
 }
 
+/* triangle meshes (mesh --from): an ASCII file of polygons with more face properties, and a
+   binary one as clsplat writes its meshes */
+static void mesh_ply_seeds(void)
+{
+    const char *ascii = "ply\nformat ascii 1.0\nelement vertex 4\nproperty float x\nproperty float y\nproperty float z\n"
+                        "property uchar red\nproperty uchar green\nproperty uchar blue\nelement face 2\n"
+                        "property uchar flags\nproperty list uchar int vertex_indices\n"
+                        "property list uchar float texcoord\nend_header\n"
+                        "0 0 0 255 0 0\n1 0 0 0 255 0\n1 1 0 0 0 255\n0 1 0 9 9 9\n1 4 0 1 2 3 2 0.5 0.5\n0 3 0 2 3 0\n";
+    seed("mesh_ply", ascii, strlen(ascii));
+    char b[512];
+    int n = snprintf(b, sizeof b, "ply\nformat binary_little_endian 1.0\nelement vertex 3\nproperty float x\n"
+                                  "property float y\nproperty float z\nelement face 1\n"
+                                  "property list uchar int vertex_indices\nend_header\n");
+    for (int v = 0; v < 3; v++) {
+        float p[3] = {(float)(v == 1), (float)(v == 2), 0};
+        memcpy(b + n, p, 12), n += 12;
+    }
+    b[n++] = 3;
+    for (int32_t v = 0; v < 3; v++) memcpy(b + n, &v, 4), n += 4;
+    seed("mesh_ply", b, (size_t)n);
+}
+
 /* every export format of a few Gaussians, after a byte that picks the name (fuzz_splat_file) */
 static void splat_file_seeds(const char *tmp)
 {
@@ -236,6 +259,7 @@ int main(int argc, char **argv)
         return 1;
     }
     ply_seeds(tmp);
+    mesh_ply_seeds();
     splat_file_seeds(tmp);
     image_seeds(tmp);
     config_seeds();
