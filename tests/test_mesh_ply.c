@@ -14,6 +14,7 @@
 /* a random mesh of distinct-cornered triangles, some vertices unused */
 static int random_mesh(uint64_t *rs, cs_mesh *m)
 {
+    memset(m, 0, sizeof *m);
     m->nv = 10 + (size_t)(test_rand(rs) * 60), m->nt = 5 + (size_t)(test_rand(rs) * 100);
     m->pos = malloc(12 * m->nv), m->rgb = malloc(3 * m->nv), m->tri = malloc(12 * m->nt);
     CHECK(m->pos && m->rgb && m->tri, "out of memory");
