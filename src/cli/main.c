@@ -267,7 +267,8 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     o->out_path = out;
     o->voxel = a->voxel, o->resolution = a->grid, o->max_triangles = a->max_triangles;
     o->max_depth = a->max_depth, o->trunc_voxels = a->trunc, o->volume_mb = a->volume_mb;
-    o->psnr = a->psnr, o->psnr_samples = a->psnr_samples, o->from = a->from, o->renders = a->renders, o->keep_components = a->keep_components, o->refine = a->refine;
+    o->psnr = a->psnr, o->psnr_samples = a->psnr_samples, o->from = a->from, o->renders = a->renders;
+    o->keep_components = a->keep_components, o->refine = a->refine;
     o->shell = a->shell, o->refine_dssim = a->refine_dssim, o->contract = a->contract, o->profile = a->profile;
     o->near_cut = a->near_cut, o->focus = a->focus, o->consistency = a->consistency, o->carve = a->carve;
     o->carve_dropped = a->carve_dropped, o->shell_fit = a->shell_fit;

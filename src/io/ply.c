@@ -221,19 +221,31 @@ static int map_props(const char *path, const ply_header *h, ply_map *m)
     return 0;
 }
 
+/* the next number of a row at *P: of TYPE in binary, any in ASCII; -1 where the data ends */
+static int next_number(const ply_header *h, char **p, const char *end, int type, double *v)
+{
+    if (h->format == 0) {
+        while (*p < end && isspace((unsigned char)**p)) (*p)++;
+        char *e;
+        *v = strtod(*p, &e);
+        if (e == *p) return -1;
+        *p = e;
+        return 0;
+    }
+    if (end - *p < PTYPES[type].size) return -1;
+    *v = read_scalar((unsigned char *)*p, type, h->format == 2);
+    *p += PTYPES[type].size;
+    return 0;
+}
+
 /* Reads vertex V's properties into ROW from *P (advanced past them). */
 static int read_row(const char *path, const ply_header *h, long v, char **p, const char *end, double *row)
 {
     if (h->format == 0) {
-        for (int j = 0; j < h->np; j++) {
-            while (*p < end && isspace((unsigned char)**p)) (*p)++;
-            char *e;
-            row[j] = strtod(*p, &e);
-            if (e == *p)
+        for (int j = 0; j < h->np; j++)
+            if (next_number(h, p, end, P_F64, &row[j]))
                 return cs_fail("%s: vertex %ld: expected %d numbers (truncated or malformed ASCII data)", path, v,
                                h->np);
-            *p = e;
-        }
         return 0;
     }
     for (int j = 0; j < h->np; j++)
@@ -359,23 +371,6 @@ done:
     return ret;
 }
 
-/* the next number of a face row at *P: of TYPE in binary, any in ASCII; -1 where the data ends */
-static int face_number(const ply_header *h, char **p, const char *end, int type, double *v)
-{
-    if (h->format == 0) {
-        while (*p < end && isspace((unsigned char)**p)) (*p)++;
-        char *e;
-        *v = strtod(*p, &e);
-        if (e == *p) return -1;
-        *p = e;
-        return 0;
-    }
-    if (end - *p < PTYPES[type].size) return -1;
-    *v = read_scalar((unsigned char *)*p, type, h->format == 2);
-    *p += PTYPES[type].size;
-    return 0;
-}
-
 /* the corners of face K (the values of its index list, C of them at *P) taken in as a fan of
    triangles: *N counted, and written to TRI unless it is NULL */
 static int face_corners(const char *path, const ply_header *h, long k, double c, char **p, const char *end, size_t nv,
@@ -384,7 +379,7 @@ static int face_corners(const char *path, const ply_header *h, long k, double c,
     if (c < 3) return cs_fail("%s: face %ld has %g corners (at least 3)", path, k, c);
     double idx, first = 0, prev = 0;
     for (double j = 0; j < c; j++) {
-        if (face_number(h, p, end, h->faces.props[h->faces.index].type, &idx))
+        if (next_number(h, p, end, h->faces.props[h->faces.index].type, &idx))
             return cs_fail("%s: truncated: the data ends in face %ld of %ld", path, k, h->faces.n);
         if (!(idx >= 0 && idx < (double)nv) || idx != floor(idx))
             return cs_fail("%s: face %ld: corner %g is not one of the %zu vertices", path, k, idx, nv);
@@ -411,7 +406,7 @@ static int read_faces(const char *path, const ply_header *h, char *p, const char
         for (int q = 0; q < f->np; q++) {
             const ply_face_prop *fp = &f->props[q];
             double c, v;
-            if (face_number(h, &p, end, fp->list ? fp->count_type : fp->type, &c))
+            if (next_number(h, &p, end, fp->list ? fp->count_type : fp->type, &c))
                 return cs_fail("%s: truncated: the data ends %s face %ld of %ld", path, q ? "in" : "at", k, f->n);
             if (q == f->index) {
                 if (face_corners(path, h, k, c, &p, end, nv, tri, &n)) return -1;
@@ -419,7 +414,7 @@ static int read_faces(const char *path, const ply_header *h, char *p, const char
             }
             if (fp->list && (c < 0 || c != floor(c))) return cs_fail("%s: face %ld: a list of %g values", path, k, c);
             for (double j = 0; fp->list && j < c; j++)
-                if (face_number(h, &p, end, fp->type, &v))
+                if (next_number(h, &p, end, fp->type, &v))
                     return cs_fail("%s: truncated: the data ends in face %ld of %ld", path, k, f->n);
         }
     *nt = n;
