@@ -146,6 +146,35 @@ __kernel void mesh_color_scatter(int n, __global const uint *tris, __global cons
     }
 }
 
+/* per pixel of the photo (W x H): the mean of the S x S samples of the drawing HI (3, S H, S W)
+   inside it, into LO (3, H, W): the drawing the refinement compares with the photo when it is
+   supersampled (the host's --psnr-samples rule, mesh_raster.h) */
+__kernel void mesh_box_down(int W, int H, int S, __global const float *hi, __global float *lo)
+{
+    int i = get_global_id(0);
+    if (i >= W * H) return;
+    int x = i % W, y = i / W, WS = W * S;
+    size_t nh = (size_t)WS * (size_t)(H * S), nl = (size_t)W * H;
+    float k = 1.f / (float)(S * S);
+    for (int c = 0; c < 3; c++) {
+        float s = 0.f;
+        for (int sy = 0; sy < S; sy++)
+            for (int sx = 0; sx < S; sx++) s += hi[c * nh + (size_t)(y * S + sy) * WS + x * S + sx];
+        lo[c * nl + i] = s * k;
+    }
+}
+
+/* its adjoint, per sample of the drawing (S W x S H): the photo pixel's gradient V_LO (3, H, W)
+   over its S x S samples, into V_HI (3, S H, S W) */
+__kernel void mesh_box_up(int W, int H, int S, __global const float *v_lo, __global float *v_hi)
+{
+    int j = get_global_id(0), WS = W * S;
+    if (j >= WS * H * S) return;
+    size_t nh = (size_t)WS * (size_t)(H * S), nl = (size_t)W * H, i = (size_t)(j / WS / S) * W + (j % WS) / S;
+    float k = 1.f / (float)(S * S);
+    for (int c = 0; c < 3; c++) v_hi[c * nh + j] = v_lo[c * nl + i] * k;
+}
+
 /* Adam on the colours (graphdeco's betas, eps 1e-15) with the gradient GRAD * SCALE, kept in
  * [0, 1]; the gradient is cleared. C1, C2: the bias corrections 1 - beta^step. */
 __kernel void mesh_color_adam(int n, __global float *col, __global float *grad, __global float *m1,

@@ -261,3 +261,11 @@ void ref_mesh_random_soup(float *pos, int nt, uint64_t *rs)
         }
     }
 }
+
+void ref_mesh_random_mesh(cs_mesh *m, float *pos, float *col, uint8_t *rgb, uint32_t *tri, int nt, uint64_t *rs)
+{
+    ref_mesh_random_soup(pos, nt, rs);
+    for (int i = 0; i < 9 * nt; i++) rgb[i] = (uint8_t)(255 * test_rand(rs)), col[i] = rgb[i] / 255.f;
+    for (int i = 0; i < 3 * nt; i++) tri[i] = (uint32_t)i;
+    *m = (cs_mesh){.pos = pos, .rgb = rgb, .tri = tri, .nv = 3 * (size_t)nt, .nt = (size_t)nt};
+}

@@ -44,5 +44,8 @@ void ref_mesh_ring_camera(cs_camera *c, const double C[3]);
 /* NT random overlapping triangles in that view (POS: 9 floats each, corners unshared), every
    37th with a corner behind the camera */
 void ref_mesh_random_soup(float *pos, int nt, uint64_t *rs);
+/* that soup as a mesh M over the caller's arrays (POS 9 NT, COL and RGB 9 NT, TRI 3 NT): random
+   colours, RGB the bytes and COL the same as 0-1 floats */
+void ref_mesh_random_mesh(cs_mesh *m, float *pos, float *col, uint8_t *rgb, uint32_t *tri, int nt, uint64_t *rs);
 
 #endif

@@ -262,7 +262,7 @@ int test_mesh_geom_device(void)
     CHECK_OK(test_open_cl(&cl));
     size_t npx = (size_t)s.c.width * s.c.height, nv = s.m.nv;
     cs_mesh_dev d;
-    CHECK_OK(cs_mesh_dev_open(&d, &cl, &s.m, npx, BG));
+    CHECK_OK(cs_mesh_dev_open(&d, &cl, &s.m, npx, 1, BG));
     size_t nmove = nv - 3; /* the last loose triangle's last corner stays */
     CHECK_OK(cs_mesh_dev_geom_open(&d, &s.m, nmove));
     float nanv = NAN;

@@ -160,7 +160,7 @@ int test_mesh_tex_device(void)
     for (size_t i = 0; i < npx * 3; i++) photo.px[i] = (uint8_t)(255 * test_rand(&rs));
     cs_mesh_dev d;
     const float bg[3] = {0.2f, 0.4f, 0.6f};
-    CHECK_OK(cs_mesh_dev_open(&d, &cl, &m, npx, bg));
+    CHECK_OK(cs_mesh_dev_open(&d, &cl, &m, npx, 1, bg));
     CHECK_OK(cs_mesh_dev_tex_open(&d, &m));
     float nanv = NAN;
     CHECK_OK(cs_buf_fill(&cl, &d.img, 0, d.img.bytes, &nanv, 4)); /* poisoned */

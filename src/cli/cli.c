@@ -94,6 +94,10 @@ static const opt_desc OPTS[] = {
     {"--refine", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
      "fit the written mesh's vertex colours to the training photos over N views (after --max-triangles), then its "
      "positions too (--refine-geometry)"},
+    {"--refine-samples", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
+     "the refinement fits each photo pixel with the mean of N x N samples of the drawing (drawn at N times the "
+     "size: the anti-aliased drawing --psnr-samples N judges; 1-" CS_STR(CS_MESH_RASTER_MAX_SAMPLES)
+     ", default 1: the pixel's centre)"},
     {"--refine-dssim", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "W",
      "the refinement's loss: (1 - W) L1 + W D-SSIM over the drawn image, as training's (default 0.2)"},
     {"--carve", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "W",
@@ -235,7 +239,7 @@ static const struct {
     [CS_CMD_EXPORT] = {"export", "clsplat export (-m OUT | --ply FILE) --format spz|splat|compressed-ply|ply [-o FILE] [--bake]",
                        "write a trained scene in a web viewer's format (.spz, .splat, compressed PLY) or a baked PLY"},
     [CS_CMD_MESH] = {"mesh", "clsplat mesh -m OUT [-o mesh.ply|mesh.glb] [--voxel SIZE | --grid N] [--max-triangles N] "
-                             "[--depth median|mean] [--max-depth D] [--contract S] [--focus | --no-focus] [--keep-components N] [--consistency N] [--carve W] [--carve-dropped] [--shell-fit] [--near-cut F] [--refine N] [--refine-dssim W] [--pseudo-views N] [--no-exposure] [--refine-exposure] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--from MESH.ply] [--psnr] [--psnr-samples N] [--renders DIR] [--profile]",
+                             "[--depth median|mean] [--max-depth D] [--contract S] [--focus | --no-focus] [--keep-components N] [--consistency N] [--carve W] [--carve-dropped] [--shell-fit] [--near-cut F] [--refine N] [--refine-samples N] [--refine-dssim W] [--pseudo-views N] [--no-exposure] [--refine-exposure] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--from MESH.ply] [--psnr] [--psnr-samples N] [--renders DIR] [--profile]",
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
     [CS_CMD_VIEW] = {"view", "clsplat view -m OUT [--port PORT] [--host ADDR]",
                      "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
@@ -470,6 +474,10 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--refine-normal")) return parse_nonneg(flag, v, &a->refine_normal);
     else if (!strcmp(n, "--psnr")) a->psnr = true;
     else if (!strcmp(n, "--from")) a->from = v;
+    else if (!strcmp(n, "--refine-samples")) {
+        if (parse_int(flag, v, 1, &a->refine_samples) || a->refine_samples > CS_MESH_RASTER_MAX_SAMPLES)
+            return cs_fail("%s %s: from 1 to %d samples a side", flag, v, CS_MESH_RASTER_MAX_SAMPLES);
+    }
     else if (!strcmp(n, "--psnr-samples")) {
         if (parse_int(flag, v, 1, &a->psnr_samples) || a->psnr_samples > CS_MESH_RASTER_MAX_SAMPLES)
             return cs_fail("%s %s: from 1 to %d samples a side", flag, v, CS_MESH_RASTER_MAX_SAMPLES);

@@ -43,6 +43,7 @@ typedef struct {
     const char *depth;
     bool psnr;                    /* mesh --psnr (--renders sets it too) */
     int psnr_samples;             /* mesh --psnr-samples N (0: the default) */
+    int refine_samples;           /* mesh --refine-samples N (0: the default) */
     const char *from;             /* mesh --from MESH.ply */
     bool profile;                 /* mesh --profile, train --profile: kernel times */
     const char *renders;          /* mesh --renders DIR */

@@ -268,6 +268,7 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     o->voxel = a->voxel, o->resolution = a->grid, o->max_triangles = a->max_triangles;
     o->max_depth = a->max_depth, o->trunc_voxels = a->trunc, o->volume_mb = a->volume_mb;
     o->psnr = a->psnr, o->psnr_samples = a->psnr_samples, o->from = a->from, o->renders = a->renders;
+    o->refine_samples = a->refine_samples;
     o->keep_components = a->keep_components, o->refine = a->refine;
     o->shell = a->shell, o->refine_dssim = a->refine_dssim, o->contract = a->contract, o->profile = a->profile;
     o->near_cut = a->near_cut, o->focus = a->focus, o->consistency = a->consistency, o->carve = a->carve;
@@ -287,6 +288,8 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
     if (a->refine_geometry > 0 && a->refine <= 0)
         return USAGE_ERROR("mesh: --refine-geometry %d needs --refine N: the colours are fitted first", a->refine_geometry);
     if (a->profile && a->refine <= 0) return USAGE_ERROR("mesh: --profile times --refine's kernels: give --refine N");
+    if (a->refine_samples > 1 && a->refine <= 0)
+        return USAGE_ERROR("mesh: --refine-samples %d is the refinement's drawing: give --refine N", a->refine_samples);
     if (a->shell > 0 && a->refine <= 0)
         return USAGE_ERROR("mesh: --shell %d needs --refine N: the shell's colours come from fitting it to the photos", a->shell);
     if ((a->texture || a->refine_texture) && a->refine <= 0)

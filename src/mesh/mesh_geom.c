@@ -85,15 +85,15 @@ int cs_mesh_dev_geom_open(cs_mesh_dev *d, const cs_mesh *m, size_t nmove)
     cs_mesh_topo t;
     if (cs_mesh_topology(m, &t)) return -1;
     d->ne = t.ne, d->nmove = nmove < m->nv ? nmove : m->nv, d->edge_len = mean_edge(m, &t);
-    size_t nv = m->nv ? m->nv : 1, nt = m->nt ? m->nt : 1, ne = t.ne ? t.ne : 1;
+    size_t nv = m->nv ? m->nv : 1, nt = m->nt ? m->nt : 1, ne = t.ne ? t.ne : 1, hi = d->max_px * (size_t)(d->S * d->S);
     struct {
         cs_buf *b;
         size_t bytes;
         const char *what;
     } bufs[] = {
         {&d->nbr, 12 * nt, "mesh neighbours"},         {&d->edges, 16 * ne, "mesh edges"},
-        {&d->inv_deg, 4 * nv, "mesh vertex degrees"},  {&d->img_aa, 12 * d->max_px, "anti-aliased mesh drawing"},
-        {&d->v_pre, 12 * d->max_px, "mesh drawing gradient"}, {&d->gv, 16 * nv, "vertex screen gradients"},
+        {&d->inv_deg, 4 * nv, "mesh vertex degrees"},  {&d->img_aa, 12 * hi, "anti-aliased mesh drawing"},
+        {&d->v_pre, 12 * hi, "mesh drawing gradient"}, {&d->gv, 16 * nv, "vertex screen gradients"},
         {&d->gp, 16 * nv, "vertex position gradients"}, {&d->acc, 16 * nv, "Laplacian sums"},
         {&d->pm1, 12 * nv, "position Adam m"},         {&d->pm2, 12 * nv, "position Adam v"},
     };
@@ -143,8 +143,9 @@ int cs_mesh_dev_aa_backward(cs_mesh_dev *d, const cs_buf *v_out)
 
 int cs_mesh_dev_project_backward(cs_mesh_dev *d, const cs_camera *c)
 {
+    cs_camera hc = cs_mesh_dev_camera(d, c); /* the screen gradients are the drawing's */
     cs_view v;
-    cs_view_from_camera(c, &v);
+    cs_view_from_camera(&hc, &v);
     size_t g = d->nv, l = GEOM_WG;
     cl_int nv = (cl_int)d->nv, nm = (cl_int)d->nmove;
     return cs_cl_run(d->cl, d->k.mesh_project_bwd, CS_MESH_PROF_STAGE, 1, &g, &l, CS_ARG(nv), CS_ARG(nm),
@@ -181,9 +182,9 @@ int cs_mesh_dev_geom_step(cs_mesh_dev *d, const cs_camera *c, const cs_image *ph
     float kl = (float)(o->laplacian / ((double)(d->nmove ? d->nmove : 1) * (e2 > 0 ? e2 : 1)));
     float kn = (float)(o->normal / (double)(d->ne ? d->ne : 1));
     cl_float lr = (cl_float)(o->lr * d->edge_len), c1 = (cl_float)(1 - pow(0.9, step)), c2 = (cl_float)(1 - pow(0.999, step));
-    if (cs_mesh_dev_set_photo(d, photo) || cs_mesh_dev_draw_aa(d) ||
-        cs_loss_forward_backward(&d->loss, &d->img_aa, &d->gt, 0, d->W, d->H, lambda, 0) ||
-        cs_mesh_dev_aa_backward(d, &d->loss.v_img) || cs_mesh_dev_scatter(d, &d->v_pre) ||
+    const cs_buf *v;
+    if (cs_mesh_dev_set_photo(d, photo) || cs_mesh_dev_draw_aa(d) || cs_mesh_dev_loss(d, &d->img_aa, lambda, &v) ||
+        cs_mesh_dev_aa_backward(d, v) || cs_mesh_dev_scatter(d, &d->v_pre) ||
         cs_mesh_dev_project_backward(d, c) || cs_mesh_dev_regularize(d, kl, kn) ||
         cs_cl_run(d->cl, d->k.mesh_pos_adam, CS_MESH_PROF_STAGE, 1, &gv, &l, CS_ARG(nv), CS_ARG(d->pos.mem),
                   CS_ARG(d->gp.mem), CS_ARG(d->pm1.mem), CS_ARG(d->pm2.mem), CS_ARG(lr), CS_ARG(c1), CS_ARG(c2)))

@@ -279,8 +279,9 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs
                           cs_mesh_refine_stats *st)
 {
     memset(st, 0, sizeof *st);
-    if ((o->geometry > 0 || o->texture > 0 || o->exposure || o->exposure_lr > 0) && !cl)
-        return cs_fail("the geometry and texture stages and the exposures of the refinement run on a device only");
+    if ((o->geometry > 0 || o->texture > 0 || o->exposure || o->exposure_lr > 0 || o->samples > 1) && !cl)
+        return cs_fail("the geometry and texture stages, the exposures and the samples of the refinement run on a "
+                       "device only");
     double t0 = cs_now(), first = 0, last = 0;
     int total = o->iterations + (o->geometry > 0 ? o->geometry : 0);
     int tenth = total / 10 > 0 ? total / 10 : 1, nf = 0, nl = 0;
@@ -288,7 +289,8 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs
     cs_mesh_dev d;
     refine_exposure ex = {0};
     int rc = state_open(&r, m, scene, o->pseudo, o->seed), on_device = 0;
-    if (!rc && cl) rc = cs_mesh_dev_open(&d, cl, m, r.max_px, scene->background), on_device = !rc;
+    if (!rc && cl) rc = cs_mesh_dev_open(&d, cl, m, r.max_px, o->samples > 1 ? o->samples : 1,
+                                                  scene->background), on_device = !rc;
     if (!rc && on_device) rc = rexp_open(&ex, &d, scene, o);
     if (!rc && on_device && o->geometry > 0) rc = cs_mesh_dev_geom_open(&d, m, o->nmove);
     cs_prof_saved saved = {NULL, 0};

@@ -19,6 +19,8 @@
 
 typedef struct {
     int iterations; /* views drawn (one an iteration) */
+    int samples;    /* on the device: each photo pixel fitted with the mean of SAMPLES x SAMPLES samples of the
+                       drawing (mesh_device.h; 0, 1: its centre, as the host always does) */
     double lr;      /* Adam's step on colours in [0, 1] */
     double dssim;   /* on the device: the loss is (1 - this) L1 + this D-SSIM over the drawn image, as
                        training's (the host, the reference, takes L1 over the drawn pixels) */

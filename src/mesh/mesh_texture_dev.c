@@ -39,12 +39,13 @@ int cs_mesh_dev_tex_grad(cs_mesh_dev *d, const cs_image *photo, float lambda, do
 {
     size_t gp = (size_t)d->W * d->H, l = MESH_TEX_WG;
     cl_int n = (cl_int)gp, r = d->tex_r;
+    const cs_buf *v;
     if (cs_mesh_dev_set_photo(d, photo) ||
         cs_cl_run(d->cl, d->k.mesh_tex_draw, CS_MESH_PROF_STAGE, 1, &gp, &l, CS_ARG(n), CS_ARG(r), CS_ARG(d->tri.mem),
                   CS_ARG(d->wts.mem), CS_ARG(d->tex.mem), CS_ARG(d->bg), CS_ARG(d->img.mem)) ||
-        cs_loss_forward_backward(&d->loss, &d->img, &d->gt, 0, d->W, d->H, lambda, 0) ||
+        cs_mesh_dev_loss(d, &d->img, lambda, &v) ||
         cs_cl_run(d->cl, d->k.mesh_tex_scatter, CS_MESH_PROF_STAGE, 1, &gp, &l, CS_ARG(n), CS_ARG(r),
-                  CS_ARG(d->tri.mem), CS_ARG(d->wts.mem), CS_ARG(d->loss.v_img.mem), CS_ARG(d->tgrad.mem)))
+                  CS_ARG(d->tri.mem), CS_ARG(d->wts.mem), CS_ARG(v->mem), CS_ARG(d->tgrad.mem)))
         return -1;
     if (!loss) return 0;
     cs_metrics mt;

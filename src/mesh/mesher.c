@@ -605,7 +605,8 @@ static int finish_mesh(cs_cl *cl, cs_mesh *mp, const cs_scene *scene, const cs_m
     if (!rc && o->near_cut > 0 && st->median_depth > 0) rc = drop_near_cameras(&m, scene, o->near_cut * st->median_depth, st);
     size_t own = m.nv; /* the scene's vertices: the shell's stay where they are */
     if (!rc && level > 0) rc = add_shell(&m, scene, level, fit, st);
-    cs_mesh_refine_opts ro = {.iterations = o->refine, .lr = 0.01, .dssim = o->refine_dssim, .seed = 1,
+    cs_mesh_refine_opts ro = {.iterations = o->refine, .samples = o->refine_samples > 1 ? o->refine_samples : 1,
+                              .lr = 0.01, .dssim = o->refine_dssim, .seed = 1,
                               .geometry = o->refine_geometry, .nmove = own, .geom = o->geom, .profile = o->profile,
                               .texture_views = o->texture_views, .pseudo = pseudo->n ? pseudo : NULL,
                               .exposure = x, .exposure_lr = o->refine_exposure ? CS_MESH_EXPOSURE_LR : 0};
@@ -618,8 +619,10 @@ static int finish_mesh(cs_cl *cl, cs_mesh *mp, const cs_scene *scene, const cs_m
         if (o->refine_geometry > 0)
             snprintf(more, sizeof more, ", then their positions too over more (step %g mean edges%s)", ro.geom.lr,
                      o->geom.lr < 0 ? ", --refine-step to choose" : "");
-        printf("mesh: fitting the vertex colours of %zu triangles to the training photos over %d views%s...\n", m.nt,
-               o->refine, more), fflush(stdout);
+        char aa[64] = "";
+        if (ro.samples > 1) snprintf(aa, sizeof aa, " (each pixel the mean of %d x %d samples)", ro.samples, ro.samples);
+        printf("mesh: fitting the vertex colours of %zu triangles to the training photos%s over %d views%s...\n", m.nt,
+               aa, o->refine, more), fflush(stdout);
         rc = cs_mesh_refine_colors(&m, scene, cl, &ro, 1, &st->refine);
     }
     double t2 = cs_now();

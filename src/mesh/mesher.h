@@ -40,6 +40,7 @@ typedef struct {
     cs_mesh_geom_opts geom; /* that stage's step (lr < 0: by the scene's kind) and regularisers */
     int psnr;              /* compare the written mesh with the test photos (mesh_eval.h) */
     int psnr_samples;      /* drawing each pixel as the mean of N x N samples (0, 1: its centre) */
+    int refine_samples;    /* the refinement fits that drawing at N x N samples (0, 1: the centres) */
     const char *from;      /* a mesh PLY taken in place of the fusion's (NULL: fuse the model's depths) */
     const char *renders;   /* and write its drawings there (NULL: not) */
     int profile;           /* time the refinement's kernels (mesh_refine.h) */

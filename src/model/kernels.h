@@ -138,6 +138,8 @@ extern const char *const cs_program_files[CS_PROG_COUNT];
     X(mesh_weights, CS_WG_FIXED, mesh)                                                                  \
     X(mesh_draw, CS_WG_FIXED, mesh)                                                                     \
     X(mesh_color_scatter, CS_WG_FIXED, mesh)                                                            \
+    X(mesh_box_down, CS_WG_FIXED, mesh)                                                                 \
+    X(mesh_box_up, CS_WG_FIXED, mesh)                                                                   \
     X(mesh_aa_fwd, CS_WG_FIXED, mesh)                                                                   \
     X(mesh_aa_bwd, CS_WG_FIXED, mesh)                                                                   \
     X(mesh_interior_bwd, CS_WG_FIXED, mesh)                                                             \
