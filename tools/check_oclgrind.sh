@@ -48,7 +48,7 @@ export CLSPLAT_TEST_VERBOSE=1
 for t in test_scan test_bin_tile_sort test_raster_forward_random test_raster_forward_edge_cases test_mip_kernel_size \
          test_ssim_loss test_exposure_loss test_gt_downsample test_adam_fp32 test_adam_fp16_moments test_adam_sparse test_opacity_reset test_grad_classic test_grad_mip test_grad_fp16_sh test_grad_deterministic \
          test_grad_cas_atomics test_raster_bwd_units test_histo_kernels test_lpips_reference test_mcmc_refine test_mcmc_noise \
-         test_regularizer_gradients test_raster_depth test_tsdf_fuse test_marching_sphere test_error_score test_mesh_device test_mesh_geom_device test_mesh_tex_device test_mesh_exposure; do
+         test_regularizer_gradients test_raster_depth test_tsdf_fuse test_marching_sphere test_error_score test_mesh_device test_mesh_geom_device test_mesh_samples test_mesh_tex_device test_mesh_exposure; do
     part "$t" "$BUILD/run_tests" "$t"
 done
 # the rasterizer with 8 pixels a work-item (llvmpipe's path: 32-item groups) and 16 (16 items)
