@@ -139,37 +139,36 @@ static int random_textured(cs_mesh *m, int nt, int r, uint64_t *rs)
     return 0;
 }
 
-/* the device's textured drawing against the host's at every pixel; its gradient of the training
-   loss at lambda 0 against the image gradient taken through the taps on the host; one Adam step */
-int test_mesh_tex_device(void)
+/* the device's textured drawing against the host's at every sample (S a side: the drawing at S
+   times the photo's size); its gradient of the training loss at lambda 0 against the image
+   gradient (the samples', spread from the photo's pixels) taken through the taps on the host;
+   one Adam step */
+static int tex_case(cs_cl *cl, int S, uint64_t *rs)
 {
-    uint64_t rs = test_seed() ^ 0x7ed;
-    cs_cl cl;
-    CHECK_OK(test_open_cl(&cl));
     cs_camera c;
     ref_mesh_test_camera(&c);
-    int r = 1 + (int)(test_rand(&rs) * CS_TEX_MAX_R);
+    int r = 1 + (int)(test_rand(rs) * CS_TEX_MAX_R);
     cs_mesh m;
-    CHECK_OK(random_textured(&m, 300, r, &rs));
-    size_t npx = (size_t)c.width * c.height, nf = 3 * (size_t)CS_TEX_NODES(r) * m.nt;
+    CHECK_OK(random_textured(&m, 300, r, rs));
+    size_t npx = (size_t)c.width * c.height * S * S, nf = 3 * (size_t)CS_TEX_NODES(r) * m.nt;
     float *img = malloc(sizeof(float) * 3 * npx), *v = malloc(sizeof(float) * 3 * npx), *w = malloc(sizeof(float) * 3 * npx);
     float *grad = calloc(nf, sizeof(float)), *dgrad = malloc(sizeof(float) * nf), *dtex = malloc(sizeof(float) * nf);
     int32_t *tri = malloc(sizeof(int32_t) * npx);
     cs_image photo = {c.width, c.height, 3, malloc(npx * 3)};
     CHECK(img && v && w && grad && dgrad && dtex && tri && photo.px, "out of memory");
-    for (size_t i = 0; i < npx * 3; i++) photo.px[i] = (uint8_t)(255 * test_rand(&rs));
+    for (size_t i = 0; i < (size_t)c.width * c.height * 3; i++) photo.px[i] = (uint8_t)(255 * test_rand(rs));
     cs_mesh_dev d;
     const float bg[3] = {0.2f, 0.4f, 0.6f};
-    CHECK_OK(cs_mesh_dev_open(&d, &cl, &m, npx, 1, bg));
+    CHECK_OK(cs_mesh_dev_open(&d, cl, &m, (size_t)c.width * c.height, S, bg));
     CHECK_OK(cs_mesh_dev_tex_open(&d, &m));
     float nanv = NAN;
-    CHECK_OK(cs_buf_fill(&cl, &d.img, 0, d.img.bytes, &nanv, 4)); /* poisoned */
+    CHECK_OK(cs_buf_fill(cl, &d.img, 0, d.img.bytes, &nanv, 4)); /* poisoned */
     CHECK_OK(cs_mesh_dev_visibility(&d, &c));
     double loss = 0;
     CHECK_OK(cs_mesh_dev_tex_grad(&d, &photo, 0.f, &loss));
     CHECK_OK(cs_mesh_dev_read_visibility(&d, tri, w));
-    CHECK_OK(cs_buf_read(&cl, &d.img, 0, 12 * npx, img));
-    CHECK_OK(cs_buf_read(&cl, &d.loss.v_img, 0, 12 * npx, v));
+    CHECK_OK(cs_buf_read(cl, &d.img, 0, 12 * npx, img));
+    CHECK_OK(cs_buf_read(cl, S > 1 ? &d.v_hi : &d.loss.v_img, 0, 12 * npx, v));
     CHECK_OK(cs_mesh_dev_tex_read(&d, dtex, dgrad));
     long drawn = 0, off = 0;
     for (size_t p = 0; p < npx; p++) {
@@ -188,8 +187,8 @@ int test_mesh_tex_device(void)
     long gbad = 0;
     for (size_t i = 0; i < nf; i++) gmax = fmax(gmax, fabs(grad[i]));
     for (size_t i = 0; i < nf; i++) gbad += !(fabs(dgrad[i] - grad[i]) <= 1e-5 * gmax);
-    printf("  %d subdivisions: %ld of %zu pixels drawn, %ld channels off the host; gradient of %zu values, %ld off\n", r,
-           drawn, npx, off, nf, gbad);
+    printf("  %d x %d samples, %d subdivisions: %ld of %zu samples drawn, %ld channels off the host; gradient of %zu values, %ld off\n", S,
+           S, r, drawn, npx, off, nf, gbad);
     CHECK(drawn > (long)npx / 3 && off == 0 && gmax > 0 && gbad == 0 && loss > 0,
           "drawn %ld, %ld channels off, %ld gradient values off (largest %.3g), loss %g", drawn, off, gbad, gmax, loss);
     const double lr = 0.01; /* Adam's first step: lr against the gradient's sign, kept in 0-1 */
@@ -207,9 +206,18 @@ int test_mesh_tex_device(void)
     }
     CHECK(stepped > 100, "only %ld values stepped", stepped);
     cs_mesh_dev_close(&d);
-    cs_cl_close(&cl);
     cs_mesh_free(&m);
     free(img), free(v), free(w), free(grad), free(dgrad), free(dtex), free(tri), free(after), free(photo.px);
+    return 0;
+}
+
+int test_mesh_tex_device(void)
+{
+    uint64_t rs = test_seed() ^ 0x7ed;
+    cs_cl cl;
+    CHECK_OK(test_open_cl(&cl));
+    for (int S = 1; S <= 2; S++) CHECK_OK(tex_case(&cl, S, &rs));
+    cs_cl_close(&cl);
     return 0;
 }
 
