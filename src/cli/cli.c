@@ -322,6 +322,14 @@ static int parse_int(const char *opt, const char *text, int min, int *out)
     return 0;
 }
 
+/* samples a side of a pixel (mesh --psnr-samples, --refine-samples): 1 to the rasterizer's most */
+static int parse_samples(const char *opt, const char *text, int *out)
+{
+    if (parse_int(opt, text, 1, out) || *out > CS_MESH_RASTER_MAX_SAMPLES)
+        return cs_fail("%s %s: from 1 to %d samples a side", opt, text, CS_MESH_RASTER_MAX_SAMPLES);
+    return 0;
+}
+
 /* a number in [0, 1] */
 static int parse_unit(const char *opt, const char *text, double *out)
 {
@@ -474,13 +482,9 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--refine-normal")) return parse_nonneg(flag, v, &a->refine_normal);
     else if (!strcmp(n, "--psnr")) a->psnr = true;
     else if (!strcmp(n, "--from")) a->from = v;
-    else if (!strcmp(n, "--refine-samples")) {
-        if (parse_int(flag, v, 1, &a->refine_samples) || a->refine_samples > CS_MESH_RASTER_MAX_SAMPLES)
-            return cs_fail("%s %s: from 1 to %d samples a side", flag, v, CS_MESH_RASTER_MAX_SAMPLES);
-    }
+    else if (!strcmp(n, "--refine-samples")) return parse_samples(flag, v, &a->refine_samples);
     else if (!strcmp(n, "--psnr-samples")) {
-        if (parse_int(flag, v, 1, &a->psnr_samples) || a->psnr_samples > CS_MESH_RASTER_MAX_SAMPLES)
-            return cs_fail("%s %s: from 1 to %d samples a side", flag, v, CS_MESH_RASTER_MAX_SAMPLES);
+        if (parse_samples(flag, v, &a->psnr_samples)) return -1;
         a->psnr = true;
     }
     else if (!strcmp(n, "--profile")) a->profile = true;

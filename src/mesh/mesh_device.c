@@ -20,8 +20,8 @@ int cs_mesh_dev_open(cs_mesh_dev *d, cs_cl *cl, const cs_mesh *m, size_t max_px,
     d->S = samples;
     size_t hi = d->max_px * (size_t)(samples * samples); /* the drawing's pixels */
     if (m->nv > 0x7fffffff / 3 || m->nt > 0x7fffffff || hi > 0x7fffffff / 3)
-        return cs_fail("a mesh of %zu vertices and %zu triangles at %zu pixels: more than the kernels index", m->nv,
-                       m->nt, d->max_px);
+        return cs_fail("a mesh of %zu vertices and %zu triangles at %zu pixels (%d x %d samples each): more than the "
+                       "kernels index", m->nv, m->nt, d->max_px, samples, samples);
     cs_kernel_opts ko;
     memset(&ko, 0, sizeof ko);
     ko.programs = CS_PROGS(mesh) | CS_PROGS(loss);
@@ -69,9 +69,7 @@ static int cover(cs_mesh_dev *d, cl_int pass)
 
 cs_camera cs_mesh_dev_camera(const cs_mesh_dev *d, const cs_camera *c)
 {
-    cs_camera hi = *c; /* pixel (x, y)'s samples are (S x + i, S y + j), as mesh_raster.c's */
-    hi.width *= d->S, hi.height *= d->S, hi.fx *= d->S, hi.fy *= d->S, hi.cx *= d->S, hi.cy *= d->S;
-    return hi;
+    return cs_mesh_raster_camera(c, d->S);
 }
 
 int cs_mesh_dev_visibility(cs_mesh_dev *d, const cs_camera *c)

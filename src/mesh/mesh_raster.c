@@ -142,12 +142,18 @@ static int sample_colour(const cs_mesh *m, const int32_t *tri, const float *w, s
     return 1;
 }
 
+cs_camera cs_mesh_raster_camera(const cs_camera *c, int S)
+{
+    cs_camera hi = *c;
+    hi.width *= S, hi.height *= S, hi.fx *= S, hi.fy *= S, hi.cx *= S, hi.cy *= S;
+    return hi;
+}
+
 int cs_mesh_rasterize(const cs_mesh *m, const cs_camera *c, const float bg[3], int samples, cs_image *out,
                       double *covered, uint8_t *drawn)
 {
     int S = samples > 1 ? samples : 1;
-    cs_camera hi = *c; /* the view at S times its size: pixel (x, y)'s samples are (S x + i, S y + j) */
-    hi.width *= S, hi.height *= S, hi.fx *= S, hi.fy *= S, hi.cx *= S, hi.cy *= S;
+    cs_camera hi = cs_mesh_raster_camera(c, S);
     size_t n = (size_t)c->width * c->height, ns = n * S * S;
     int32_t *tri = malloc(sizeof(int32_t) * (ns ? ns : 1));
     float *w = malloc(sizeof(float) * 3 * (ns ? ns : 1));

@@ -27,6 +27,9 @@ int cs_mesh_visibility(const cs_mesh *m, const cs_camera *c, int threads, int32_
  * samples, else 0. Takes 12 bytes a vertex and 20 a sample of scratch; -1 with a message when
  * host memory runs out. */
 #define CS_MESH_RASTER_MAX_SAMPLES 4
+/* Camera C at S times its size: pixel (x, y)'s S x S samples are the pixels (S x + i, S y + j)
+ * of the returned camera (the drawing both samplings above and the refinement's, mesh_device.h, use) */
+cs_camera cs_mesh_raster_camera(const cs_camera *c, int S);
 int cs_mesh_rasterize(const cs_mesh *m, const cs_camera *c, const float bg[3], int samples, cs_image *out,
                       double *covered, uint8_t *drawn);
 

@@ -605,7 +605,7 @@ static int finish_mesh(cs_cl *cl, cs_mesh *mp, const cs_scene *scene, const cs_m
     if (!rc && o->near_cut > 0 && st->median_depth > 0) rc = drop_near_cameras(&m, scene, o->near_cut * st->median_depth, st);
     size_t own = m.nv; /* the scene's vertices: the shell's stay where they are */
     if (!rc && level > 0) rc = add_shell(&m, scene, level, fit, st);
-    cs_mesh_refine_opts ro = {.iterations = o->refine, .samples = o->refine_samples > 1 ? o->refine_samples : 1,
+    cs_mesh_refine_opts ro = {.iterations = o->refine, .samples = o->refine_samples,
                               .lr = 0.01, .dssim = o->refine_dssim, .seed = 1,
                               .geometry = o->refine_geometry, .nmove = own, .geom = o->geom, .profile = o->profile,
                               .texture_views = o->texture_views, .pseudo = pseudo->n ? pseudo : NULL,
