@@ -3,15 +3,18 @@
 
 For each test view, the squared error of the model's render and of the mesh's drawing against
 the photo; the mesh's excess (its error less the model's) summed per band of the model's median
-depth there (none, near, ordinary, far, relative to the view's median); and, with --out, a
-picture of the N worst views: photo | model, mesh | excess (red where the mesh is worse).
+depth there (none, near, ordinary, far, relative to the view's median) and per class of the
+photo's colour (sky: bright grey; leaves: green leads; the rest), with what the mesh would read
+if each colour class alone were drawn at the model's error where that is lower; and, with --out,
+a picture of the N worst views: photo | model, mesh | excess (red where the mesh is worse).
 
-  usage: mesh_gap.py RENDERS DRAWINGS PHOTOS [--out DIR] [--worst N]
+  usage: mesh_gap.py RENDERS DRAWINGS PHOTOS [--out DIR] [--worst N] [--leave-out STEM ...]
 RENDERS:  `clsplat render -m RUN -o DIR --split test --depth-maps` gives DIR/test with <stem>.png
           and <stem>_depth_median.png, and DIR/depth_scale.json
 DRAWINGS: `clsplat mesh -m RUN ... --renders DIR` gives DIR/<stem>.png
 PHOTOS:   the dataset's photos (<stem>.<any extension>); box-filtered to the drawings' size when
           the run trained at a lower resolution
+--leave-out: views not counted (one the model itself cannot draw swamps the shares)
 Needs numpy and pillow (both on the GPU machines; Debian: python3-numpy python3-pil).
 """
 import argparse
@@ -51,6 +54,14 @@ def band_masks(depth):
     return out
 
 
+def colour_masks(photo):
+    """sky (mean above 0.7, channels within 0.12), leaves (green the largest, not sky), the rest"""
+    grey = photo.max(2) - photo.min(2)
+    sky = (photo.mean(2) > 0.7) & (grey < 0.12)
+    leaves = ~sky & (photo[..., 1] > photo[..., 0]) & (photo[..., 1] >= photo[..., 2])
+    return [("sky", sky), ("leaves", leaves), ("the rest", ~sky & ~leaves)]
+
+
 def psnr(err):
     return -10.0 * np.log10(max(float(err.mean()), 1e-12))
 
@@ -72,6 +83,7 @@ def main():
     ap.add_argument("photos")
     ap.add_argument("--out", help="folder for the pictures of the worst views")
     ap.add_argument("--worst", type=int, default=3)
+    ap.add_argument("--leave-out", nargs="*", default=[], help="the stems of views not to count")
     a = ap.parse_args()
     for what, folder in (("renders", a.renders), ("drawings", a.drawings), ("photos", a.photos)):
         if not os.path.isdir(folder):
@@ -82,11 +94,12 @@ def main():
     with open(os.path.join(a.renders, "depth_scale.json")) as f:
         scale = json.load(f)["scale"]
     totals = {name: 0.0 for name, _, _ in BANDS}
+    colours = {"sky": [0.0, 0.0, []], "leaves": [0.0, 0.0, []], "the rest": [0.0, 0.0, []]}
     photos = photos_by_stem(a.photos)
     rows = []
     for name in sorted(os.listdir(a.drawings)):
         stem, ext = os.path.splitext(name)
-        if ext != ".png":
+        if ext != ".png" or stem in a.leave_out:
             continue
         render, depth_png, photo_path = (os.path.join(views, stem + ".png"),
                                          os.path.join(views, stem + "_depth_median.png"), photos.get(stem))
@@ -106,6 +119,10 @@ def main():
             share = float(excess[m].sum()) / excess.size
             totals[band] += share
             parts.append(f"{band} {100.0 * m.mean():.0f}% of the pixels, excess {share * 1e3:.2f}e-3")
+        for cls, m in colour_masks(photo):
+            colours[cls][0] += float(m.mean())
+            colours[cls][1] += float(excess[m].sum()) / excess.size
+            colours[cls][2].append(psnr(np.where(m, np.minimum(e_mesh, e_model), e_mesh)))
         p_model, p_mesh = psnr(e_model), psnr(e_mesh)
         rows.append((p_mesh - p_model, stem, p_model, p_mesh, photo, model, mesh, excess))
         print(f"{stem}: model {p_model:.2f} dB, mesh {p_mesh:.2f} dB | " + "; ".join(parts))
@@ -117,6 +134,11 @@ def main():
     print("the mesh's net excess squared error by the model's depth there (a band where the mesh does better "
           "counts against it): " + "; ".join(
         f"{band} {100.0 * v / all_excess if all_excess else 0.0:.1f}%" for band, v in totals.items()))
+    all_colour = sum(v[1] for v in colours.values())
+    print("by the photo's colour: " + "; ".join(
+        f"{cls} {100.0 * v[0] / len(rows):.0f}% of the pixels, {100.0 * v[1] / all_colour if all_colour else 0.0:.0f}% "
+        f"of the net excess, the mesh {np.mean(v[2]):.2f} dB with it at the model's error where lower"
+        for cls, v in colours.items()))
     rows.sort(key=lambda r: r[0])
     for i, (gap, stem, _, _, photo, model, mesh, excess) in enumerate(rows[:a.worst]):
         line = f"worst {i + 1}: {stem}, the mesh {-gap:.2f} dB under the model"
