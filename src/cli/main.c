@@ -102,6 +102,17 @@ static int model_config(const cs_args *a, cs_config *cfg)
     return cs_outputs_track(a->model);
 }
 
+/* the splats of PLY (any format clsplat reads) into S, then CFG's scene; S freed when the scene fails */
+static int load_model(const char *ply, const cs_config *cfg, cs_splats *s, cs_scene *scene)
+{
+    if (cs_splat_file_read(ply, s, NULL)) return -1;
+    if (cs_scene_load(&cfg->data, scene)) {
+        cs_splats_free(s);
+        return -1;
+    }
+    return 0;
+}
+
 static int open_device(const cs_args *a, const cs_config *cfg, cs_cl *cl, int profiling)
 {
     cs_cl_options o = {cfg->device.id, a->kernel_dir, a->no_cache, profiling, NULL, cfg->device.float_atomics,
@@ -233,12 +244,8 @@ static int cmd_render(const cs_args *a)
     int u = render_paths(a, &cfg, &split, ply, out, gt, &it, &with_gt);
     if (u) return u;
     cs_splats s;
-    if (cs_splat_file_read(ply, &s, NULL)) return -1;
     cs_scene scene;
-    if (cs_scene_load(&cfg.data, &scene)) {
-        cs_splats_free(&s);
-        return -1;
-    }
+    if (load_model(ply, &cfg, &s, &scene)) return -1;
     cs_cl cl;
     char exposure[1400];
     int count = 0, rc = open_device(a, &cfg, &cl, 0);
@@ -385,12 +392,8 @@ static int cmd_mesh(const cs_args *a)
     if (slash && slash != dir && cs_mkdirs(dir)) return -1;
     double t0 = cs_now();
     cs_splats s;
-    if (cs_splat_file_read(ply, &s, NULL)) return -1;
     cs_scene scene;
-    if (cs_scene_load(&cfg.data, &scene)) {
-        cs_splats_free(&s);
-        return -1;
-    }
+    if (load_model(ply, &cfg, &s, &scene)) return -1;
     cs_cl cl;
     cs_mesh_stats st;
     int rc = open_device(a, &cfg, &cl, 0);
@@ -415,12 +418,8 @@ static int eval_run(const cs_args *a, const char *dir)
     if (model_config(&m, &cfg) || cs_run_dir_latest_ply(dir, ply, sizeof ply, &it)) return -1;
     snprintf(cfg.output.dir, sizeof cfg.output.dir, "%s", dir);
     cs_splats s;
-    if (cs_ply_read(ply, &s)) return -1;
     cs_scene scene;
-    if (cs_scene_load(&cfg.data, &scene)) {
-        cs_splats_free(&s);
-        return -1;
-    }
+    if (load_model(ply, &cfg, &s, &scene)) return -1;
     cs_cl cl;
     int rc = open_device(a, &cfg, &cl, 0);
     if (!rc) {
@@ -628,12 +627,8 @@ static int cmd_bench(const cs_args *a)
     cs_config cfg;
     if (resolve_config(a, NULL, &cfg)) return -1;
     cs_splats s;
-    if (cs_ply_read(a->ply, &s)) return -1;
     cs_scene scene;
-    if (cs_scene_load(&cfg.data, &scene)) {
-        cs_splats_free(&s);
-        return -1;
-    }
+    if (load_model(a->ply, &cfg, &s, &scene)) return -1;
     cs_cl cl;
     int rc = open_device(a, &cfg, &cl, 1);
     if (!rc) {
