@@ -25,6 +25,7 @@ import sys
 import numpy as np
 from PIL import Image
 
+COLOURS = ("sky", "leaves", "the rest")
 BANDS = (("no surface", None, None), ("near (< 0.3 median)", 0.0, 0.3), ("ordinary", 0.3, 2.0), ("far (> 2 median)", 2.0, None))
 
 
@@ -59,7 +60,7 @@ def colour_masks(photo):
     grey = photo.max(2) - photo.min(2)
     sky = (photo.mean(2) > 0.7) & (grey < 0.12)
     leaves = ~sky & (photo[..., 1] > photo[..., 0]) & (photo[..., 1] >= photo[..., 2])
-    return [("sky", sky), ("leaves", leaves), ("the rest", ~sky & ~leaves)]
+    return zip(COLOURS, (sky, leaves, ~sky & ~leaves))
 
 
 def psnr(err):
@@ -94,8 +95,12 @@ def main():
     with open(os.path.join(a.renders, "depth_scale.json")) as f:
         scale = json.load(f)["scale"]
     totals = {name: 0.0 for name, _, _ in BANDS}
-    colours = {"sky": [0.0, 0.0, []], "leaves": [0.0, 0.0, []], "the rest": [0.0, 0.0, []]}
+    colours = {cls: [0.0, 0.0, []] for cls in COLOURS}  # pixel share, excess share, PSNR bounds
     photos = photos_by_stem(a.photos)
+    drawn = {os.path.splitext(name)[0] for name in os.listdir(a.drawings) if name.endswith(".png")}
+    unknown = [stem for stem in a.leave_out if stem not in drawn]
+    if unknown:
+        sys.exit(f"mesh_gap: --leave-out names no drawing in {a.drawings}: {', '.join(unknown)}")
     rows = []
     for name in sorted(os.listdir(a.drawings)):
         stem, ext = os.path.splitext(name)
