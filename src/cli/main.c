@@ -20,7 +20,6 @@
 #include "config.h"
 #include "evaluator.h"
 #include "image_metrics.h"
-#include "ply.h"
 #include "mesh_gltf.h"
 #include "mesher.h"
 #include "model.h"
