@@ -13,6 +13,11 @@
 #include "scene.h"
 #include "util.h"
 
+double cs_mesh_refine_lr(double lr, int it, int n)
+{
+    return n > 0 ? lr * pow(CS_MESH_LR_DECAY, (double)it / n) : lr;
+}
+
 /* the weight of pixel I of PHOTO in the loss: 0 where no triangle is drawn or the photo's
    weight channel leaves it out */
 static double pixel_weight(const cs_image *photo, const int32_t *tri, size_t i)
@@ -127,11 +132,11 @@ static int host_step(refine_state *r, const cs_mesh *m, const cs_camera *c, cons
 }
 
 /* on the device, with the training loss ((1 - DSSIM) L1 + DSSIM D-SSIM over the drawn image) */
-static int device_step(cs_mesh_dev *d, const cs_camera *c, const cs_image *photo, const cs_mesh_refine_opts *o, int step,
-                       double *loss)
+static int device_step(cs_mesh_dev *d, const cs_camera *c, const cs_image *photo, const cs_mesh_refine_opts *o, double lr,
+                       int step, double *loss)
 {
     return cs_mesh_dev_visibility(d, c) || cs_mesh_dev_color_grad(d, photo, (float)o->dssim, loss, NULL) ||
-                   cs_mesh_dev_color_adam(d, 1.0, o->lr, step)
+                   cs_mesh_dev_color_adam(d, 1.0, lr, step)
                ? -1
                : 0;
 }
@@ -256,7 +261,8 @@ static int texture_stage(cs_mesh_dev *d, cs_mesh *m, const cs_scene *scene, refi
         double loss = 0;
         if (view_photo(r, scene, from + it, &c, &photo) || view_exposure(r, d, ex, from + it) ||
             cs_mesh_dev_visibility(d, c) ||
-            cs_mesh_dev_tex_grad(d, photo, (float)o->dssim, &loss) || cs_mesh_dev_tex_adam(d, o->lr, it + 1) ||
+            cs_mesh_dev_tex_grad(d, photo, (float)o->dssim, &loss) ||
+            cs_mesh_dev_tex_adam(d, cs_mesh_refine_lr(o->lr, it, n), it + 1) ||
             (o->profile && cs_prof_collect(d->cl)))
             return -1;
         *drawn += o->profile != 0;
@@ -301,17 +307,17 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs
         const cs_image *photo;
         if ((rc = view_photo(&r, scene, it, &c, &photo)) != 0 || (on_device && (rc = view_exposure(&r, &d, &ex, it))))
             break;
-        double loss = 0;
+        double loss = 0, clr = cs_mesh_refine_lr(o->lr, it, total);
         if (it < o->iterations)
-            rc = on_device ? device_step(&d, c, photo, o, it + 1, &loss)
-                           : host_step(&r, m, c, photo, o->lr, it + 1, &loss);
+            rc = on_device ? device_step(&d, c, photo, o, clr, it + 1, &loss)
+                           : host_step(&r, m, c, photo, clr, it + 1, &loss);
         else { /* positions and colours; the positions' step decays to a tenth */
             cs_mesh_geom_opts g = o->geom;
             int gs = it - o->iterations;
             g.lr *= pow(0.1, (double)gs / o->geometry);
             rc = cs_mesh_dev_visibility(&d, c) ||
                          cs_mesh_dev_geom_step(&d, c, photo, (float)o->dssim, &g, gs + 1, &loss) ||
-                         cs_mesh_dev_color_adam(&d, 1.0, o->lr, it + 1)
+                         cs_mesh_dev_color_adam(&d, 1.0, clr, it + 1)
                      ? -1
                      : 0;
         }

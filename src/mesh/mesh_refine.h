@@ -21,7 +21,7 @@ typedef struct {
     int iterations; /* views drawn (one an iteration) */
     int samples;    /* on the device: each photo pixel fitted with the mean of SAMPLES x SAMPLES samples of the
                        drawing (mesh_device.h; 0, 1: its centre, as the host always does) */
-    double lr;      /* Adam's step on colours in [0, 1] */
+    double lr;      /* Adam's step on colours in [0, 1], at each stage's first view (cs_mesh_refine_lr) */
     double dssim;   /* on the device: the loss is (1 - this) L1 + this D-SSIM over the drawn image, as
                        training's (the host, the reference, takes L1 over the drawn pixels) */
     unsigned seed;  /* the view order */
@@ -52,6 +52,13 @@ typedef struct {
     int views;
     double seconds;
 } cs_mesh_refine_stats;
+
+/* The colours' and the texture's Adam step falls from LR to LR x CS_MESH_LR_DECAY over their stage's views
+ * (the colours': the colour and geometry stages together; the texture's: its own), as the positions'
+ * does: a constant step leaves them where the last few views pulled them (south_building's mesh at 1M
+ * triangles: +0.35 dB on the H100 from the decay, README). The step of view IT (from 0) of N. */
+#define CS_MESH_LR_DECAY 0.1
+double cs_mesh_refine_lr(double lr, int it, int n);
 
 /* The loss of camera C's drawing of M with float colours COL (nv x 3, 0-1) against PHOTO (its
  * training-size ground truth, RGB or RGB + weight), and, when GRAD is not NULL, its gradient
