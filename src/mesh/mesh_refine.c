@@ -221,7 +221,7 @@ static int view_exposure(const refine_state *r, cs_mesh_dev *d, refine_exposure 
 static int rexp_step(refine_exposure *q, const refine_state *r, int it, int total)
 {
     if (!q->on || !(q->lr > 0) || r->views[it % r->n_views] < 0) return 0;
-    return cs_exposure_step(&q->ex, q->lr * pow(0.1, (double)it / total));
+    return cs_exposure_step(&q->ex, cs_mesh_refine_lr(q->lr, it, total));
 }
 
 /* the rows learned into OUT (the caller frees it) */
@@ -314,7 +314,7 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs
         else { /* positions and colours; the positions' step decays to a tenth */
             cs_mesh_geom_opts g = o->geom;
             int gs = it - o->iterations;
-            g.lr *= pow(0.1, (double)gs / o->geometry);
+            g.lr = cs_mesh_refine_lr(g.lr, gs, o->geometry);
             rc = cs_mesh_dev_visibility(&d, c) ||
                          cs_mesh_dev_geom_step(&d, c, photo, (float)o->dssim, &g, gs + 1, &loss) ||
                          cs_mesh_dev_color_adam(&d, 1.0, clr, it + 1)

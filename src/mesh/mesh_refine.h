@@ -53,10 +53,11 @@ typedef struct {
     double seconds;
 } cs_mesh_refine_stats;
 
-/* The colours' and the texture's Adam step falls from LR to LR x CS_MESH_LR_DECAY over their stage's views
- * (the colours': the colour and geometry stages together; the texture's: its own), as the positions'
- * does: a constant step leaves them where the last few views pulled them (south_building's mesh at 1M
- * triangles: +0.35 dB on the H100 from the decay, README). The step of view IT (from 0) of N. */
+/* Every Adam step of the refinement falls from LR to LR x CS_MESH_LR_DECAY over its views: the
+ * colours' over the colour and geometry stages together, the positions' over the geometry stage,
+ * the texture's over its own, the exposures' over all but the texture's. A constant step leaves
+ * the colours where the last few views pulled them (south_building's mesh at 1M triangles: +0.35 dB
+ * on the H100 from the decay, README). The step of view IT (from 0) of N. */
 #define CS_MESH_LR_DECAY 0.1
 double cs_mesh_refine_lr(double lr, int it, int n);
 
