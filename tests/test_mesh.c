@@ -1470,11 +1470,65 @@ int test_mesh_depth_limit(void)
         if (i % 7 == 3) s.means[3 * i] *= 50, s.means[3 * i + 1] *= 50;
     }
     double got = cs_mesh_default_depth(&scene, &s, NULL), old = cs_scene_far_depth(&scene);
+    /* the same model made faint (as MCMC leaves one: every opacity under 0.2, none over 0.5)
+       keeps the same limit, the brightest fifth standing in for the opaque Gaussians */
+    for (int i = 0; i < n; i++) s.logit_opacity[i] -= 4.5f;
+    double faint = cs_mesh_default_depth(&scene, &s, NULL);
     cs_splats_free(&s);
-    printf("  wall at %.2f: default depth limit %.3f (twice the cameras' spread: %.3f)\n", wall, got, old);
+    printf("  wall at %.2f: default depth limit %.3f (twice the cameras' spread: %.3f), faint model %.3f\n", wall, got,
+           old, faint);
     /* the wall's depth at a view's side edges: (wall - 0.5) / cos(half the 59.5 degree field) */
     CHECK(old < 1.2 && got >= 1.16 * (wall - 0.5) && got <= 2 * (wall + 0.5), "wall at %.2f: depth limit %.3f (old %.3f)",
           wall, got, old);
+    CHECK(faint == got, "faint model: depth limit %.3f, the opaque one's %.3f", faint, got);
+    return 0;
+}
+
+/* cs_mesh_opaque_logit: the threshold stays where enough Gaussians pass it (1% of them, at
+   least 10, at most CS_MESH_OPAQUE_MIN), else falls to the brightest fifth's, which then passes
+   a fifth of a model of distinct opacities */
+int test_mesh_faint_model(void)
+{
+    uint64_t rs = test_seed() ^ 0xfa1;
+    cs_splats s;
+    const int n = 20000 + (int)(1000 * test_rand(&rs));
+    CHECK_OK(cs_splats_alloc(&s, n, 0, 0));
+    for (int bright = 0; bright <= 2; bright++) {
+        /* bright 0: 3 over 0.5; 1: one fewer than 1% of them (under CS_MESH_OPAQUE_MIN); 2: 1% */
+        int want = bright == 0 ? 3 : n / 100 - (bright == 1);
+        for (int i = 0; i < n; i++)
+            s.logit_opacity[i] = i < want ? (float)(0.1 + 3 * test_rand(&rs)) : (float)(-6 + 5.9 * test_rand(&rs));
+        int passing = -1, m = 0;
+        float lg = cs_mesh_opaque_logit(&s, 0.f, &passing);
+        for (int i = 0; i < n; i++) m += s.logit_opacity[i] > lg;
+        printf("  %d Gaussians, %d over 0.5: threshold %.4f, %d pass it\n", n, passing, 1 / (1 + exp(-lg)), m);
+        CHECK(passing == want, "%d counted over 0.5, %d are", passing, want);
+        if (bright == 2) {
+            CHECK(lg == 0.f, "%d over 0.5 of %d: threshold moved to %g", want, n, lg);
+        } else {
+            CHECK(lg < 0.f && fabs(m - 0.2 * n) <= 2, "%d over 0.5: threshold %g passes %d of %d, want a fifth", want, lg,
+                  m, n);
+        }
+    }
+    cs_splats_free(&s);
+    /* a large model: CS_MESH_OPAQUE_MIN passing is enough where 1% is more, one fewer is not */
+    const int big = 100 * CS_MESH_OPAQUE_MIN + 1000 + (int)(5000 * test_rand(&rs));
+    CHECK_OK(cs_splats_alloc(&s, big, 0, 0));
+    for (int fewer = 0; fewer <= 1; fewer++) {
+        for (int i = 0; i < big; i++)
+            s.logit_opacity[i] = i < CS_MESH_OPAQUE_MIN - fewer ? 1.f : (float)(-6 + 5.9 * test_rand(&rs));
+        float lg = cs_mesh_opaque_logit(&s, 0.f, NULL);
+        CHECK(fewer ? lg < 0.f : lg == 0.f, "%d Gaussians, %d over 0.5: threshold %g", big, CS_MESH_OPAQUE_MIN - fewer, lg);
+    }
+    cs_splats_free(&s);
+    /* a small model: 10 passing is enough, 9 is not */
+    CHECK_OK(cs_splats_alloc(&s, 50, 0, 0));
+    for (int nine = 0; nine <= 1; nine++) {
+        for (int i = 0; i < 50; i++) s.logit_opacity[i] = i < 10 - nine ? 1.f : -3.f + 0.01f * (float)i;
+        float lg = cs_mesh_opaque_logit(&s, 0.f, NULL);
+        CHECK(nine ? lg < 0.f : lg == 0.f, "50 Gaussians, %d over 0.5: threshold %g", 10 - nine, lg);
+    }
+    cs_splats_free(&s);
     return 0;
 }
 

@@ -21,6 +21,24 @@
 #include "viewer.h"
 
 /* (mesher.h) */
+float cs_mesh_opaque_logit(const cs_splats *s, float lg, int *passing)
+{
+    int m = 0, want = s->n / 100;
+    for (int i = 0; i < s->n; i++) m += s->logit_opacity[i] > lg;
+    if (passing) *passing = m;
+    want = want < 10 ? 10 : want > CS_MESH_OPAQUE_MIN ? CS_MESH_OPAQUE_MIN : want;
+    if (m >= want || s->n == 0) return lg;
+    float *o = malloc(sizeof(float) * (size_t)s->n);
+    if (!o) return lg;
+    for (int i = 0; i < s->n; i++) o[i] = isfinite(s->logit_opacity[i]) ? s->logit_opacity[i] : -INFINITY;
+    cs_sort_floats(o, (size_t)s->n);
+    /* just under the quantile, so that the Gaussians at it pass the strict test */
+    float q = nextafterf(o[(size_t)(CS_MESH_FAINT_QUANTILE * (s->n - 1))], -INFINITY);
+    free(o);
+    return isfinite(q) && q < lg ? q : lg;
+}
+
+/* (mesher.h) */
 double cs_mesh_default_depth(const cs_scene *scene, const cs_splats *s, double *median)
 {
     if (median) *median = -1;
@@ -28,10 +46,11 @@ double cs_mesh_default_depth(const cs_scene *scene, const cs_splats *s, double *
     int views = 0;
     for (int v = 0; v < scene->n_cams; v++) views += !scene->cams[v].is_test;
     size_t step = (size_t)s->n * (size_t)views / MAX_PAIRS + 1, m = 0;
+    float lg = cs_mesh_opaque_logit(s, 0.f, NULL);
     float *d = malloc(sizeof(float) * MAX_PAIRS + sizeof(float) * (size_t)views);
     if (!d) return -1;
     for (size_t i = 0; i < (size_t)s->n && m < MAX_PAIRS; i += step) {
-        if (!(s->logit_opacity[i] > 0.f)) continue;
+        if (!(s->logit_opacity[i] > lg)) continue;
         const float *p = s->means + 3 * i;
         for (int v = 0; v < scene->n_cams; v++) {
             const cs_camera *c = &scene->cams[v];
@@ -94,7 +113,7 @@ static int focus_bounds(const cs_scene *scene, const cs_splats *s, float lg, cs_
        the 80th percentile 0.06): the focus counts the brightest fifth too */
     for (int i = 0; i < s->n; i++) o[i] = s->logit_opacity[i];
     cs_sort_floats(o, (size_t)s->n);
-    lg = s->n ? fminf(lg, o[(size_t)(0.8 * (s->n - 1))]) : lg;
+    lg = s->n ? fminf(lg, o[(size_t)(CS_MESH_FAINT_QUANTILE * (s->n - 1))]) : lg;
     free(o);
     int rc = cs_mesh_focus_box(scene, s, lg, st->max_depth, CS_MESH_FOCUS_SHARE, f, &kept, &sampled);
     if (rc < 0) return -1;
@@ -130,6 +149,12 @@ static int mesh_bounds(const cs_scene *scene, const cs_splats *s, const cs_mesh_
     }
     double far = cs_scene_far_depth(scene);
     if (far < 0) return cs_fail("the dataset has no training views to mesh from");
+    int passing;
+    float lg0 = bounds_logit(scene), lg = cs_mesh_opaque_logit(s, lg0, &passing);
+    if (lg < lg0)
+        printf("mesh: %d of %d Gaussians over %.2f opacity (a faint model, as MCMC leaves one): the bounds and the "
+               "depth limit take the brightest %.0f%%, over %.3f\n",
+               passing, s->n, 1 / (1 + exp(-lg0)), 100 * (1 - CS_MESH_FAINT_QUANTILE), 1 / (1 + exp(-lg)));
     double median, seen = cs_mesh_default_depth(scene, s, &median);
     st->median_depth = (float)median;
     if (o->max_depth > 0) seen = -1;
@@ -139,7 +164,7 @@ static int mesh_bounds(const cs_scene *scene, const cs_splats *s, const cs_mesh_
     if (seen > 0) far = seen;
     st->max_depth = (float)(o->max_depth > 0 ? o->max_depth : far);
     if (!(st->max_depth > 0)) return cs_fail("the cameras do not span a scene (one position): give --max-depth");
-    float *v = malloc(sizeof(float) * (s->n ? s->n : 1)), lg = bounds_logit(scene);
+    float *v = malloc(sizeof(float) * (s->n ? s->n : 1));
     if (!v) return cs_fail("out of host memory");
     for (int k = 0; k < 3; k++) {
         int m = 0;

@@ -117,8 +117,21 @@ typedef struct {
     cs_mesh_eval_result eval_centres; /* and with opts.psnr_samples > 1, drawn at the pixels' centres too */
 } cs_mesh_stats;
 
+/* A faint model (MCMC's opacity regulariser leaves most Gaussians faint, and a run stopped while
+ * the count still grows can have none over 0.5: a plush dog's 5,000-iteration model, 26.1 dB,
+ * had 1 of 32,576) would give the bounds and the depth limit a handful of Gaussians, or none:
+ * where fewer than CS_MESH_OPAQUE_MIN and fewer than 1% of the Gaussians (at least 10) pass
+ * the threshold, it falls to the opacity of the brightest fifth, as the focus counts them. */
+#define CS_MESH_OPAQUE_MIN 1000
+#define CS_MESH_FAINT_QUANTILE 0.8
+
+/* the logit over which S's Gaussians count as opaque for the bounds and the depth limit: LG, or
+ * for a faint model (above) the CS_MESH_FAINT_QUANTILE quantile of their logits where that is
+ * lower; *PASSING (or NULL): how many passed LG */
+float cs_mesh_opaque_logit(const cs_splats *s, float lg, int *passing);
+
 /* The default depth limit (--max-depth unset): the depths at which the training views see the
- * centres of Gaussians over 0.5 opacity inside their images (a sample of at most about 4M
+ * centres of Gaussians over 0.5 opacity (cs_mesh_opaque_logit: lower for a faint model) inside their images (a sample of at most about 4M
  * view-Gaussian pairs), their 99th percentile grown by 25% (for the corners of the views that
  * the percentile leaves out). Floaters and sky past where the views mostly look are left out; the walls of a room around the cameras are kept (twice the
  * cameras' spread, the limit before, cut them away: #38). -1 when no view sees 10 of them.
