@@ -1101,7 +1101,8 @@ static int from_mesh(const char *dir, const char *run)
    colours draws the test views better than vertex colours. PoCL, the sky scene below at 96x72,
    2,000 triangles, --refine 200: 20.09 dB with vertex colours, 23.97 with the texture (8
    subdivisions for triangles of 3.6 pixels); --texture with a .ply, 9 subdivisions or
-   --refine-texture alone are refused before any work, and so is a --consistency outside 0-8 */
+   --refine-texture alone are refused before any work, and so are a --consistency outside 0-8 and
+   a --refine-step list that is malformed, too long or has no geometry stage to choose for */
 static int texture_gain(const char *dir, const char *run)
 {
     double psnr[2];
@@ -1116,10 +1117,14 @@ static int texture_gain(const char *dir, const char *run)
     CHECK(psnr[1] > psnr[0] + 2, "the texture gained %.2f dB", psnr[1] - psnr[0]);
     const char *bad[] = {"--refine 10 --texture 2 -o %s/t.ply", "--refine 10 --texture 9 -o %s/t.glb",
                          "--refine 10 --refine-texture 5 -o %s/t.glb", "--texture 2 -o %s/t.glb",
-                         "--consistency 9 -o %s/t.glb", "--consistency -1 -o %s/t.glb"};
+                         "--consistency 9 -o %s/t.glb", "--consistency -1 -o %s/t.glb",
+                         "--refine 10 --refine-step 0.1, -o %s/t.glb", "--refine 10 --refine-step 1,2,3,4,5 -o %s/t.glb",
+                         "--refine 10 --refine-geometry 0 --refine-step auto -o %s/t.glb", "--refine-step 0,1 -o %s/t.glb"};
     const char *why[] = {"a PLY cannot carry", "subdivisions from 1 to 8", "needs --texture", "need --refine N",
-                         "--consistency 9: from 0 to 8 views", "--consistency -1: from 0 to 8 views"};
-    for (int i = 0; i < 6; i++) {
+                         "--consistency 9: from 0 to 8 views", "--consistency -1: from 0 to 8 views",
+                         "is not a step, a list of steps", "lists more than 4 steps", "--refine-geometry above 0",
+                         "'0' is not a positive number"};
+    for (int i = 0; i < 10; i++) {
         char args[700];
         snprintf(args, sizeof args, bad[i], dir);
         snprintf(log, sizeof log, "%s/texture_bad.log", dir);

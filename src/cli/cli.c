@@ -12,6 +12,7 @@
 #include "mesher.h"
 #include "mesh_raster.h"
 #include "mesh_shell.h"
+#include "mesh_step.h"
 #include "mesh_tex.h"
 #include "util.h"
 
@@ -125,10 +126,11 @@ static const opt_desc OPTS[] = {
     {"--refine-geometry", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "N",
      "after --refine's colours, fit the vertex positions and colours together over N more views (anti-aliased "
      "silhouettes, Laplacian and normal-consistency regularisers; default twice --refine's N; 0: colours only)"},
-    {"--refine-step", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "S",
+    {"--refine-step", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "S|S1,S2,..|auto",
      "the geometry stage's Adam step in mean edge lengths, decayed to a tenth (default " CS_STR(CS_MESH_GEOM_LR_CAPTURE)
      " on captures, " CS_STR(CS_MESH_GEOM_LR) " on Blender scenes; an object captured all round on a plain backdrop "
-     "may gain from 0.05-0.1, a building loses: README)"},
+     "may gain from 0.05-0.1, a building loses: README); several steps (auto: 0.025,0.05,0.1): each refines on the "
+     "training views less every " CS_STR(CS_MESH_STEP_HOLD_EVERY) "th, the best drawn at those is used"},
     {"--refine-laplacian", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "W",
      "weight of the Laplacian regulariser (default " CS_STR(CS_MESH_GEOM_LAPLACIAN) "; 0: none)"},
     {"--refine-normal", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "W",
@@ -240,7 +242,7 @@ static const struct {
     [CS_CMD_EXPORT] = {"export", "clsplat export (-m OUT | --ply FILE) --format spz|splat|compressed-ply|ply [-o FILE] [--bake]",
                        "write a trained scene in a web viewer's format (.spz, .splat, compressed PLY) or a baked PLY"},
     [CS_CMD_MESH] = {"mesh", "clsplat mesh -m OUT [-o mesh.ply|mesh.glb] [--voxel SIZE | --grid N] [--max-triangles N] "
-                             "[--depth median|mean] [--max-depth D] [--contract S] [--focus | --no-focus] [--keep-components N] [--consistency N] [--carve W] [--carve-dropped] [--shell-fit] [--near-cut F] [--refine N] [--refine-samples N] [--refine-dssim W] [--pseudo-views N] [--no-exposure] [--refine-exposure] [--refine-geometry N] [--refine-step S] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--from MESH.ply] [--psnr] [--psnr-samples N] [--renders DIR] [--profile]",
+                             "[--depth median|mean] [--max-depth D] [--contract S] [--focus | --no-focus] [--keep-components N] [--consistency N] [--carve W] [--carve-dropped] [--shell-fit] [--near-cut F] [--refine N] [--refine-samples N] [--refine-dssim W] [--pseudo-views N] [--no-exposure] [--refine-exposure] [--refine-geometry N] [--refine-step S|S1,S2,..|auto] [--refine-laplacian W] [--refine-normal W] [--texture R|auto] [--refine-texture N] [--shell L] [--from MESH.ply] [--psnr] [--psnr-samples N] [--renders DIR] [--profile]",
                      "a coloured triangle mesh of a trained model (depth fusion, marching tetrahedra), as a PLY"},
     [CS_CMD_VIEW] = {"view", "clsplat view -m OUT [--port PORT] [--host ADDR]",
                      "serve a run's (or batch folder's) live page over HTTP, read-only, until Ctrl-C"},
@@ -366,6 +368,30 @@ static int parse_pos(const char *opt, const char *text, double *out)
     return 0;
 }
 
+/* --refine-step S, auto (mesh_step.h's list) or S1,S2,.. (each positive, at most CS_MESH_STEPS_MAX) */
+static int parse_steps(const char *opt, const char *text, cs_args *a)
+{
+    _Static_assert(sizeof a->refine_steps / sizeof a->refine_steps[0] == CS_MESH_STEPS_MAX, "the steps' room");
+    const double autos[CS_MESH_STEPS_AUTO_N] = CS_MESH_STEPS_AUTO;
+    a->n_refine_steps = 0;
+    if (!strcmp(text, "auto")) {
+        memcpy(a->refine_steps, autos, sizeof autos), a->n_refine_steps = CS_MESH_STEPS_AUTO_N;
+        return 0;
+    }
+    char buf[256], *save = NULL;
+    if (strlen(text) >= sizeof buf) return cs_fail("%s: '%.40s...' is too long", opt, text);
+    snprintf(buf, sizeof buf, "%s", text);
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (a->n_refine_steps == CS_MESH_STEPS_MAX)
+            return cs_fail("%s: '%s' lists more than %d steps", opt, text, CS_MESH_STEPS_MAX);
+        if (parse_pos(opt, t, &a->refine_steps[a->n_refine_steps++])) return -1;
+    }
+    if (!a->n_refine_steps || text[strlen(text) - 1] == ',' || text[0] == ',' || strstr(text, ",,"))
+        return cs_fail("%s: '%s' is not a step, a list of steps (S1,S2,..) or auto", opt, text);
+    a->refine_step = a->refine_steps[0];
+    return 0;
+}
+
 static int add_assign(cs_args *a, const char *flag, const char *key, const char *value)
 {
     if (a->n_assign == CS_MAX_ASSIGN) return cs_fail("too many settings on the command line");
@@ -478,7 +504,7 @@ static int own_option(cs_args *a, const opt_desc *o, const char *flag, const cha
     else if (!strcmp(n, "--refine-exposure")) a->refine_exposure = true;
     else if (!strcmp(n, "--pseudo-views")) return parse_int(flag, v, 0, &a->pseudo_views);
     else if (!strcmp(n, "--refine-geometry")) return parse_int(flag, v, 0, &a->refine_geometry);
-    else if (!strcmp(n, "--refine-step")) return parse_pos(flag, v, &a->refine_step);
+    else if (!strcmp(n, "--refine-step")) return parse_steps(flag, v, a);
     else if (!strcmp(n, "--refine-laplacian")) return parse_nonneg(flag, v, &a->refine_laplacian);
     else if (!strcmp(n, "--refine-normal")) return parse_nonneg(flag, v, &a->refine_normal);
     else if (!strcmp(n, "--psnr")) a->psnr = true;

@@ -70,6 +70,8 @@ typedef struct {
     bool refine_exposure;         /* mesh --refine-exposure */
     int refine_geometry;          /* mesh --refine-geometry N (0: none, -1: twice --refine's) */
     double refine_step, refine_laplacian, refine_normal; /* mesh --refine-step (-1: by the scene), --refine-laplacian, --refine-normal */
+    double refine_steps[4];       /* mesh --refine-step auto or S1,S2,..: the steps tried (mesh_step.h's CS_MESH_STEPS_MAX) */
+    int n_refine_steps;           /* how many (0, 1: one step, refine_step) */
     double margin, min_share;     /* partition --margin, --min-share (negative: the defaults) */
     double headroom;              /* partition --headroom (0: the default) */
     const char *argv0;

@@ -287,6 +287,11 @@ static int mesh_options(const cs_args *a, const char *model, char *out, size_t n
         return USAGE_ERROR("mesh: --refine, --refine-geometry and --refine-texture count views: at most 100000000");
     o->refine_geometry = a->refine_geometry >= 0 ? a->refine_geometry : a->refine > 0 ? 2 * a->refine : 0;
     o->geom = (cs_mesh_geom_opts){a->refine_step, a->refine_laplacian, a->refine_normal};
+    o->n_steps = a->n_refine_steps > 1 ? a->n_refine_steps : 0;
+    memcpy(o->steps, a->refine_steps, sizeof o->steps);
+    if (o->n_steps && o->refine_geometry <= 0)
+        return USAGE_ERROR("mesh: --refine-step with several steps chooses the geometry stage's: it needs --refine N "
+                           "and --refine-geometry above 0");
     if (a->voxel > 0 && a->grid > 0) return USAGE_ERROR("mesh: --voxel and --grid both set the voxel size; give one");
     if (a->pseudo_views > 16) return USAGE_ERROR("mesh: --pseudo-views %d: at most 16 a training view", a->pseudo_views);
     if (a->pseudo_views > 0 && a->refine <= 0)
@@ -349,6 +354,15 @@ static void mesh_report(const cs_mesh_opts *o, const cs_mesh_stats *st, double s
                "tenth), %.1f s\n", o->refine + o->refine_geometry, st->refine.views,
                o->refine_geometry > 0 ? ", positions over the last of them" : "", st->refine.l1_first,
                st->refine.l1_last, st->refine.seconds - st->refine.tex_seconds);
+    if (st->step.n > 0) {
+        printf("mesh: geometry step %g chosen by %d held-out training views:", st->step.step[st->step.chosen],
+               st->step.held);
+        double trials = 0;
+        for (int k = 0; k < st->step.n; k++)
+            printf(" %g %.2f dB%s", st->step.step[k], st->step.psnr[k], k + 1 < st->step.n ? "," : ""),
+                trials += st->step.secs[k];
+        printf(" (trials %.1f s)\n", trials);
+    }
     if (o->texture)
         printf("mesh: texture fitted over %d more views: loss %.4f -> %.4f (first and last tenth), %.1f s\n",
                o->texture_views, st->refine.tex_first, st->refine.tex_last, st->refine.tex_seconds);

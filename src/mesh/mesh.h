@@ -49,6 +49,8 @@ typedef struct {
     size_t n;
 } cs_mesh_edge_list;
 int cs_mesh_open_edges(const cs_mesh *m, cs_mesh_edge_list *out);
+/* DST a copy of SRC (its texture too); -1 with a message (host memory). */
+int cs_mesh_copy(const cs_mesh *src, cs_mesh *dst);
 void cs_mesh_free(cs_mesh *m);
 
 #endif

@@ -129,46 +129,65 @@ static int run_threads(job *j)
     return j->failed ? cs_fail("%s", j->err) : 0;
 }
 
+/* R's figures from J's views */
+static void summarise(const job *j, const cs_scene *scene, cs_mesh_eval_result *r)
+{
+    r->views = j->n, r->psnr_min = INFINITY;
+    for (int i = 0; i < j->n; i++) {
+        if (j->renders) /* beside the drawings, each view's figures */
+            printf("mesh: %s: PSNR %.2f dB, %.1f%% covered\n", scene->cams[j->views[i]].name, j->psnr[i],
+                   100 * j->covered[i]);
+        r->psnr += j->psnr[i] / j->n, r->coverage += j->covered[i] / j->n;
+        if (j->psnr[i] < r->psnr_min) {
+            r->psnr_min = j->psnr[i];
+            snprintf(r->worst, sizeof r->worst, "%s", scene->cams[j->views[i]].name);
+        }
+    }
+    long t[4] = {0, 0, 0, 0};
+    for (int i = 0; i < j->n; i++)
+        for (int k = 0; k < 4; k++) t[k] += j->px[4 * i + k];
+    int alpha = t[0] > 0 && t[2] > 0; /* photos without alpha are all object */
+    r->object_missed = alpha ? (double)t[1] / t[0] : -1, r->background_drawn = alpha ? (double)t[3] / t[2] : -1;
+    r->object_share = alpha ? (double)t[0] / (t[0] + t[2]) : -1;
+}
+
+/* M judged at the N cameras VIEWS, drawings into RENDERS (NULL: none) */
+static int eval_list(const cs_mesh *m, const cs_scene *scene, const cs_mesh_exposure *exposure, int samples,
+                     const char *renders, const int *views, int n, cs_mesh_eval_result *r)
+{
+    double t0 = cs_now();
+    if (renders && cs_mkdirs(renders)) return -1;
+    job j = {.m = m, .scene = scene, .exposure = exposure, .samples = samples > 1 ? samples : 1, .renders = renders,
+             .views = views, .n = n};
+    j.psnr = calloc(n ? n : 1, sizeof(double));
+    j.covered = calloc(n ? n : 1, sizeof(double));
+    j.px = calloc(4 * (size_t)(n ? n : 1), sizeof(long));
+    int rc = !j.psnr || !j.covered || !j.px ? cs_fail("out of host memory") : 0;
+    pthread_mutex_init(&j.mu, NULL);
+    if (!rc) rc = j.n ? run_threads(&j) : cs_fail("the dataset has no views to compare the mesh with");
+    pthread_mutex_destroy(&j.mu);
+    if (!rc) summarise(&j, scene, r);
+    free(j.psnr), free(j.covered), free(j.px);
+    r->secs = cs_now() - t0;
+    return rc;
+}
+
+int cs_mesh_eval_views(const cs_mesh *m, const cs_scene *scene, const cs_mesh_exposure *exposure, int samples,
+                       const int *views, int n, const char *split, cs_mesh_eval_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->split = split;
+    return eval_list(m, scene, exposure, samples, NULL, views, n, r);
+}
+
 int cs_mesh_eval(const cs_mesh *m, const cs_scene *scene, const cs_mesh_exposure *exposure, int samples,
                  const char *renders, cs_mesh_eval_result *r)
 {
     memset(r, 0, sizeof *r);
-    double t0 = cs_now();
-    if (renders && cs_mkdirs(renders)) return -1;
-    job j = {.m = m, .scene = scene, .exposure = exposure, .samples = samples > 1 ? samples : 1, .renders = renders};
     int *views = malloc(sizeof(int) * (scene->n_cams ? scene->n_cams : 1));
-    j.psnr = calloc(scene->n_cams ? scene->n_cams : 1, sizeof(double));
-    j.covered = calloc(scene->n_cams ? scene->n_cams : 1, sizeof(double));
-    j.px = calloc(4 * (size_t)(scene->n_cams ? scene->n_cams : 1), sizeof(long));
-    if (!views || !j.psnr || !j.covered || !j.px) {
-        free(views), free(j.psnr), free(j.covered), free(j.px);
-        return cs_fail("out of host memory");
-    }
-    j.views = views;
-    j.n = pick_views(scene, views, &r->split);
-    pthread_mutex_init(&j.mu, NULL);
-    int rc = j.n ? run_threads(&j) : cs_fail("the dataset has no views to compare the mesh with");
-    pthread_mutex_destroy(&j.mu);
-    if (!rc) {
-        r->views = j.n, r->psnr_min = INFINITY;
-        for (int i = 0; i < j.n; i++) {
-            if (renders) /* beside the drawings, each view's figures */
-                printf("mesh: %s: PSNR %.2f dB, %.1f%% covered\n", scene->cams[views[i]].name, j.psnr[i],
-                       100 * j.covered[i]);
-            r->psnr += j.psnr[i] / j.n, r->coverage += j.covered[i] / j.n;
-            if (j.psnr[i] < r->psnr_min) {
-                r->psnr_min = j.psnr[i];
-                snprintf(r->worst, sizeof r->worst, "%s", scene->cams[views[i]].name);
-            }
-        }
-        long t[4] = {0, 0, 0, 0};
-        for (int i = 0; i < j.n; i++)
-            for (int k = 0; k < 4; k++) t[k] += j.px[4 * i + k];
-        int alpha = t[0] > 0 && t[2] > 0; /* photos without alpha are all object */
-        r->object_missed = alpha ? (double)t[1] / t[0] : -1, r->background_drawn = alpha ? (double)t[3] / t[2] : -1;
-        r->object_share = alpha ? (double)t[0] / (t[0] + t[2]) : -1;
-    }
-    free(views), free(j.psnr), free(j.covered), free(j.px);
-    r->secs = cs_now() - t0;
+    if (!views) return cs_fail("out of host memory");
+    int n = pick_views(scene, views, &r->split);
+    int rc = eval_list(m, scene, exposure, samples, renders, views, n, r);
+    free(views);
     return rc;
 }

@@ -30,5 +30,9 @@ typedef struct {
  * each pixel the mean of SAMPLES x SAMPLES samples (mesh_raster.h; 0, 1: its centre). */
 int cs_mesh_eval(const cs_mesh *m, const cs_scene *scene, const cs_mesh_exposure *exposure, int samples,
                  const char *renders, cs_mesh_eval_result *r);
+/* The same over the N scene cameras VIEWS (training views under their own transforms) with no
+ * drawings written; r->split is SPLIT. */
+int cs_mesh_eval_views(const cs_mesh *m, const cs_scene *scene, const cs_mesh_exposure *exposure, int samples,
+                       const int *views, int n, const char *split, cs_mesh_eval_result *r);
 
 #endif

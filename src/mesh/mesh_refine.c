@@ -68,10 +68,10 @@ static void state_free(refine_state *r)
     free(r->photos), free(r->views);
 }
 
-/* the training views and PSEUDO's (NULL: none) in a shuffled order (SEED), the colours as
-   floats, the scratch */
+/* the training views (less those HELD_OUT marks; NULL: none) and PSEUDO's (NULL: none) in a
+   shuffled order (SEED), the colours as floats, the scratch */
 static int state_open(refine_state *r, const cs_mesh *m, const cs_scene *scene, const cs_mesh_pseudo *pseudo,
-                      unsigned seed)
+                      const uint8_t *held_out, unsigned seed)
 {
     memset(r, 0, sizeof *r);
     int maxpx = 0, np = pseudo ? pseudo->n : 0;
@@ -79,12 +79,12 @@ static int state_open(refine_state *r, const cs_mesh *m, const cs_scene *scene, 
     r->views = malloc(sizeof(int) * (size_t)(scene->n_cams + np + 1));
     if (!r->views) return cs_fail("out of host memory");
     for (int i = 0; i < scene->n_cams; i++) {
-        if (scene->cams[i].is_test) continue;
+        if (scene->cams[i].is_test || (held_out && held_out[i])) continue;
         r->views[r->n_views++] = i;
         int px = scene->cams[i].width * scene->cams[i].height;
         maxpx = px > maxpx ? px : maxpx;
     }
-    if (!r->n_views) return cs_fail("the refinement needs training views");
+    if (!r->n_views) return cs_fail("the refinement needs training views%s", held_out ? " besides those held out" : "");
     for (int k = 0; k < np; k++) {
         r->views[r->n_views++] = -1 - k;
         int px = pseudo->cams[k].width * pseudo->cams[k].height;
@@ -294,7 +294,7 @@ int cs_mesh_refine_colors(cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs
     refine_state r;
     cs_mesh_dev d;
     refine_exposure ex = {0};
-    int rc = state_open(&r, m, scene, o->pseudo, o->seed), on_device = 0;
+    int rc = state_open(&r, m, scene, o->pseudo, o->held_out, o->seed), on_device = 0;
     if (!rc && cl) rc = cs_mesh_dev_open(&d, cl, m, r.max_px, o->samples > 1 ? o->samples : 1,
                                                   scene->background), on_device = !rc;
     if (!rc && on_device) rc = rexp_open(&ex, &d, scene, o);

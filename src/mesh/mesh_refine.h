@@ -43,6 +43,8 @@ typedef struct {
                                      falling to a tenth, their mean held at the identity; the texture stage keeps
                                      them */
     cs_mesh_exposure *learned;    /* with exposure_lr: the rows learned (the caller frees them; NULL: not kept) */
+    const uint8_t *held_out;      /* per scene camera: 1 leaves that training view out of the refinement, kept
+                                     to judge it (mesh_step.h; NULL: none) */
 } cs_mesh_refine_opts;
 
 typedef struct {

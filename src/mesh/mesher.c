@@ -593,6 +593,17 @@ static int read_from(const char *path, cs_mesh_stats *st, cs_mesh *m)
     return 0;
 }
 
+/* RO's geometry step chosen among O's steps by held-out training views (mesh_step.h), said */
+static int choose_step(cs_cl *cl, const cs_mesh *m, const cs_scene *scene, const cs_mesh_opts *o,
+                       const cs_mesh_exposure *x, cs_mesh_refine_opts *ro, cs_mesh_step_choice *ch)
+{
+    printf("mesh: trying %d geometry steps (--refine-step), each refining on the training views less every %dth, "
+           "judged at those...\n", o->n_steps, CS_MESH_STEP_HOLD_EVERY), fflush(stdout);
+    if (cs_mesh_choose_step(m, scene, cl, ro, x, o->steps, o->n_steps, 1, ch)) return -1;
+    ro->geom.lr = ch->step[ch->chosen];
+    return 0;
+}
+
 /* M (the fusion's or --from's; freed here) cut to the budget, refined, written and judged */
 static int finish_mesh(cs_cl *cl, cs_mesh *mp, const cs_scene *scene, const cs_mesh_opts *o,
                        const cs_mesh_pseudo *pseudo, const cs_shell_fit *fit, const cs_mesh_exposure *x,
@@ -639,11 +650,13 @@ static int finish_mesh(cs_cl *cl, cs_mesh *mp, const cs_scene *scene, const cs_m
     ro.learned = &learned;
     if (ro.geom.lr < 0) ro.geom.lr = scene->kind == CS_SCENE_BLENDER ? CS_MESH_GEOM_LR : CS_MESH_GEOM_LR_CAPTURE;
     if (!rc && o->texture) rc = texture_level(o->texture, &m, scene, &ro.texture);
+    int several = o->refine > 0 && o->refine_geometry > 0 && o->n_steps > 1;
+    if (!rc && several) rc = choose_step(cl, &m, scene, o, x, &ro, &st->step);
     if (!rc && o->refine > 0) {
         char more[96] = "";
         if (o->refine_geometry > 0)
             snprintf(more, sizeof more, ", then their positions too over more (step %g mean edges%s)", ro.geom.lr,
-                     o->geom.lr < 0 ? ", --refine-step to choose" : "");
+                     several ? ", chosen" : o->geom.lr < 0 ? ", --refine-step to choose" : "");
         char aa[64] = "";
         if (ro.samples > 1) snprintf(aa, sizeof aa, " (each pixel the mean of %d x %d samples)", ro.samples, ro.samples);
         printf("mesh: fitting the vertex colours of %zu triangles to the training photos%s over %d views%s...\n", m.nt,
@@ -652,7 +665,9 @@ static int finish_mesh(cs_cl *cl, cs_mesh *mp, const cs_scene *scene, const cs_m
     }
     double t2 = cs_now();
     if (!rc) rc = cs_mesh_is_glb(o->out_path) ? cs_mesh_write_glb(o->out_path, &m) : cs_mesh_write_ply(o->out_path, &m);
-    st->secs_weld = t1 - t0, st->secs_simplify = t2 - t1 - st->refine.seconds, st->secs_write = cs_now() - t2;
+    double trials = 0;
+    for (int k = 0; k < st->step.n; k++) trials += st->step.secs[k];
+    st->secs_weld = t1 - t0, st->secs_simplify = t2 - t1 - st->refine.seconds - trials, st->secs_write = cs_now() - t2;
     st->vertices = m.nv, st->triangles = m.nt;
     cs_mesh_edge_counts(&m, &st->boundary_edges, &st->nonmanifold_edges);
     struct stat sb;

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "mesh_eval.h"
 #include "mesh_refine.h"
+#include "mesh_step.h"
 #include "scene.h"
 #include "splats.h"
 
@@ -38,6 +39,8 @@ typedef struct {
     int refine;            /* fit the vertex colours to the training photos over this many views (0: not; mesh_refine.h) */
     int refine_geometry;   /* then the positions and colours over this many more (0: not) */
     cs_mesh_geom_opts geom; /* that stage's step (lr < 0: by the scene's kind) and regularisers */
+    double steps[CS_MESH_STEPS_MAX]; /* with n_steps > 1: the steps tried in its place (mesh_step.h) */
+    int n_steps;
     int psnr;              /* compare the written mesh with the test photos (mesh_eval.h) */
     int psnr_samples;      /* drawing each pixel as the mean of N x N samples (0, 1: its centre) */
     int refine_samples;    /* the refinement fits that drawing at N x N samples (0, 1: the centres) */
@@ -113,6 +116,7 @@ typedef struct {
     int consistency;     /* the depth check's rule (0: none) */
     long dcheck_seen, dcheck_dropped; /* depth pixels it looked at and dropped (the first slab) */
     cs_mesh_refine_stats refine; /* with opts.refine */
+    cs_mesh_step_choice step;    /* with opts.n_steps > 1 */
     cs_mesh_eval_result eval; /* with opts.psnr */
     cs_mesh_eval_result eval_centres; /* and with opts.psnr_samples > 1, drawn at the pixels' centres too */
 } cs_mesh_stats;
