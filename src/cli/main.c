@@ -357,11 +357,9 @@ static void mesh_report(const cs_mesh_opts *o, const cs_mesh_stats *st, double s
     if (st->step.n > 0) {
         printf("mesh: geometry step %g chosen by %d held-out training views:", st->step.step[st->step.chosen],
                st->step.held);
-        double trials = 0;
         for (int k = 0; k < st->step.n; k++)
-            printf(" %g %.2f dB%s", st->step.step[k], st->step.psnr[k], k + 1 < st->step.n ? "," : ""),
-                trials += st->step.secs[k];
-        printf(" (trials %.1f s)\n", trials);
+            printf(" %g %.2f dB%s", st->step.step[k], st->step.psnr[k], k + 1 < st->step.n ? "," : "");
+        printf(" (trials %.1f s)\n", st->step.secs_trials);
     }
     if (o->texture)
         printf("mesh: texture fitted over %d more views: loss %.4f -> %.4f (first and last tenth), %.1f s\n",

@@ -16,24 +16,6 @@ void cs_mesh_free(cs_mesh *m)
     memset(m, 0, sizeof *m);
 }
 
-int cs_mesh_copy(const cs_mesh *src, cs_mesh *dst)
-{
-    memset(dst, 0, sizeof *dst);
-    size_t nv = src->nv ? src->nv : 1, nt = src->nt ? src->nt : 1;
-    size_t ntex = src->tex ? 3 * (size_t)CS_TEX_NODES(src->tex_r) * nt : 0;
-    dst->pos = malloc(sizeof(float) * 3 * nv), dst->rgb = malloc(3 * nv), dst->tri = malloc(sizeof(uint32_t) * 3 * nt);
-    dst->tex = ntex ? malloc(ntex) : NULL;
-    if (!dst->pos || !dst->rgb || !dst->tri || (ntex && !dst->tex)) {
-        cs_mesh_free(dst);
-        return cs_fail("out of host memory (a copy of %zu triangles)", src->nt);
-    }
-    memcpy(dst->pos, src->pos, sizeof(float) * 3 * src->nv), memcpy(dst->rgb, src->rgb, 3 * src->nv);
-    memcpy(dst->tri, src->tri, sizeof(uint32_t) * 3 * src->nt);
-    if (ntex) memcpy(dst->tex, src->tex, ntex);
-    dst->nv = src->nv, dst->nt = src->nt, dst->tex_r = src->tex_r;
-    return 0;
-}
-
 static int alloc_mesh(cs_mesh *m, size_t nv, size_t nt)
 {
     memset(m, 0, sizeof *m);
@@ -44,6 +26,21 @@ static int alloc_mesh(cs_mesh *m, size_t nv, size_t nt)
     if (m->pos && m->rgb && m->tri) return 0;
     cs_mesh_free(m);
     return cs_fail("out of host memory (a mesh of %zu vertices, %zu triangles)", nv, nt);
+}
+
+int cs_mesh_copy(const cs_mesh *src, cs_mesh *dst)
+{
+    size_t ntex = src->tex ? 3 * (size_t)CS_TEX_NODES(src->tex_r) * src->nt : 0;
+    if (alloc_mesh(dst, src->nv, src->nt)) return -1;
+    if (ntex && !(dst->tex = malloc(ntex))) {
+        cs_mesh_free(dst);
+        return cs_fail("out of host memory (a copy of a texture of %zu bytes)", ntex);
+    }
+    memcpy(dst->pos, src->pos, sizeof(float) * 3 * src->nv), memcpy(dst->rgb, src->rgb, 3 * src->nv);
+    memcpy(dst->tri, src->tri, sizeof(uint32_t) * 3 * src->nt);
+    if (ntex) memcpy(dst->tex, src->tex, ntex);
+    dst->tex_r = src->tex_r;
+    return 0;
 }
 
 int cs_mesh_weld(const cs_soup_vertex *soup, size_t nt, cs_mesh *m)

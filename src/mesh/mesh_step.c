@@ -59,6 +59,7 @@ int cs_mesh_choose_step(const cs_mesh *m, const cs_scene *scene, cs_cl *cl, cons
         rc = trial(m, scene, cl, &t, x, steps[k], views, out->held, &r);
         if (rc) break;
         out->step[k] = steps[k], out->psnr[k] = r.psnr, out->psnr_min[k] = r.psnr_min, out->secs[k] = cs_now() - t0;
+        out->secs_trials += out->secs[k];
         out->n = k + 1;
         if (out->psnr[k] > out->psnr[out->chosen]) out->chosen = k;
         if (progress)

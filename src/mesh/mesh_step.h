@@ -29,6 +29,7 @@ typedef struct {
     int held;   /* training views held out (judged) */
     int chosen; /* index of the step chosen */
     double step[CS_MESH_STEPS_MAX], psnr[CS_MESH_STEPS_MAX], psnr_min[CS_MESH_STEPS_MAX], secs[CS_MESH_STEPS_MAX];
+    double secs_trials; /* the trials' seconds, all steps */
 } cs_mesh_step_choice;
 
 /* Every CS_MESH_STEP_HOLD_EVERY-th training view of SCENE (from the first) marked in HELD (one

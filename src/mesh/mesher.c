@@ -665,9 +665,8 @@ static int finish_mesh(cs_cl *cl, cs_mesh *mp, const cs_scene *scene, const cs_m
     }
     double t2 = cs_now();
     if (!rc) rc = cs_mesh_is_glb(o->out_path) ? cs_mesh_write_glb(o->out_path, &m) : cs_mesh_write_ply(o->out_path, &m);
-    double trials = 0;
-    for (int k = 0; k < st->step.n; k++) trials += st->step.secs[k];
-    st->secs_weld = t1 - t0, st->secs_simplify = t2 - t1 - st->refine.seconds - trials, st->secs_write = cs_now() - t2;
+    st->secs_weld = t1 - t0, st->secs_simplify = t2 - t1 - st->refine.seconds - st->step.secs_trials;
+    st->secs_write = cs_now() - t2;
     st->vertices = m.nv, st->triangles = m.nt;
     cs_mesh_edge_counts(&m, &st->boundary_edges, &st->nonmanifold_edges);
     struct stat sb;
