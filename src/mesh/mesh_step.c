@@ -21,6 +21,13 @@ int cs_mesh_held_out(const cs_scene *scene, uint8_t *held, int *views)
     return 0;
 }
 
+int cs_mesh_trial_views(int n)
+{
+    if (n <= 0) return 0;
+    int k = (int)(n * CS_MESH_STEP_TRIAL_SHARE + 0.5);
+    return k > 0 ? k : 1;
+}
+
 /* one step's trial: a copy of M refined with O at STEP, judged at the N held-out VIEWS */
 static int trial(const cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs_mesh_refine_opts *o,
                  const cs_mesh_exposure *x, double step, const int *views, int n, cs_mesh_eval_result *r)
@@ -28,6 +35,7 @@ static int trial(const cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs_me
     cs_mesh c;
     if (cs_mesh_copy(m, &c)) return -1;
     cs_mesh_refine_opts t = *o;
+    t.iterations = cs_mesh_trial_views(o->iterations), t.geometry = cs_mesh_trial_views(o->geometry);
     t.geom.lr = step, t.texture = 0, t.texture_views = 0, t.profile = 0, t.learned = NULL;
     cs_mesh_refine_stats st;
     int rc = cs_mesh_refine_colors(&c, scene, cl, &t, 0, &st) ||

@@ -597,8 +597,10 @@ static int read_from(const char *path, cs_mesh_stats *st, cs_mesh *m)
 static int choose_step(cs_cl *cl, const cs_mesh *m, const cs_scene *scene, const cs_mesh_opts *o,
                        const cs_mesh_exposure *x, cs_mesh_refine_opts *ro, cs_mesh_step_choice *ch)
 {
-    printf("mesh: trying %d geometry steps (--refine-step), each refining on the training views less every %dth, "
-           "judged at those...\n", o->n_steps, CS_MESH_STEP_HOLD_EVERY), fflush(stdout);
+    printf("mesh: trying %d geometry steps (--refine-step), each refining over %d + %d views (the refinement's "
+           "%.0f%%) on the training views less every %dth, judged at those...\n", o->n_steps,
+           cs_mesh_trial_views(ro->iterations), cs_mesh_trial_views(ro->geometry), 100 * CS_MESH_STEP_TRIAL_SHARE,
+           CS_MESH_STEP_HOLD_EVERY), fflush(stdout);
     if (cs_mesh_choose_step(m, scene, cl, ro, x, o->steps, o->n_steps, 1, ch)) return -1;
     ro->geom.lr = ch->step[ch->chosen];
     return 0;
