@@ -1,4 +1,5 @@
-/* The geometry step chosen by held-out training views (mesh_step.h): which views are held out,
+/* The geometry step chosen by held-out training views (mesh_step.h): which steps are tried (a
+ * capture's default), which views are held out,
  * that the refinement never draws them (on the host, its reference: the held-out photos are
  * black, the others white, and the colours end white), and on the device that a step which lets
  * the silhouettes reach the photos' is chosen over one that cannot move them, whatever the
@@ -118,11 +119,31 @@ static int check_held_out(step_scene *e)
     return 0;
 }
 
+/* the steps tried: a list as given; on a capture with no step given, the auto list; none for one
+   step given, on a Blender scene, or with one training view */
+static int check_steps_to_try(step_scene *e)
+{
+    double steps[CS_MESH_STEPS_MAX], list[CS_MESH_STEPS_MAX] = {0.3, 0.2}, autos[] = CS_MESH_STEPS_AUTO;
+    CHECK(cs_mesh_steps_to_try(&e->s, list, 2, 1, steps) == 2 && steps[0] == 0.3 && steps[1] == 0.2, "a list");
+    int n = cs_mesh_steps_to_try(&e->s, list, 0, 0, steps);
+    CHECK(n == CS_MESH_STEPS_AUTO_N && !memcmp(steps, autos, sizeof autos), "a capture's default: %d steps", n);
+    CHECK(cs_mesh_steps_to_try(&e->s, list, 1, 1, steps) == 0, "one step given");
+    e->s.kind = CS_SCENE_BLENDER;
+    CHECK(cs_mesh_steps_to_try(&e->s, list, 0, 0, steps) == 0, "a Blender scene's default");
+    e->s.kind = CS_SCENE_COLMAP;
+    int test[N_CAMS];
+    for (int i = 0; i < N_CAMS; i++) test[i] = e->cams[i].is_test, e->cams[i].is_test = i != 7;
+    n = cs_mesh_steps_to_try(&e->s, list, 0, 0, steps);
+    for (int i = 0; i < N_CAMS; i++) e->cams[i].is_test = test[i];
+    CHECK(n == 0, "one training view: %d steps", n);
+    return 0;
+}
+
 int test_mesh_step_held(void)
 {
     step_scene e;
     if (make(&e, "held")) return scene_free(&e), 1;
-    int rc = check_held_out(&e);
+    int rc = check_held_out(&e) || check_steps_to_try(&e);
     /* the held-out views' photos removed: the refinement, which reads each view's photo, must
        pass with them held out and fail without (the check can fail) */
     uint8_t held[N_CAMS];

@@ -127,10 +127,11 @@ static const opt_desc OPTS[] = {
      "after --refine's colours, fit the vertex positions and colours together over N more views (anti-aliased "
      "silhouettes, Laplacian and normal-consistency regularisers; default twice --refine's N; 0: colours only)"},
     {"--refine-step", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "S|S1,S2,..|auto",
-     "the geometry stage's Adam step in mean edge lengths, decayed to a tenth (default " CS_STR(CS_MESH_GEOM_LR_CAPTURE)
-     " on captures, " CS_STR(CS_MESH_GEOM_LR) " on Blender scenes; an object captured all round on a plain backdrop "
-     "may gain from 0.05-0.1, a building loses: README); several steps (auto: 0.025,0.05,0.1): each refines on the "
-     "training views less every " CS_STR(CS_MESH_STEP_HOLD_EVERY) "th, the best drawn at those is used"},
+     "the geometry stage's Adam step in mean edge lengths, decayed to a tenth (default: auto on captures, "
+     CS_STR(CS_MESH_GEOM_LR) " on Blender scenes); several steps (auto: 0.025,0.05,0.1): each refines over a "
+     "quarter of the views on the training views less every " CS_STR(CS_MESH_STEP_HOLD_EVERY) "th, and the best "
+     "drawn at those refines on all (an object captured all round on a plain backdrop takes 0.1, a building 0.025: "
+     "README)"},
     {"--refine-laplacian", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "W",
      "weight of the Laplacian regulariser (default " CS_STR(CS_MESH_GEOM_LAPLACIAN) "; 0: none)"},
     {"--refine-normal", NULL, O_VALUE, C(CS_CMD_MESH), NULL, V_NONE, "W",

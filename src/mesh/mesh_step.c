@@ -21,6 +21,18 @@ int cs_mesh_held_out(const cs_scene *scene, uint8_t *held, int *views)
     return 0;
 }
 
+int cs_mesh_steps_to_try(const cs_scene *scene, const double *list, int n, int given, double *steps)
+{
+    if (n > 1) return memcpy(steps, list, sizeof(double) * (size_t)n), n;
+    if (given || scene->kind == CS_SCENE_BLENDER) return 0;
+    int train = 0;
+    for (int i = 0; i < scene->n_cams; i++) train += !scene->cams[i].is_test;
+    if (train < 2) return 0; /* cs_mesh_held_out would hold out none */
+    const double autos[CS_MESH_STEPS_AUTO_N] = CS_MESH_STEPS_AUTO;
+    memcpy(steps, autos, sizeof autos);
+    return CS_MESH_STEPS_AUTO_N;
+}
+
 int cs_mesh_trial_views(int n)
 {
     if (n <= 0) return 0;

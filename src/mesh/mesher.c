@@ -593,15 +593,27 @@ static int read_from(const char *path, cs_mesh_stats *st, cs_mesh *m)
     return 0;
 }
 
-/* RO's geometry step chosen among O's steps by held-out training views (mesh_step.h), said */
-static int choose_step(cs_cl *cl, const cs_mesh *m, const cs_scene *scene, const cs_mesh_opts *o,
+/* the geometry steps to try for O on SCENE into STEPS (mesh_step.h); how many (0: one step, RO's) */
+static int steps_to_try(const cs_scene *scene, const cs_mesh_opts *o, double *steps)
+{
+    if (o->refine <= 0 || o->refine_geometry <= 0) return 0;
+    int given = o->geom.lr >= 0 || o->n_steps > 1;
+    int n = cs_mesh_steps_to_try(scene, o->steps, o->n_steps, given, steps);
+    if (!n && !given && scene->kind != CS_SCENE_BLENDER)
+        printf("mesh: one training view, none to hold out to choose the geometry step among: %g\n",
+               (double)CS_MESH_GEOM_LR_CAPTURE), fflush(stdout);
+    return n;
+}
+
+/* RO's geometry step chosen among the N STEPS by held-out training views (mesh_step.h), said */
+static int choose_step(cs_cl *cl, const cs_mesh *m, const cs_scene *scene, const double *steps, int n,
                        const cs_mesh_exposure *x, cs_mesh_refine_opts *ro, cs_mesh_step_choice *ch)
 {
     printf("mesh: trying %d geometry steps (--refine-step), each refining over %d + %d views (the refinement's "
-           "%.0f%%) on the training views less every %dth, judged at those...\n", o->n_steps,
+           "%.0f%%) on the training views less every %dth, judged at those...\n", n,
            cs_mesh_trial_views(ro->iterations), cs_mesh_trial_views(ro->geometry), 100 * CS_MESH_STEP_TRIAL_SHARE,
            CS_MESH_STEP_HOLD_EVERY), fflush(stdout);
-    if (cs_mesh_choose_step(m, scene, cl, ro, x, o->steps, o->n_steps, 1, ch)) return -1;
+    if (cs_mesh_choose_step(m, scene, cl, ro, x, steps, n, 1, ch)) return -1;
     ro->geom.lr = ch->step[ch->chosen];
     return 0;
 }
@@ -652,8 +664,9 @@ static int finish_mesh(cs_cl *cl, cs_mesh *mp, const cs_scene *scene, const cs_m
     ro.learned = &learned;
     if (ro.geom.lr < 0) ro.geom.lr = scene->kind == CS_SCENE_BLENDER ? CS_MESH_GEOM_LR : CS_MESH_GEOM_LR_CAPTURE;
     if (!rc && o->texture) rc = texture_level(o->texture, &m, scene, &ro.texture);
-    int several = o->refine > 0 && o->refine_geometry > 0 && o->n_steps > 1;
-    if (!rc && several) rc = choose_step(cl, &m, scene, o, x, &ro, &st->step);
+    double steps[CS_MESH_STEPS_MAX];
+    int n_steps = rc ? 0 : steps_to_try(scene, o, steps), several = n_steps > 1;
+    if (several) rc = choose_step(cl, &m, scene, steps, n_steps, x, &ro, &st->step);
     if (!rc && o->refine > 0) {
         char more[96] = "";
         if (o->refine_geometry > 0)

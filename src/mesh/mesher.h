@@ -87,8 +87,8 @@ typedef struct {
 #define CS_MESH_PSEUDO_MAX_GIB 2
 /* the background shell with --refine on a capture (20 * 4^6 = 81,920 triangles) */
 #define CS_MESH_SHELL_DEFAULT 6
-/* the geometry stage's defaults (mesh_geom.h); its step on Blender scenes and on captures
-   (COLMAP, nerfstudio), where steps of half the size drew better (README, "Meshes") */
+/* the geometry stage's defaults (mesh_geom.h); its step on Blender scenes, and on captures
+   (COLMAP, nerfstudio) where none can be chosen (mesh_step.h: one training view) */
 #define CS_MESH_GEOM_LR 0.05
 #define CS_MESH_GEOM_LR_CAPTURE 0.025
 #define CS_MESH_GEOM_LAPLACIAN 0.1
