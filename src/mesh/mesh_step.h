@@ -43,12 +43,6 @@ typedef struct {
  * that would leave no training view to refine on. */
 int cs_mesh_held_out(const cs_scene *scene, uint8_t *held, int *views);
 
-/* Refines a copy of M with O (its texture stage left out, each stage's views cut by
- * cs_mesh_trial_views) once for each of the N steps STEPS
- * on SCENE's training views less those cs_mesh_held_out holds out, draws each at the held-out
- * views (under X, the model's exposure; NULL: none) with O->samples a side of each pixel, and
- * fills OUT; a line for each step when PROGRESS. M is left as it was. -1 with a message (also
- * where no view can be held out). */
 /* The steps to try into STEPS (room for CS_MESH_STEPS_MAX), how many (0: one step, no trials):
  * LIST's N where N > 1; else, where no step was GIVEN, on a capture (not a Blender scene) with
  * at least two training views, the auto list (the captures' default: a building wants 0.025, an
@@ -59,6 +53,12 @@ int cs_mesh_steps_to_try(const cs_scene *scene, const double *list, int n, int g
    one where N is positive, 0 otherwise */
 int cs_mesh_trial_views(int n);
 
+/* Refines a copy of M with O (its texture stage left out, each stage's views cut by
+ * cs_mesh_trial_views) once for each of the N steps STEPS
+ * on SCENE's training views less those cs_mesh_held_out holds out, draws each at the held-out
+ * views (under X, the model's exposure; NULL: none) with O->samples a side of each pixel, and
+ * fills OUT; a line for each step when PROGRESS. M is left as it was. -1 with a message (also
+ * where no view can be held out). */
 int cs_mesh_choose_step(const cs_mesh *m, const cs_scene *scene, cs_cl *cl, const cs_mesh_refine_opts *o,
                         const cs_mesh_exposure *x, const double *steps, int n, int progress, cs_mesh_step_choice *out);
 
